@@ -1,0 +1,221 @@
+package history
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Outcome is what an attempt told the client, in Jepsen's terms.
+type Outcome uint8
+
+const (
+	// OK means a response was received (any status).
+	OK Outcome = iota + 1
+	// Fail means the request certainly was not processed: it failed before a
+	// byte was written (a reset, a refused connection).
+	Fail
+	// Info means the result is indeterminate: the request may or may not have
+	// been processed (a timeout, a dropped ack, a connection lost after sending).
+	Info
+)
+
+var outcomeNames = [...]string{OK: "ok", Fail: "fail", Info: "info"}
+
+// String returns "ok", "fail" or "info".
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) && outcomeNames[o] != "" {
+		return outcomeNames[o]
+	}
+	return fmt.Sprintf("outcome(%d)", uint8(o))
+}
+
+// ParseOutcome is the inverse of Outcome.String.
+func ParseOutcome(s string) (Outcome, error) {
+	for i, n := range outcomeNames {
+		if n != "" && n == s {
+			return Outcome(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown outcome %q: want ok, fail or info", s)
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (o *Outcome) UnmarshalText(b []byte) error {
+	v, err := ParseOutcome(string(b))
+	if err != nil {
+		return err
+	}
+	*o = v
+	return nil
+}
+
+// Op is one logical operation, named by its key. Every retry and duplicate
+// of it carries the same key.
+type Op struct {
+	ID   int    // sequence number, 0-based; equal to its index in History.Ops
+	Key  string // the idempotency key (or op id) sent with every attempt
+	User string // the principal the op ran as, if the scenario names users
+}
+
+// Attempt is one HTTP exchange made for an op. Times are offsets from the
+// start of the run so a history is small and independent of the wall clock.
+type Attempt struct {
+	Op       int           // Op.ID
+	N        int           // attempt number, 1-based
+	Fault    string        // the fault injected into this attempt, "" for none
+	Outcome  Outcome       // ok, fail or info
+	Status   int           // HTTP status when Outcome is OK, else 0
+	Intended time.Duration // when the attempt was meant to start
+	Start    time.Duration // when it actually started
+	End      time.Duration // when it ended (answer, error or give-up)
+	// Fingerprint is a hash of the normalised response body (volatile
+	// fields removed, keys sorted); 0 when there was no body.
+	Fingerprint uint64
+	// Fields holds the response fields the scenario asked to keep
+	// (e.g. a charge id), by name; nil when none.
+	Fields map[string]string
+	// Err is the transport error for fail and info outcomes.
+	Err string
+}
+
+// Latency is the attempt's latency measured from its intended start, so a
+// stalled scheduler cannot hide queueing (coordinated omission).
+func (a *Attempt) Latency() time.Duration { return a.End - a.Intended }
+
+// Acked reports whether the attempt received a 2xx answer.
+func (a *Attempt) Acked() bool { return a.Outcome == OK && a.Status >= 200 && a.Status < 300 }
+
+// Meta describes the run a history belongs to.
+type Meta struct {
+	Scenario string    `json:"scenario"`
+	Target   string    `json:"target,omitempty"`
+	Seed     uint64    `json:"seed"`
+	Started  time.Time `json:"started"`
+	// Ended is when the load stopped; zero while running.
+	Ended time.Time `json:"ended"`
+	// Interrupted is true when the run was stopped before its planned end.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// History is everything a run recorded. Ops are indexed by ID; Attempts are
+// sorted by (Op, N) once Sort has been called.
+type History struct {
+	Meta     Meta
+	Ops      []Op
+	Attempts []Attempt
+
+	index []int // index[op] is the first attempt of op; len(Ops)+1 entries
+}
+
+// Sort orders attempts by op then attempt number and rebuilds the index used
+// by AttemptsOf. Call it after the attempts were appended in any order.
+func (h *History) Sort() {
+	sort.SliceStable(h.Attempts, func(i, j int) bool {
+		a, b := &h.Attempts[i], &h.Attempts[j]
+		if a.Op != b.Op {
+			return a.Op < b.Op
+		}
+		return a.N < b.N
+	})
+	h.index = nil
+}
+
+// AttemptsOf returns the attempts of op in order. The history must be sorted.
+func (h *History) AttemptsOf(op int) []Attempt {
+	if h.index == nil || len(h.index) != len(h.Ops)+1 {
+		h.buildIndex()
+	}
+	if op < 0 || op >= len(h.Ops) {
+		return nil
+	}
+	return h.Attempts[h.index[op]:h.index[op+1]]
+}
+
+func (h *History) buildIndex() {
+	idx := make([]int, len(h.Ops)+1)
+	j := 0
+	for op := range h.Ops {
+		for j < len(h.Attempts) && h.Attempts[j].Op < op {
+			j++
+		}
+		idx[op] = j
+	}
+	idx[len(h.Ops)] = len(h.Attempts)
+	for op := len(h.Ops) - 1; op >= 0; op-- {
+		// ops past the last attempt, or attempts for unknown ops, end here
+		if idx[op] > idx[op+1] {
+			idx[op] = idx[op+1]
+		}
+	}
+	h.index = idx
+}
+
+// OpState summarises what the client learnt about an op from all its attempts.
+type OpState uint8
+
+const (
+	// Acked: at least one attempt received a 2xx answer.
+	Acked OpState = iota + 1
+	// NotSent: every attempt failed before sending; the op had no effect.
+	NotSent
+	// Indeterminate: no 2xx, and at least one attempt may have been
+	// processed (info outcome, or a non-2xx answer).
+	Indeterminate
+)
+
+// String returns "acked", "not_sent" or "indeterminate".
+func (s OpState) String() string {
+	switch s {
+	case Acked:
+		return "acked"
+	case NotSent:
+		return "not_sent"
+	case Indeterminate:
+		return "indeterminate"
+	}
+	return fmt.Sprintf("opstate(%d)", uint8(s))
+}
+
+// State classifies an op by its attempts. An op with no attempts was never
+// sent.
+func State(attempts []Attempt) OpState {
+	state := NotSent
+	for i := range attempts {
+		a := &attempts[i]
+		switch {
+		case a.Acked():
+			return Acked
+		case a.Outcome == Fail:
+		default:
+			state = Indeterminate
+		}
+	}
+	return state
+}
+
+// Final returns the op's last attempt that received an answer, or the last
+// attempt when none did; ok is false when there are no attempts.
+func Final(attempts []Attempt) (a Attempt, ok bool) {
+	if len(attempts) == 0 {
+		return Attempt{}, false
+	}
+	for i := len(attempts) - 1; i >= 0; i-- {
+		if attempts[i].Outcome == OK {
+			return attempts[i], true
+		}
+	}
+	return attempts[len(attempts)-1], true
+}
+
+// OpLatency is the time from the op's first intended send to its final
+// answer, retries included.
+func OpLatency(attempts []Attempt) time.Duration {
+	if len(attempts) == 0 {
+		return 0
+	}
+	return attempts[len(attempts)-1].End - attempts[0].Intended
+}

@@ -1,0 +1,223 @@
+package scenarios
+
+import (
+	"time"
+)
+
+// Scenario is one test of one operation: how to drive it, which faults to
+// inject, how to read the real state afterwards and which invariants must
+// hold. It is loaded from YAML by Load/Parse; every field is documented in
+// docs/scenario.md and in `idemcheck scenarios show`.
+type Scenario struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Expect is what the scenario expects of the target: ExpectPass (every
+	// invariant holds) or ExpectViolation (a known-broken target is caught).
+	Expect Expect `yaml:"expect"`
+	// Target is the base URL; overridden by --target and IDEMCHECK_TARGET.
+	Target string `yaml:"target"`
+	// Users are the principals ops run as, round robin by op sequence; the
+	// template sees the op's user as {{.User}}.
+	Users []string `yaml:"users"`
+	// Setup requests run once, in order, before the load and before the
+	// oracles take their first reading. A non-2xx answer aborts the run.
+	Setup []Request `yaml:"setup"`
+	// Operation is the request each op sends.
+	Operation Operation `yaml:"operation"`
+	Load      Load      `yaml:"load"`
+	Retry     Retry     `yaml:"retry"`
+	Faults    []Fault   `yaml:"faults"`
+	Response  Response  `yaml:"response"`
+	// Quiet is how long to wait after the load before reading the state, so
+	// work the client gave up on (timeouts) can finish. Default 200ms.
+	Quiet      Duration    `yaml:"quiet"`
+	Oracles    []Oracle    `yaml:"oracles"`
+	Invariants []Invariant `yaml:"invariants"`
+	Thresholds Thresholds  `yaml:"thresholds"`
+
+	// Source is where the scenario was read from (a file path or
+	// "builtin:NAME"); set by the loader, not by YAML.
+	Source string `yaml:"-"`
+	// Lines maps a dotted field path ("load.rate", "faults[1].rate") to its
+	// line in Source, for errors found after loading. Set by the loader.
+	Lines map[string]int `yaml:"-"`
+}
+
+// Expect is a scenario's expectation.
+type Expect string
+
+const (
+	// ExpectPass: every invariant and threshold must hold.
+	ExpectPass Expect = "pass"
+	// ExpectViolation: at least one invariant must fail; the run succeeds
+	// when a violation is caught and fails when none is.
+	ExpectViolation Expect = "violation"
+)
+
+// Request is an HTTP request whose path, header values and body are
+// text/template templates. Templates see .Key, .Seq, .User, .Attempt (setup:
+// 0) and the functions env, randInt, uuid.
+type Request struct {
+	Method  string            `yaml:"method"` // default GET, POST for the operation
+	Path    string            `yaml:"path"`   // joined to the target; may hold a query
+	Headers map[string]string `yaml:"headers"`
+	// Body is the JSON body template; Content-Type defaults to
+	// application/json when a body is set.
+	Body string `yaml:"body"`
+}
+
+// Operation is the request every op sends, and where its key goes.
+type Operation struct {
+	Request `yaml:",inline"`
+	Key     KeyPlace `yaml:"key"`
+	// Before is an optional read made once per op, before its first
+	// attempt and without faults, whose captured values the operation's
+	// templates see as {{.Vars.NAME}} (e.g. the version for a
+	// compare-and-set).
+	Before *Capture `yaml:"before"`
+}
+
+// Capture is a request whose JSON answer is read into named variables.
+type Capture struct {
+	Request `yaml:",inline"`
+	// Vars maps a variable name to a JSONPath into the answer.
+	Vars map[string]string `yaml:"vars"`
+}
+
+// KeyPlace says where the op's key is sent: in a header of any name, or as a
+// top-level field of the JSON body. Exactly one is set, unless None.
+type KeyPlace struct {
+	Header    string `yaml:"header"`     // e.g. Idempotency-Key, PayPal-Request-Id
+	BodyField string `yaml:"body_field"` // e.g. op_id, event_id
+	// None sends no key at all (a baseline, or a naive endpoint); ops are
+	// still named by a generated key in the history.
+	None bool `yaml:"none"`
+}
+
+// Load is how much traffic to send and how: a closed model (Concurrency
+// workers, each sending as fast as it is answered) or an open model (Rate
+// new ops per second, whatever the answers do).
+type Load struct {
+	Ops         int      `yaml:"ops"`         // stop after this many ops
+	Duration    Duration `yaml:"duration"`    // or after this long
+	Concurrency int      `yaml:"concurrency"` // closed model: workers
+	Rate        Rate     `yaml:"rate"`        // open model: ops per second
+	// MaxInFlight caps concurrent ops in the open model (default 512).
+	MaxInFlight int `yaml:"max_in_flight"`
+}
+
+// Retry is the client's retry policy. Retries keep the op's key.
+type Retry struct {
+	Attempts int     `yaml:"attempts"` // total attempts per op, default 5
+	Backoff  Backoff `yaml:"backoff"`
+	// On lists what is retried: the outcomes "fail" and "info", statuses
+	// ("409", "429") and classes ("5xx", "4xx"). Default fail, info, 409, 429, 5xx.
+	On []string `yaml:"on"`
+}
+
+// Backoff is exponential backoff with jitter: the n-th retry waits
+// min(Max, Initial*Multiplier^(n-1)), minus up to Jitter of it at random.
+type Backoff struct {
+	Initial    Duration `yaml:"initial"`    // default 10ms
+	Max        Duration `yaml:"max"`        // default 1s
+	Multiplier float64  `yaml:"multiplier"` // default 2
+	Jitter     float64  `yaml:"jitter"`     // 0..1, default 0.5
+}
+
+// Fault injects one kind of fault into a share of attempts.
+type Fault struct {
+	Kind string  `yaml:"kind"` // drop_ack, timeout, duplicate, reset, delay
+	Rate float64 `yaml:"rate"` // share of attempts, 0..1
+	// After is the client deadline of a timeout fault.
+	After Duration `yaml:"after"`
+	// Copies is how many times a duplicate fault sends the attempt (>= 2).
+	Copies int `yaml:"copies"`
+	// Delay is the wait of a delay fault.
+	Delay Duration `yaml:"delay"`
+	// Attempts limits the fault to these attempt numbers (1 = first send);
+	// empty means any attempt.
+	Attempts []int `yaml:"attempts"`
+}
+
+// Response says what to keep of each answer.
+type Response struct {
+	// Fields are response fields kept in the history for evidence, by name:
+	// {id: "$.id"} (RFC 9535 JSONPath).
+	Fields map[string]string `yaml:"fields"`
+	// Volatile are JSONPaths removed before fingerprinting a body, so
+	// same_response ignores dates and request ids.
+	Volatile []string `yaml:"volatile"`
+}
+
+// Oracle reads the real state of the target after the run. Exactly one of
+// Effects, Counter, Account is set.
+type Oracle struct {
+	Name string `yaml:"name"`
+	// Effects counts the effects of each key (ledger rows, charges).
+	Effects *EffectsOracle `yaml:"effects"`
+	// Counter reads one number before and after the run (a like count).
+	Counter *Probe `yaml:"counter"`
+	// Account reads a balance and version before and after the run, and the
+	// list of applied operations after it.
+	Account *AccountOracle `yaml:"account"`
+}
+
+// EffectsOracle counts effects per key: with one GET per key (PerKey, its
+// templates see .Key) or one bulk GET (Bulk, Value selects an object mapping
+// key to count, or an array of keys, one element per effect).
+type EffectsOracle struct {
+	PerKey      *Probe `yaml:"per_key"`
+	Bulk        *Probe `yaml:"bulk"`
+	Concurrency int    `yaml:"concurrency"` // per_key reads in parallel, default 8
+}
+
+// Probe is a request and a JSONPath into its JSON answer.
+type Probe struct {
+	Request `yaml:",inline"`
+	Value   string `yaml:"value"`
+}
+
+// AccountOracle reads an account for the conditional_update invariant.
+type AccountOracle struct {
+	Request `yaml:",inline"`
+	Balance string `yaml:"balance"` // JSONPath to the balance
+	Version string `yaml:"version"` // JSONPath to the version
+	// Applied lists the operations applied to the account.
+	Applied AppliedProbe `yaml:"applied"`
+}
+
+// AppliedProbe reads the list of applied operations: List selects the
+// array, Key and Amount are JSONPaths inside each element.
+type AppliedProbe struct {
+	Request `yaml:",inline"`
+	List    string `yaml:"list"`
+	Key     string `yaml:"key"`
+	Amount  string `yaml:"amount"`
+}
+
+// Invariant names a checker and the oracle it reads.
+type Invariant struct {
+	// Check is at_most_once, exactly_once, same_response, exact_counter or
+	// conditional_update.
+	Check string `yaml:"check"`
+	// Oracle names an entry of oracles; same_response needs none.
+	Oracle string `yaml:"oracle"`
+}
+
+// Thresholds fail a run whose latency or error rate is too high. Latency is
+// per op: first send to final answer, measured from the intended start.
+type Thresholds struct {
+	P50  Duration `yaml:"p50"`
+	P90  Duration `yaml:"p90"`
+	P99  Duration `yaml:"p99"`
+	P999 Duration `yaml:"p99.9"`
+	Max  Duration `yaml:"max"`
+	// ErrorRate is the highest share of ops that may end without a 2xx.
+	ErrorRate *float64 `yaml:"error_rate"`
+}
+
+// Duration is a time.Duration written as "250ms" or "2s" in YAML.
+type Duration time.Duration
+
+// Rate is ops per second, written as 200, "200/s", "12000/m" in YAML.
+type Rate float64

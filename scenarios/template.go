@@ -1,0 +1,251 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"text/template"
+
+	"github.com/google/uuid"
+)
+
+// Vars is what a request template sees.
+type Vars struct {
+	Key     string            // the op's idempotency key
+	Seq     int               // the op's sequence number, 0-based
+	User    string            // the op's user ("" when the scenario names none)
+	Attempt int               // attempt number, 1-based; 0 for setup and oracles
+	Vars    map[string]string // values captured by operation.before
+	// Rand feeds randInt and uuid; seed it from the run's seed and the op so
+	// the same seed renders the same requests. Nil uses a fixed source.
+	Rand *rand.Rand
+}
+
+// Template is a compiled Request: method, path, header values and body are
+// text/template templates.
+type Template struct {
+	method  string
+	path    *template.Template
+	headers []headerTemplate
+	body    *template.Template
+	hasBody bool
+	// static parts render without executing a template
+	staticPath, staticBody string
+	pathStatic, bodyStatic bool
+}
+
+type headerTemplate struct {
+	name   string
+	tmpl   *template.Template
+	static string
+	isStat bool
+}
+
+// TemplateError is a template that does not parse or execute.
+type TemplateError struct {
+	Field string // e.g. "operation.body"
+	Err   error
+}
+
+func (e *TemplateError) Error() string { return fmt.Sprintf("%s: template: %v", e.Field, e.Err) }
+func (e *TemplateError) Unwrap() error { return e.Err }
+
+// funcs returns the template functions. env reads the environment (secrets
+// come from there, never from the file); it is injected so that this package
+// never reads the environment itself.
+func funcs(env func(string) string) template.FuncMap {
+	if env == nil {
+		env = func(string) string { return "" }
+	}
+	return template.FuncMap{
+		"env": env,
+		// randInt returns a deterministic pseudo-random int in [min, max].
+		"randInt": func(v Vars, min, max int) (int, error) {
+			if max < min {
+				return 0, fmt.Errorf("randInt: max %d < min %d", max, min)
+			}
+			r := v.Rand
+			if r == nil {
+				r = rand.New(rand.NewPCG(uint64(v.Seq), 0x1de))
+			}
+			return min + r.IntN(max-min+1), nil
+		},
+		// uuid returns a deterministic random UUID v4.
+		"uuid": func(v Vars) string {
+			r := v.Rand
+			if r == nil {
+				r = rand.New(rand.NewPCG(uint64(v.Seq), 0x1de))
+			}
+			return NewKey(r)
+		},
+		"mod": func(a, b int) int {
+			if b == 0 {
+				return 0
+			}
+			return a % b
+		},
+		"add": func(a, b int) int { return a + b },
+	}
+}
+
+// NewKey draws a UUID v4 from r, so keys follow the run's seed.
+func NewKey(r *rand.Rand) string {
+	var b [16]byte
+	for i := 0; i < 16; i += 8 {
+		v := r.Uint64()
+		for j := 0; j < 8; j++ {
+			b[i+j] = byte(v >> (8 * j))
+		}
+	}
+	u, _ := uuid.FromBytes(b[:])
+	u[6] = (u[6] & 0x0f) | 0x40 // version 4
+	u[8] = (u[8] & 0x3f) | 0x80 // RFC 4122 variant
+	return u.String()
+}
+
+func parse(field, text string, fm template.FuncMap) (*template.Template, error) {
+	t, err := template.New(field).Option("missingkey=error").Funcs(fm).Parse(text)
+	if err != nil {
+		return nil, &TemplateError{Field: field, Err: err}
+	}
+	return t, nil
+}
+
+// NewTemplate compiles r. field names it in errors ("operation", "setup[0]",
+// "oracles[1].effects.per_key"). defaultMethod is used when r.Method is empty.
+func NewTemplate(field string, r Request, defaultMethod string, env func(string) string) (*Template, error) {
+	fm := funcs(env)
+	t := &Template{method: strings.ToUpper(r.Method)}
+	if t.method == "" {
+		t.method = defaultMethod
+	}
+	var err error
+	if strings.Contains(r.Path, "{{") {
+		if t.path, err = parse(field+".path", r.Path, fm); err != nil {
+			return nil, err
+		}
+	} else {
+		t.pathStatic, t.staticPath = true, r.Path
+	}
+	for name, val := range r.Headers {
+		h := headerTemplate{name: name}
+		if strings.Contains(val, "{{") {
+			if h.tmpl, err = parse(field+".headers."+name, val, fm); err != nil {
+				return nil, err
+			}
+		} else {
+			h.isStat, h.static = true, val
+		}
+		t.headers = append(t.headers, h)
+	}
+	if r.Body != "" {
+		t.hasBody = true
+		if strings.Contains(r.Body, "{{") {
+			if t.body, err = parse(field+".body", r.Body, fm); err != nil {
+				return nil, err
+			}
+		} else {
+			t.bodyStatic, t.staticBody = true, r.Body
+		}
+	}
+	return t, nil
+}
+
+// Method is the request method.
+func (t *Template) Method() string { return t.method }
+
+func exec(t *template.Template, v Vars) (string, error) {
+	var b strings.Builder
+	if err := t.Execute(&b, v); err != nil {
+		return "", &TemplateError{Field: t.Name(), Err: err}
+	}
+	return b.String(), nil
+}
+
+// Path renders the path.
+func (t *Template) Path(v Vars) (string, error) {
+	if t.pathStatic {
+		return t.staticPath, nil
+	}
+	return exec(t.path, v)
+}
+
+// Body renders the body; nil when the request has none.
+func (t *Template) Body(v Vars) ([]byte, error) {
+	if !t.hasBody {
+		return nil, nil
+	}
+	if t.bodyStatic {
+		return []byte(t.staticBody), nil
+	}
+	s, err := exec(t.body, v)
+	return []byte(s), err
+}
+
+// Build renders the request against base. The body, if any, is replayable
+// (GetBody is set) so it can be retried and duplicated.
+func (t *Template) Build(ctx context.Context, base *url.URL, v Vars) (*http.Request, error) {
+	body, err := t.Body(v)
+	if err != nil {
+		return nil, err
+	}
+	return t.BuildWithBody(ctx, base, v, body)
+}
+
+// BuildWithBody is Build with an already rendered (and possibly edited) body.
+func (t *Template) BuildWithBody(ctx context.Context, base *url.URL, v Vars, body []byte) (*http.Request, error) {
+	p, err := t.Path(v)
+	if err != nil {
+		return nil, err
+	}
+	u, err := Join(base, p)
+	if err != nil {
+		return nil, err
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, t.method, u, rd)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range t.headers {
+		val := h.static
+		if !h.isStat {
+			if val, err = exec(h.tmpl, v); err != nil {
+				return nil, err
+			}
+		}
+		req.Header.Set(h.name, val)
+	}
+	if body != nil && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, nil
+}
+
+// Join resolves a templated path (which may hold a query) against base,
+// keeping base's own path prefix: base http://h/api + /charges → http://h/api/charges.
+func Join(base *url.URL, p string) (string, error) {
+	if base == nil {
+		return "", fmt.Errorf("no target URL: set target in the scenario, --target or IDEMCHECK_TARGET")
+	}
+	ref, err := url.Parse(p)
+	if err != nil {
+		return "", fmt.Errorf("path %q: %w", p, err)
+	}
+	if ref.IsAbs() {
+		return "", fmt.Errorf("path %q: must be relative to the target, like /charges", p)
+	}
+	u := *base
+	u.Path = strings.TrimSuffix(base.Path, "/") + "/" + strings.TrimPrefix(ref.Path, "/")
+	u.RawPath = ""
+	u.RawQuery = ref.RawQuery
+	return u.String(), nil
+}
