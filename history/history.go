@@ -64,22 +64,22 @@ type Op struct {
 // Attempt is one HTTP exchange made for an op. Times are offsets from the
 // start of the run so a history is small and independent of the wall clock.
 type Attempt struct {
-	Op       int           // Op.ID
-	N        int           // attempt number, 1-based
-	Fault    string        // the fault injected into this attempt, "" for none
-	Outcome  Outcome       // ok, fail or info
-	Status   int           // HTTP status when Outcome is OK, else 0
-	Intended time.Duration // when the attempt was meant to start
-	Start    time.Duration // when it actually started
-	End      time.Duration // when it ended (answer, error or give-up)
+	Op       int           `json:"op"`               // Op.ID
+	N        int           `json:"n"`                // attempt number, 1-based
+	Fault    string        `json:"fault,omitempty"`  // the fault injected into this attempt, "" for none
+	Outcome  Outcome       `json:"outcome"`          // ok, fail or info
+	Status   int           `json:"status,omitempty"` // HTTP status when Outcome is OK, else 0
+	Intended time.Duration `json:"intended_ns"`      // when the attempt was meant to start
+	Start    time.Duration `json:"start_ns"`         // when it actually started
+	End      time.Duration `json:"end_ns"`           // when it ended (answer, error or give-up)
 	// Fingerprint is a hash of the normalised response body (volatile
 	// fields removed, keys sorted); 0 when there was no body.
-	Fingerprint uint64
+	Fingerprint uint64 `json:"fingerprint,omitempty"`
 	// Fields holds the response fields the scenario asked to keep
 	// (e.g. a charge id), by name; nil when none.
-	Fields map[string]string
+	Fields map[string]string `json:"fields,omitempty"`
 	// Err is the transport error for fail and info outcomes.
-	Err string
+	Err string `json:"error,omitempty"`
 }
 
 // Latency is the attempt's latency measured from its intended start, so a
