@@ -240,7 +240,7 @@ func Join(base *url.URL, p string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("path %q: %w", p, err)
 	}
-	if ref.IsAbs() {
+	if ref.IsAbs() || ref.Host != "" {
 		return "", fmt.Errorf("path %q: must be relative to the target, like /charges", p)
 	}
 	u := *base

@@ -1,0 +1,73 @@
+package scenarios
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+)
+
+//go:embed builtin/*.yaml
+var builtinFS embed.FS
+
+// BuiltinNames lists the built-in scenarios, sorted.
+func BuiltinNames() []string {
+	entries, _ := fs.ReadDir(builtinFS, "builtin")
+	var names []string
+	for _, e := range entries {
+		if n, ok := strings.CutSuffix(e.Name(), ".yaml"); ok {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// BuiltinYAML returns the source of a built-in scenario, as shipped.
+func BuiltinYAML(name string) ([]byte, error) {
+	if !slices.Contains(BuiltinNames(), name) {
+		return nil, unknownBuiltin(name)
+	}
+	return builtinFS.ReadFile(path.Join("builtin", name+".yaml"))
+}
+
+// Builtin loads a built-in scenario by name; its Source is "builtin:NAME".
+func Builtin(name string) (*Scenario, error) {
+	data, err := BuiltinYAML(name)
+	if err != nil {
+		return nil, err
+	}
+	return Parse("builtin:"+name, data)
+}
+
+func unknownBuiltin(name string) error {
+	names := BuiltinNames()
+	hint := "built-ins: " + strings.Join(names, ", ")
+	if best, ok := closest(name, names); ok {
+		hint = "did you mean " + best + "? " + hint
+	}
+	return Diagnostics{{
+		Source:  name,
+		Message: fmt.Sprintf("no scenario file and no built-in scenario named %q", name),
+		Hint:    hint,
+	}}
+}
+
+// Resolve loads a scenario named on the command line: a file when arg
+// names an existing file or ends in .yaml or .yml, else a built-in.
+func Resolve(arg string) (*Scenario, error) {
+	ext := strings.ToLower(path.Ext(arg))
+	if ext == ".yaml" || ext == ".yml" {
+		return LoadFile(arg)
+	}
+	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
+		return LoadFile(arg)
+	}
+	if !slices.Contains(BuiltinNames(), arg) {
+		return nil, unknownBuiltin(arg)
+	}
+	return Builtin(arg)
+}

@@ -1,0 +1,147 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// hintError is a value problem with a hint for the user. The loader turns it
+// into a Diagnostic at the value's line.
+type hintError struct {
+	msg, hint string
+}
+
+func (e *hintError) Error() string {
+	if e.hint == "" {
+		return e.msg
+	}
+	return e.msg + " (hint: " + e.hint + ")"
+}
+
+// ParseDuration parses a non-negative duration with a unit: "250ms", "2s",
+// "1m30s". A bare number is rejected: "250" could mean anything.
+func ParseDuration(s string) (Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, &hintError{msg: "empty duration", hint: "write a duration with a unit: 250ms, 2s, 1m"}
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		if s == "0" {
+			return 0, nil
+		}
+		return 0, &hintError{msg: fmt.Sprintf("duration %q has no unit", s), hint: "write a unit: " + s + "ms"}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, &hintError{msg: fmt.Sprintf("bad duration %q", s), hint: "write a number and a unit (ns, us, ms, s, m, h): 250ms, 2s, 1m"}
+	}
+	if d < 0 {
+		return 0, &hintError{msg: fmt.Sprintf("negative duration %q", s), hint: "durations are 0 or more"}
+	}
+	return Duration(d), nil
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler: "250ms", "2s", "1m".
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return &hintError{msg: "want a duration, got " + kindName(n), hint: "write a duration with a unit: 250ms, 2s, 1m"}
+	}
+	v, err := ParseDuration(n.Value)
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
+}
+
+// MarshalYAML implements yaml.Marshaler.
+func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
+
+// String formats d like time.Duration: "250ms", "2s".
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// Std returns d as a time.Duration.
+func (d Duration) Std() time.Duration { return time.Duration(d) }
+
+var rateUnits = map[string]float64{"s": 1, "m": 60, "h": 3600}
+
+// ParseRate parses ops per second: 200, "200/s", "12000/m", "5/h".
+func ParseRate(s string) (Rate, error) {
+	s = strings.TrimSpace(s)
+	num, unit, hasUnit := strings.Cut(s, "/")
+	per := 1.0
+	if hasUnit {
+		unit = strings.TrimSpace(unit)
+		var ok bool
+		if per, ok = rateUnits[unit]; !ok {
+			return 0, &hintError{msg: fmt.Sprintf("bad rate %q: unknown unit %q", s, unit), hint: "write ops per second, minute or hour: 200/s, 12000/m, 5/h"}
+		}
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, &hintError{msg: fmt.Sprintf("bad rate %q", s), hint: "write ops per second, minute or hour: 200/s, 12000/m, 5/h"}
+	}
+	if f < 0 {
+		return 0, &hintError{msg: fmt.Sprintf("negative rate %q", s), hint: "a rate is more than 0 ops per second"}
+	}
+	return Rate(f / per), nil
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler: 200, "200/s", "12000/m", "5/h".
+func (r *Rate) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return &hintError{msg: "want a rate, got " + kindName(n), hint: "write ops per second, minute or hour: 200/s, 12000/m, 5/h"}
+	}
+	v, err := ParseRate(n.Value)
+	if err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// MarshalYAML implements yaml.Marshaler.
+func (r Rate) MarshalYAML() (any, error) { return r.String(), nil }
+
+// String formats r as ops per second: "200/s".
+func (r Rate) String() string { return strconv.FormatFloat(float64(r), 'g', -1, 64) + "/s" }
+
+// PerSecond returns r as ops per second.
+func (r Rate) PerSecond() float64 { return float64(r) }
+
+// Interval is the time between two ops at rate r; 0 when r is 0.
+func (r Rate) Interval() time.Duration {
+	if r <= 0 {
+		return 0
+	}
+	return time.Duration(float64(time.Second) / float64(r))
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	case yaml.DocumentNode:
+		return "a document"
+	}
+	switch n.ShortTag() {
+	case "!!null":
+		return "nothing (null)"
+	case "!!int":
+		return "the number " + n.Value
+	case "!!float":
+		return "the number " + n.Value
+	case "!!bool":
+		return "the boolean " + n.Value
+	}
+	return fmt.Sprintf("the string %q", n.Value)
+}
