@@ -1,0 +1,272 @@
+package checks
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/idemcheck/idemcheck/history"
+)
+
+// Status is the three-state outcome of a check.
+type Status string
+
+const (
+	// Pass means the invariant held for every key or op examined.
+	Pass Status = "pass"
+	// Fail means at least one key or op broke the invariant; the verdict
+	// carries the evidence.
+	Fail Status = "fail"
+	// Unknown means the check could not decide: no observation, an oracle
+	// that could not read, or nothing to check. Its Reason says why.
+	Unknown Status = "unknown"
+)
+
+// The names of the invariant checkers, as scenarios spell them.
+const (
+	// AtMostOnce: no key has more than one effect.
+	AtMostOnce = "at_most_once"
+	// ExactlyOnce: at most once, and an acknowledged key has exactly one
+	// effect, a never-sent key none, an indeterminate key 0 or 1.
+	ExactlyOnce = "exactly_once"
+	// SameResponse: every 2xx answer of an op has the status and normalised
+	// body of its first 2xx answer.
+	SameResponse = "same_response"
+	// ExactCounter: after − before lies in [acknowledged, acknowledged +
+	// indeterminate] ops.
+	ExactCounter = "exact_counter"
+	// ConditionalUpdate: balance = initial − Σ applied amounts, version
+	// advanced once per applied op, no op applied twice.
+	ConditionalUpdate = "conditional_update"
+)
+
+// Observation kinds, as set by oracles in Observation.Kind.
+const (
+	KindEffects = "effects"
+	KindCounter = "counter"
+	KindAccount = "account"
+)
+
+// Names returns the names of every invariant checker.
+func Names() []string {
+	return []string{AtMostOnce, ExactlyOnce, SameResponse, ExactCounter, ConditionalUpdate}
+}
+
+// OracleKind returns the observation kind check reads ("effects",
+// "counter", "account"), "" for a check that needs no oracle
+// (same_response), and ok false for an unknown check.
+func OracleKind(check string) (kind string, ok bool) {
+	switch check {
+	case AtMostOnce, ExactlyOnce:
+		return KindEffects, true
+	case ExactCounter:
+		return KindCounter, true
+	case ConditionalUpdate:
+		return KindAccount, true
+	case SameResponse:
+		return "", true
+	}
+	return "", false
+}
+
+// Observation is what an oracle read. It is JSON-serialisable: it is saved
+// in report.json and read again to check a saved run offline.
+type Observation struct {
+	Oracle string `json:"oracle"`
+	// Kind is "effects", "counter" or "account".
+	Kind string `json:"kind"`
+	// Effects maps a key to its effect count (effects); a key absent
+	// means 0.
+	Effects map[string]int `json:"effects,omitempty"`
+	// Before is the counter's value before the run (counter).
+	Before *int64 `json:"before,omitempty"`
+	// After is the counter's value after the run (counter).
+	After *int64 `json:"after,omitempty"`
+	// Account is the account read before and after the run (account).
+	Account *Account `json:"account,omitempty"`
+	// Err is set when the oracle could not read; checks on this
+	// observation are Unknown with this reason.
+	Err string `json:"error,omitempty"`
+}
+
+// Account is an account read before and after the run, with the operations
+// applied to it during the run.
+type Account struct {
+	BalanceBefore int64     `json:"balance_before"`
+	BalanceAfter  int64     `json:"balance_after"`
+	VersionBefore int64     `json:"version_before"`
+	VersionAfter  int64     `json:"version_after"`
+	Applied       []Applied `json:"applied"`
+}
+
+// Applied is one operation the account's log says was applied.
+type Applied struct {
+	Key    string `json:"key"`
+	Amount int64  `json:"amount"`
+}
+
+// Invariant names a checker and the oracle whose observation it reads.
+type Invariant struct {
+	Check  string `json:"check"`
+	Oracle string `json:"oracle,omitempty"`
+}
+
+// Verdict is the result of one invariant check, with counts and evidence.
+type Verdict struct {
+	Invariant string `json:"invariant"`
+	Oracle    string `json:"oracle,omitempty"`
+	Status    Status `json:"status"`
+	// Summary is one human line, e.g. "37 of 500 keys have more than one
+	// effect (41 extra)".
+	Summary string `json:"summary"`
+	// Reason says why the verdict is Unknown.
+	Reason string `json:"reason,omitempty"`
+	// Checked is how many keys (effects, accounts) or ops (counters,
+	// responses) were examined.
+	Checked int `json:"checked"`
+	// Violations is how many of them broke the invariant. For
+	// exact_counter it is the distance of the counter from its allowed
+	// range.
+	Violations int `json:"violations"`
+	// Indeterminate is how many operations had an unknown outcome (0 or 1
+	// effect allowed).
+	Indeterminate int `json:"indeterminate"`
+	// Extra is the number of effects beyond what was allowed, summed over
+	// keys.
+	Extra int `json:"extra"`
+	// Missing is the number of acknowledged operations with no effect.
+	Missing int `json:"missing"`
+	// Counter details an exact_counter verdict.
+	Counter *CounterDetail `json:"counter,omitempty"`
+	// Examples are at most MaxExamples violations, sorted by op; never nil.
+	Examples []Example `json:"examples"`
+}
+
+// CounterDetail is the arithmetic of an exact_counter verdict.
+type CounterDetail struct {
+	Before        int64 `json:"before"`
+	After         int64 `json:"after"`
+	Acked         int64 `json:"acked"`
+	Indeterminate int64 `json:"indeterminate"`
+	Min           int64 `json:"min"`
+	Max           int64 `json:"max"`
+}
+
+// Example is one violation with its evidence: the op (the first op of
+// its key), what was observed, what was allowed, and every attempt made.
+type Example struct {
+	Op   int    `json:"op"`
+	Key  string `json:"key"`
+	User string `json:"user,omitempty"`
+	// Effects is the key's effect count (applied entries for
+	// conditional_update); 0 for same_response and exact_counter, which do
+	// not count per key.
+	Effects int `json:"effects"`
+	// Want is what was allowed: "at most 1", "exactly 1", "0 or 1",
+	// "exactly 0"; for same_response the first 2xx answer's status and
+	// body fingerprint.
+	Want     string            `json:"want"`
+	Problem  string            `json:"problem"`
+	Attempts []history.Attempt `json:"attempts"`
+}
+
+// MaxExamples is the most examples a verdict carries.
+const MaxExamples = 10
+
+// Check runs one invariant over h and obs. obs may be nil for
+// same_response. A missing or unreadable observation, an observation of the
+// wrong kind or an empty history gives Unknown, never Pass.
+//
+// Check does not modify h, but it builds h's attempt index on first use
+// (History.AttemptsOf): do not call it concurrently on a history that was
+// never read through AttemptsOf.
+func Check(h *history.History, inv Invariant, obs *Observation) Verdict {
+	v := Verdict{Invariant: inv.Check, Oracle: inv.Oracle, Examples: []Example{}}
+	kind, ok := OracleKind(inv.Check)
+	if !ok {
+		return unknown(v, fmt.Sprintf("unknown check %q (want one of %s)", inv.Check, strings.Join(Names(), ", ")))
+	}
+	if h == nil || len(h.Ops) == 0 {
+		return unknown(v, "the history has no ops")
+	}
+	if !sorted(h) {
+		return unknown(v, "the history's attempts are not sorted by op and attempt number (History.Sort was not called)")
+	}
+	if kind != "" {
+		if reason := unusable(inv, obs, kind); reason != "" {
+			return unknown(v, reason)
+		}
+	}
+	switch inv.Check {
+	case AtMostOnce:
+		return checkEffects(v, h, obs.Effects, false)
+	case ExactlyOnce:
+		return checkEffects(v, h, obs.Effects, true)
+	case SameResponse:
+		return checkSameResponse(v, h)
+	case ExactCounter:
+		return checkCounter(v, h, obs)
+	default: // ConditionalUpdate
+		return checkAccount(v, h, obs.Account)
+	}
+}
+
+// Run checks every invariant, each with the observation of the oracle it
+// names.
+func Run(h *history.History, invs []Invariant, obs map[string]*Observation) []Verdict {
+	out := make([]Verdict, 0, len(invs))
+	for _, inv := range invs {
+		out = append(out, Check(h, inv, obs[inv.Oracle]))
+	}
+	return out
+}
+
+func unknown(v Verdict, reason string) Verdict {
+	v.Status = Unknown
+	v.Reason = reason
+	v.Summary = "inconclusive: " + reason
+	return v
+}
+
+// unusable returns why obs cannot serve a check that reads kind, or "".
+func unusable(inv Invariant, obs *Observation, kind string) string {
+	name := inv.Oracle
+	switch {
+	case obs == nil && name == "":
+		return fmt.Sprintf("%s needs an oracle and names none", inv.Check)
+	case obs == nil:
+		return fmt.Sprintf("no observation from oracle %q", name)
+	}
+	if obs.Oracle != "" {
+		name = obs.Oracle
+	}
+	switch {
+	case obs.Err != "":
+		return fmt.Sprintf("oracle %q could not read the state: %s", name, obs.Err)
+	case obs.Kind != kind:
+		return fmt.Sprintf("oracle %q read %q, %s needs %q", name, obs.Kind, inv.Check, kind)
+	case kind == KindCounter && (obs.Before == nil || obs.After == nil):
+		return fmt.Sprintf("oracle %q has no counter reading before and after the run", name)
+	case kind == KindAccount && obs.Account == nil:
+		return fmt.Sprintf("oracle %q has no account reading", name)
+	}
+	return ""
+}
+
+// sorted reports whether h's attempts are in (op, attempt number) order,
+// which History.AttemptsOf relies on.
+func sorted(h *history.History) bool {
+	for i := 1; i < len(h.Attempts); i++ {
+		a, b := &h.Attempts[i-1], &h.Attempts[i]
+		if a.Op > b.Op || (a.Op == b.Op && a.N > b.N) {
+			return false
+		}
+	}
+	return true
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

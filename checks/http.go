@@ -1,0 +1,473 @@
+package checks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/idemcheck/idemcheck/history"
+)
+
+var (
+	_ Oracle = (*HTTPEffects)(nil)
+	_ Oracle = (*HTTPCounter)(nil)
+	_ Oracle = (*HTTPAccount)(nil)
+)
+
+// HTTPEffects counts the effects of each key over HTTP, either with one GET
+// per key of the history (PerKey) or with one bulk GET (Bulk, preferred
+// when both are set). Its zero value with a request set is usable; a nil
+// Client is http.DefaultClient.
+type HTTPEffects struct {
+	OracleName string
+	Client     *http.Client
+	// PerKey builds the read of one key. Value selects in its answer a
+	// number (the count) or an array (its length is the count).
+	PerKey RequestFunc
+	// Bulk builds the one read of every key. Value selects in its answer
+	// an object mapping key to count, or an array of keys with one element
+	// per effect.
+	Bulk RequestFunc
+	// Value is an RFC 9535 JSONPath; "" is the whole answer ("$").
+	Value string
+	// Concurrency bounds the per-key reads in flight; default 8.
+	Concurrency int
+}
+
+// Name returns the oracle's name.
+func (o *HTTPEffects) Name() string { return o.OracleName }
+
+// Before does nothing: effects are counted after the run only.
+func (o *HTTPEffects) Before(context.Context) error { return nil }
+
+// Observe counts the effects of every key of h. Keys with no effect are left
+// out of the observation; with Bulk, so are keys no op of h used.
+func (o *HTTPEffects) Observe(ctx context.Context, h *history.History) (*Observation, error) {
+	p, err := compileValue(o.OracleName, o.Value)
+	if err != nil {
+		return nil, err
+	}
+	keys := distinctKeys(h)
+	var effects map[string]int
+	switch {
+	case o.Bulk != nil:
+		effects, err = o.bulk(ctx, keys, p)
+	case o.PerKey != nil:
+		effects, err = o.perKey(ctx, keys, p)
+	default:
+		return nil, fmt.Errorf("oracle %s: neither a per-key nor a bulk request is configured", o.OracleName)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Observation{Oracle: o.OracleName, Kind: KindEffects, Effects: effects}, nil
+}
+
+func (o *HTTPEffects) perKey(ctx context.Context, keys []string, p *path) (map[string]int, error) {
+	n := o.Concurrency
+	if n <= 0 {
+		n = 8
+	}
+	n = min(n, len(keys))
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	counts := make([]int, len(keys))
+	var (
+		next  atomic.Int64
+		once  sync.Once
+		first error
+		wg    sync.WaitGroup
+	)
+	for range n {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(keys) {
+					return
+				}
+				c, err := o.readKey(ctx, keys[i], p)
+				if err != nil {
+					once.Do(func() { first = err; cancel() })
+					return
+				}
+				counts[i] = c
+			}
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return nil, first
+	}
+	if err := parent.Err(); err != nil {
+		return nil, fmt.Errorf("oracle %s: %w", o.OracleName, err)
+	}
+	effects := make(map[string]int)
+	for i, c := range counts {
+		if c != 0 {
+			effects[keys[i]] = c
+		}
+	}
+	return effects, nil
+}
+
+func (o *HTTPEffects) readKey(ctx context.Context, key string, p *path) (int, error) {
+	a, err := fetch(ctx, o.Client, o.OracleName, o.PerKey, key)
+	if err != nil {
+		return 0, err
+	}
+	v, err := selectBody(a, p)
+	if err != nil {
+		return 0, err
+	}
+	if arr, ok := v.([]any); ok {
+		return len(arr), nil
+	}
+	n, err := toInt64(v, p)
+	if err != nil {
+		return 0, a.fail(fmt.Errorf("%w or an array", err))
+	}
+	return int(n), nil
+}
+
+func (o *HTTPEffects) bulk(ctx context.Context, keys []string, p *path) (map[string]int, error) {
+	a, err := fetch(ctx, o.Client, o.OracleName, o.Bulk, "")
+	if err != nil {
+		return nil, err
+	}
+	v, err := selectBody(a, p)
+	if err != nil {
+		return nil, err
+	}
+	var used map[string]bool // nil: no history, keep every key
+	if keys != nil {
+		used = make(map[string]bool, len(keys))
+		for _, k := range keys {
+			used[k] = true
+		}
+	}
+	effects := make(map[string]int)
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			if used != nil && !used[k] {
+				continue
+			}
+			n, err := toInt64(c, stringer(fmt.Sprintf("%s[%q]", p, k)))
+			if err != nil {
+				return nil, a.fail(err)
+			}
+			if n != 0 {
+				effects[k] = int(n)
+			}
+		}
+	case []any:
+		for i, e := range x {
+			k, ok := e.(string)
+			if !ok {
+				return nil, a.fail(fmt.Errorf("%s[%d] is %s, %w: want a key (a string)", p, i, describe(e), ErrType))
+			}
+			if used == nil || used[k] {
+				effects[k]++
+			}
+		}
+	default:
+		return nil, a.fail(fmt.Errorf("%s is %s, %w: want an object of counts by key or an array of keys", p, describe(v), ErrType))
+	}
+	return effects, nil
+}
+
+// HTTPCounter reads one number before and after the run (a like count).
+// Its zero value with Request set is usable; a nil Client is
+// http.DefaultClient. It must not be copied after first use.
+type HTTPCounter struct {
+	OracleName string
+	Client     *http.Client
+	Request    RequestFunc
+	// Value is an RFC 9535 JSONPath to the number; "" is the whole answer.
+	Value string
+
+	mu     sync.Mutex
+	before *int64
+}
+
+// Name returns the oracle's name.
+func (o *HTTPCounter) Name() string { return o.OracleName }
+
+// Before reads the counter before the load.
+func (o *HTTPCounter) Before(ctx context.Context) error {
+	v, err := o.read(ctx)
+	if err != nil {
+		return err
+	}
+	o.mu.Lock()
+	o.before = &v
+	o.mu.Unlock()
+	return nil
+}
+
+// Observe reads the counter after the run. It fails when Before was not
+// called or failed.
+func (o *HTTPCounter) Observe(ctx context.Context, _ *history.History) (*Observation, error) {
+	o.mu.Lock()
+	b := o.before
+	o.mu.Unlock()
+	if b == nil {
+		return nil, fmt.Errorf("oracle %s: %w", o.OracleName, ErrNoBefore)
+	}
+	after, err := o.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	before := *b
+	return &Observation{Oracle: o.OracleName, Kind: KindCounter, Before: &before, After: &after}, nil
+}
+
+func (o *HTTPCounter) read(ctx context.Context) (int64, error) {
+	p, err := compileValue(o.OracleName, o.Value)
+	if err != nil {
+		return 0, err
+	}
+	a, err := fetch(ctx, o.Client, o.OracleName, o.Request, "")
+	if err != nil {
+		return 0, err
+	}
+	return selectInt(a, p)
+}
+
+// ErrNoBefore: an oracle that compares before and after was observed
+// without a reading before the run.
+var ErrNoBefore = errors.New("no reading was taken before the run")
+
+// HTTPAccount reads an account for conditional_update: its balance and
+// version before and after the run, and the operations applied to it during
+// the run (the applied list after the run, minus the entries it already held
+// before). Its zero value with the requests and paths set is usable; a nil
+// Client is http.DefaultClient. It must not be copied after first use.
+type HTTPAccount struct {
+	OracleName string
+	Client     *http.Client
+	// Request reads the account; Balance and Version are JSONPaths into
+	// its answer.
+	Request          RequestFunc
+	Balance, Version string
+	// Applied reads the list of applied operations; List selects the
+	// array, Key and Amount are JSONPaths relative to each element
+	// (e.g. "$.op_id", "$.amount").
+	Applied           RequestFunc
+	List, Key, Amount string
+
+	mu     sync.Mutex
+	before *accountReading
+}
+
+type accountReading struct {
+	balance, version int64
+	applied          []Applied
+}
+
+// Name returns the oracle's name.
+func (o *HTTPAccount) Name() string { return o.OracleName }
+
+// Before reads the account and its applied list before the load.
+func (o *HTTPAccount) Before(ctx context.Context) error {
+	r, err := o.read(ctx)
+	if err != nil {
+		return err
+	}
+	o.mu.Lock()
+	o.before = r
+	o.mu.Unlock()
+	return nil
+}
+
+// Observe reads the account after the run. It fails when Before was not
+// called or failed.
+func (o *HTTPAccount) Observe(ctx context.Context, _ *history.History) (*Observation, error) {
+	o.mu.Lock()
+	b := o.before
+	o.mu.Unlock()
+	if b == nil {
+		return nil, fmt.Errorf("oracle %s: %w", o.OracleName, ErrNoBefore)
+	}
+	r, err := o.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	old := make(map[Applied]int, len(b.applied))
+	for _, e := range b.applied {
+		old[e]++
+	}
+	applied := make([]Applied, 0, len(r.applied))
+	for _, e := range r.applied {
+		if old[e] > 0 {
+			old[e]--
+			continue
+		}
+		applied = append(applied, e)
+	}
+	return &Observation{Oracle: o.OracleName, Kind: KindAccount, Account: &Account{
+		BalanceBefore: b.balance, BalanceAfter: r.balance,
+		VersionBefore: b.version, VersionAfter: r.version,
+		Applied: applied,
+	}}, nil
+}
+
+func (o *HTTPAccount) read(ctx context.Context) (*accountReading, error) {
+	paths, err := o.paths()
+	if err != nil {
+		return nil, err
+	}
+	if o.Applied == nil {
+		return nil, fmt.Errorf("oracle %s: no request for the applied list", o.OracleName)
+	}
+	a, err := fetch(ctx, o.Client, o.OracleName, o.Request, "")
+	if err != nil {
+		return nil, err
+	}
+	doc, err := decode(a.body)
+	if err != nil {
+		return nil, a.fail(err)
+	}
+	r := &accountReading{}
+	if r.balance, err = selectIntDoc(a, doc, paths[0]); err != nil {
+		return nil, err
+	}
+	if r.version, err = selectIntDoc(a, doc, paths[1]); err != nil {
+		return nil, err
+	}
+	if r.applied, err = o.readApplied(ctx, paths[2], paths[3], paths[4]); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// paths compiles Balance, Version, List, Key and Amount.
+func (o *HTTPAccount) paths() ([5]*path, error) {
+	var out [5]*path
+	for i, f := range []struct{ name, path string }{
+		{"balance", o.Balance}, {"version", o.Version},
+		{"applied list", o.List}, {"applied key", o.Key}, {"applied amount", o.Amount},
+	} {
+		if f.path == "" {
+			return out, fmt.Errorf("oracle %s: no JSONPath for the %s", o.OracleName, f.name)
+		}
+		p, err := compile(f.path)
+		if err != nil {
+			return out, fmt.Errorf("oracle %s: %s: %w", o.OracleName, f.name, err)
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+func (o *HTTPAccount) readApplied(ctx context.Context, list, key, amount *path) ([]Applied, error) {
+	a, err := fetch(ctx, o.Client, o.OracleName, o.Applied, "")
+	if err != nil {
+		return nil, err
+	}
+	v, err := selectBody(a, list)
+	if err != nil {
+		return nil, err
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, a.fail(fmt.Errorf("%s is %s, %w: want an array", list, describe(v), ErrType))
+	}
+	out := make([]Applied, 0, len(arr))
+	for i, e := range arr {
+		kv, err := selectOne(e, key, nil)
+		if err != nil {
+			return nil, a.fail(fmt.Errorf("%s[%d]: %w", list, i, err))
+		}
+		var k string
+		switch x := kv.(type) {
+		case string:
+			k = x
+		case json.Number:
+			k = x.String()
+		default:
+			return nil, a.fail(fmt.Errorf("%s[%d]: %s is %s, %w: want a key", list, i, key, describe(kv), ErrType))
+		}
+		av, err := selectOne(e, amount, nil)
+		if err != nil {
+			return nil, a.fail(fmt.Errorf("%s[%d]: %w", list, i, err))
+		}
+		n, err := toInt64(av, amount)
+		if err != nil {
+			return nil, a.fail(fmt.Errorf("%s[%d]: %w", list, i, err))
+		}
+		out = append(out, Applied{Key: k, Amount: n})
+	}
+	return out, nil
+}
+
+// compileValue compiles an oracle's value path; "" is the whole answer.
+func compileValue(oracle, path string) (*path, error) {
+	if path == "" {
+		path = "$"
+	}
+	p, err := compile(path)
+	if err != nil {
+		return nil, fmt.Errorf("oracle %s: %w", oracle, err)
+	}
+	return p, nil
+}
+
+// selectBody decodes a's body and selects the one node p names.
+func selectBody(a *answer, p *path) (any, error) {
+	doc, err := decode(a.body)
+	if err != nil {
+		return nil, a.fail(err)
+	}
+	v, err := selectOne(doc, p, a.body)
+	if err != nil {
+		return nil, a.fail(err)
+	}
+	return v, nil
+}
+
+func selectInt(a *answer, p *path) (int64, error) {
+	doc, err := decode(a.body)
+	if err != nil {
+		return 0, a.fail(err)
+	}
+	return selectIntDoc(a, doc, p)
+}
+
+func selectIntDoc(a *answer, doc any, p *path) (int64, error) {
+	v, err := selectOne(doc, p, a.body)
+	if err != nil {
+		return 0, a.fail(err)
+	}
+	n, err := toInt64(v, p)
+	if err != nil {
+		return 0, a.fail(err)
+	}
+	return n, nil
+}
+
+// distinctKeys returns the keys of h's ops, each once, in op order.
+func distinctKeys(h *history.History) []string {
+	if h == nil {
+		return nil
+	}
+	seen := make(map[string]bool, len(h.Ops))
+	keys := make([]string, 0, len(h.Ops))
+	for _, op := range h.Ops {
+		if !seen[op.Key] {
+			seen[op.Key] = true
+			keys = append(keys, op.Key)
+		}
+	}
+	return keys
+}
+
+// stringer is a string that names a path in errors.
+type stringer string
+
+func (s stringer) String() string { return string(s) }

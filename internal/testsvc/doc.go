@@ -1,0 +1,19 @@
+// Package testsvc starts throwaway real servers (Redis, PostgreSQL) for tests
+// and stops them when the test ends.
+//
+// Each helper picks a free 127.0.0.1 port, starts the server in its own
+// temporary directory with persistence turned off, waits until it answers,
+// registers a t.Cleanup that stops it and removes its files, and returns a
+// connection URL:
+//
+//	url := testsvc.Redis(t)    // "redis://127.0.0.1:PORT/0"
+//	dsn := testsvc.Postgres(t) // "postgres://postgres@127.0.0.1:PORT/postgres?sslmode=disable"
+//
+// Servers are children of the test binary with a parent-death signal, so a
+// test binary that dies without running its cleanups (a -timeout panic) takes
+// them with it.
+//
+// When a server binary is missing the test is skipped with a hint naming the
+// Debian package to install, unless IDEMCHECK_REQUIRE_SERVICES=1, in which
+// case it fails. This package is for tests only; it reads the environment.
+package testsvc

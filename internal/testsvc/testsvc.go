@@ -1,0 +1,360 @@
+package testsvc
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// RequireEnv is the environment variable that turns a missing server binary
+// from a skip into a test failure (set it to "1" in CI).
+const RequireEnv = "IDEMCHECK_REQUIRE_SERVICES"
+
+const (
+	readyTimeout = 30 * time.Second // longest wait for a server to answer
+	stopTimeout  = 10 * time.Second // longest wait for a graceful stop before SIGKILL
+	pollEvery    = 20 * time.Millisecond
+	startTries   = 3 // a free port can be taken between probe and bind: retry
+)
+
+// Redis starts a redis-server on a free 127.0.0.1 port in t.TempDir() with
+// persistence off, waits until PING answers, registers t.Cleanup to stop it,
+// and returns its URL "redis://127.0.0.1:PORT/0".
+//
+// Without redis-server on PATH the test is skipped (or fails when
+// IDEMCHECK_REQUIRE_SERVICES=1).
+func Redis(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		missing(t, "redis-server", "redis-server", err)
+	}
+	dir := t.TempDir()
+	begin := time.Now()
+	var lastErr error
+	for try := 0; try < startTries; try++ {
+		port, err := freePort()
+		if err != nil {
+			t.Fatalf("testsvc: redis: %v", err)
+		}
+		logPath := filepath.Join(dir, fmt.Sprintf("redis-%d.log", try))
+		cmd := exec.Command(bin,
+			"--port", strconv.Itoa(port),
+			"--bind", "127.0.0.1",
+			"--dir", dir,
+			"--save", "",
+			"--appendonly", "no",
+			"--daemonize", "no",
+			"--protected-mode", "no",
+			"--logfile", "",
+		)
+		cmd.Dir = dir
+		p, err := start(cmd, logPath, nil)
+		if err != nil {
+			t.Fatalf("testsvc: redis: %v", err)
+		}
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		if err := p.waitReady(func(ctx context.Context) error { return redisPing(ctx, addr) }); err != nil {
+			p.stop(syscall.SIGKILL)
+			lastErr = fmt.Errorf("%w\n%s", err, tail(logPath))
+			continue
+		}
+		t.Cleanup(func() { p.stop(syscall.SIGTERM) })
+		t.Logf("testsvc: redis-server ready on %s in %v", addr, time.Since(begin).Round(time.Millisecond))
+		return "redis://" + addr + "/0"
+	}
+	t.Fatalf("testsvc: redis-server did not start: %v", lastErr)
+	return ""
+}
+
+// Postgres initialises a fresh cluster (initdb -A trust -U postgres
+// --no-sync) in a temporary directory, starts postgres on a free 127.0.0.1
+// port with fsync, synchronous_commit and full_page_writes off, waits until it
+// accepts connections, registers t.Cleanup to stop it (immediate shutdown) and
+// remove its files, and returns
+// "postgres://postgres@127.0.0.1:PORT/postgres?sslmode=disable".
+//
+// The binaries are looked up on PATH, then in `pg_config --bindir`, then in
+// the newest /usr/lib/postgresql/*/bin. As root (initdb refuses to run as
+// root) the server runs as the user postgres, or nobody. Without the binaries
+// the test is skipped (or fails when IDEMCHECK_REQUIRE_SERVICES=1).
+func Postgres(t testing.TB) string {
+	t.Helper()
+	initdb, postgres, err := postgresBinaries()
+	if err != nil {
+		missing(t, "postgresql", "initdb and postgres", err)
+	}
+	begin := time.Now()
+
+	cred, uid, gid, err := dropRoot()
+	if err != nil {
+		t.Fatalf("testsvc: postgres: %v", err)
+	}
+	// Our own directory under os.TempDir(): t.TempDir()'s parents are 0700
+	// and not traversable by the unprivileged user.
+	dir, err := os.MkdirTemp("", "testsvc-pg-")
+	if err != nil {
+		t.Fatalf("testsvc: postgres: %v", err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if cred != nil {
+		if err := os.Chown(dir, uid, gid); err != nil {
+			t.Fatalf("testsvc: postgres: %v", err)
+		}
+	}
+	data := filepath.Join(dir, "data")
+	env := []string{"LC_ALL=C", "LANG=C", "HOME=" + dir, "PATH=" + os.Getenv("PATH")}
+
+	init := exec.Command(initdb, "-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C")
+	init.Dir, init.Env = dir, env
+	init.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
+	if out, err := init.CombinedOutput(); err != nil {
+		t.Fatalf("testsvc: initdb: %v\n%s", err, out)
+	}
+	initTook := time.Since(begin)
+
+	var lastErr error
+	for try := 0; try < startTries; try++ {
+		port, err := freePort()
+		if err != nil {
+			t.Fatalf("testsvc: postgres: %v", err)
+		}
+		logPath := filepath.Join(dir, fmt.Sprintf("postgres-%d.log", try))
+		cmd := exec.Command(postgres,
+			"-D", data,
+			"-p", strconv.Itoa(port),
+			"-k", dir,
+			"-c", "listen_addresses=127.0.0.1",
+			"-c", "fsync=off",
+			"-c", "synchronous_commit=off",
+			"-c", "full_page_writes=off",
+		)
+		cmd.Dir, cmd.Env = dir, env
+		p, err := start(cmd, logPath, cred)
+		if err != nil {
+			t.Fatalf("testsvc: postgres: %v", err)
+		}
+		dsn := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+		if err := p.waitReady(func(ctx context.Context) error { return pgPing(ctx, dsn) }); err != nil {
+			p.stop(syscall.SIGKILL)
+			lastErr = fmt.Errorf("%w\n%s", err, tail(logPath))
+			continue
+		}
+		// SIGQUIT is postgres's immediate shutdown (pg_ctl stop -m immediate).
+		t.Cleanup(func() { p.stop(syscall.SIGQUIT) })
+		t.Logf("testsvc: postgres ready on 127.0.0.1:%d in %v (initdb %v)", port,
+			time.Since(begin).Round(time.Millisecond), initTook.Round(time.Millisecond))
+		return dsn
+	}
+	t.Fatalf("testsvc: postgres did not start: %v", lastErr)
+	return ""
+}
+
+// missing skips the test, or fails it when RequireEnv is "1".
+func missing(t testing.TB, pkg, what string, err error) {
+	t.Helper()
+	msg := fmt.Sprintf("testsvc: %s not found (%v); install the Debian package: apt-get install -y %s", what, err, pkg)
+	if os.Getenv(RequireEnv) == "1" {
+		t.Fatal(msg + " (" + RequireEnv + "=1)")
+	}
+	t.Skip(msg)
+}
+
+// postgresBinaries finds initdb and postgres: on PATH, in pg_config
+// --bindir, then in the newest /usr/lib/postgresql/*/bin.
+func postgresBinaries() (initdb, postgres string, err error) {
+	var dirs []string
+	if p, err := exec.LookPath("initdb"); err == nil {
+		dirs = append(dirs, filepath.Dir(p))
+	}
+	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {
+		dirs = append(dirs, strings.TrimSpace(string(out)))
+	}
+	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(matches, func(i, j int) bool { return pgVersion(matches[i]) > pgVersion(matches[j]) })
+	dirs = append(dirs, matches...)
+	for _, d := range dirs {
+		i, p := filepath.Join(d, "initdb"), filepath.Join(d, "postgres")
+		if isExec(i) && isExec(p) {
+			return i, p, nil
+		}
+	}
+	return "", "", errors.New("no directory holds both initdb and postgres (PATH, pg_config --bindir, /usr/lib/postgresql/*/bin)")
+}
+
+// pgVersion reads NN from /usr/lib/postgresql/NN/bin (0 when not a number).
+func pgVersion(binDir string) float64 {
+	v, _ := strconv.ParseFloat(filepath.Base(filepath.Dir(binDir)), 64)
+	return v
+}
+
+func isExec(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+// dropRoot returns the credential to run postgres under when we are root
+// (user postgres, else nobody), or nil when we are not.
+func dropRoot() (cred *syscall.Credential, uid, gid int, err error) {
+	if os.Geteuid() != 0 {
+		return nil, -1, -1, nil
+	}
+	var u *user.User
+	for _, name := range []string{"postgres", "nobody"} {
+		if u, err = user.Lookup(name); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("running as root and no unprivileged user (postgres, nobody) to run initdb: %w", err)
+	}
+	uid, err = strconv.Atoi(u.Uid)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("uid of %s: %w", u.Username, err)
+	}
+	gid, err = strconv.Atoi(u.Gid)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("gid of %s: %w", u.Username, err)
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, uid, gid, nil
+}
+
+// freePort asks the kernel for a free 127.0.0.1 port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// proc is a running server process.
+type proc struct {
+	cmd  *exec.Cmd
+	log  *os.File
+	done chan struct{} // closed when the process has exited
+	err  error         // Wait's result, valid after done
+}
+
+// start runs cmd in its own process group with its output in logPath and a
+// parent-death SIGKILL, as cred when not nil.
+func start(cmd *exec.Cmd, logPath string, cred *syscall.Credential) (*proc, error) {
+	f, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("log file: %w", err)
+	}
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("start %s: %w", filepath.Base(cmd.Path), err)
+	}
+	p := &proc{cmd: cmd, log: f, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		f.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// waitReady polls probe until it succeeds, the process exits, or readyTimeout.
+func (p *proc) waitReady(probe func(context.Context) error) error {
+	deadline := time.Now().Add(readyTimeout)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := probe(ctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("%s exited before it was ready: %v", filepath.Base(p.cmd.Path), p.err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready after %v: %w", filepath.Base(p.cmd.Path), readyTimeout, err)
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+// stop sends sig, waits up to stopTimeout, then kills the process group.
+func (p *proc) stop(sig syscall.Signal) {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(sig)
+	select {
+	case <-p.done:
+	case <-time.After(stopTimeout):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// redisPing sends an inline PING and expects +PONG.
+func redisPing(ctx context.Context, addr string) error {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = c.SetDeadline(dl)
+	}
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(line) != "+PONG" {
+		return fmt.Errorf("ping answered %q", strings.TrimSpace(line))
+	}
+	return nil
+}
+
+// pgPing connects and runs SELECT 1.
+func pgPing(ctx context.Context, dsn string) error {
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.Background())
+	var one int
+	return c.QueryRow(ctx, "SELECT 1").Scan(&one)
+}
+
+// tail returns the last lines of a log file for an error message.
+func tail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > 20 {
+		lines = lines[len(lines)-20:]
+	}
+	return strings.Join(lines, "\n")
+}
