@@ -1,0 +1,192 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idemcheck/idemcheck/lab"
+)
+
+// LabOptions are the inputs of `idemcheck lab`.
+type LabOptions struct {
+	Streams Streams
+
+	Addr             string
+	Store            string // "memory" or redis://...
+	Ledger           string // "memory" or postgres://...
+	ProcessorLatency time.Duration
+	KeyTTL           time.Duration
+	Bugs             []string
+	AllowReset       bool
+}
+
+// NewCmdLab builds `idemcheck lab`.
+func NewCmdLab(f *Factory, runF func(context.Context, *LabOptions) error) *cobra.Command {
+	opts := &LabOptions{Streams: f.Streams}
+	c := &cobra.Command{
+		Use:   "lab",
+		Short: "Start the lab: the reference payment service with naive, protected and buggy endpoints",
+		Long: `The lab is idemcheck's built-in reference target: a payment API with an
+idempotency store, a ledger and a card processor (a stub PSP that, like
+Stripe, deduplicates by the key it is given and counts every real charge).
+
+  client -> payment API -> idempotency store -> ledger -> card processor
+                           (memory | Redis)     (memory | Postgres)
+
+Endpoints: POST /charges (protected) and /naive/charges; PUT/GET
+/accounts/{id}, POST /accounts/{id}/debit (compare-and-set) and
+/naive/accounts/{id}/debit; POST /posts/{id}/like (deduplicated by op_id) and
+/naive/posts/{id}/like; read-backs for the oracles (GET /charges?idempotency_key=K,
+/charges/counts, /processor/charges/counts, /accounts/{id}/debits,
+/posts/{id}); GET /healthz; POST /reset with --allow-reset.
+
+Seeded bugs (--bug NAME, repeatable) break the protected endpoints the
+classic ways, so you can watch idemcheck catch each one:
+` + bugList(),
+		Example: `  idemcheck lab --addr 127.0.0.1:8080
+  idemcheck lab --store redis://127.0.0.1:6379/0 --ledger postgres://postgres@127.0.0.1:5432/postgres
+  idemcheck lab --bug check-then-act --bug key-only --processor-latency 50ms`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return labRun(c.Context(), opts)
+		},
+	}
+	addLabFlags(c, opts)
+	c.Flags().StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "address to listen on")
+	c.Flags().BoolVar(&opts.AllowReset, "allow-reset", false, "enable POST /reset, which clears every store")
+	return c
+}
+
+func addLabFlags(c *cobra.Command, opts *LabOptions) {
+	fl := c.Flags()
+	fl.StringVar(&opts.Store, "store", "memory", "idempotency store: memory, or a Redis URL (redis://127.0.0.1:6379/0)")
+	fl.StringVar(&opts.Ledger, "ledger", "memory", "ledger: memory, or a Postgres URL (postgres://user@127.0.0.1:5432/db)")
+	fl.DurationVar(&opts.ProcessorLatency, "processor-latency", 20*time.Millisecond, "how long the card processor takes per charge")
+	fl.DurationVar(&opts.KeyTTL, "key-ttl", 24*time.Hour, "how long idempotency keys are kept")
+	fl.StringArrayVar(&opts.Bugs, "bug", nil, "seed a classic bug into the protected endpoints (repeatable): "+strings.Join(bugNames(), ", "))
+}
+
+func bugNames() []string {
+	var out []string
+	for _, b := range lab.Bugs() {
+		out = append(out, b.Name)
+	}
+	return out
+}
+
+func bugList() string {
+	var b strings.Builder
+	for _, bug := range lab.Bugs() {
+		fmt.Fprintf(&b, "  %-16s %s\n", bug.Name, bug.Description)
+	}
+	return b.String()
+}
+
+// runningLab is a lab serving on a loopback listener.
+type runningLab struct {
+	URL  string
+	stop func()
+}
+
+// startLab builds the lab's backends and serves it on addr.
+func startLab(ctx context.Context, opts *LabOptions, addr string) (*runningLab, error) {
+	cfg := lab.Config{ProcessorLatency: opts.ProcessorLatency, KeyTTL: opts.KeyTTL, Bugs: opts.Bugs, AllowReset: opts.AllowReset}
+	srv, closeBackends, err := newLabServer(ctx, cfg, opts.Store, opts.Ledger)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		closeBackends()
+		return nil, withHint(ExitRuntime, fmt.Errorf("lab: %w", err), "choose another --addr, e.g. 127.0.0.1:0 for any free port")
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = hs.Serve(ln)
+	}()
+	return &runningLab{URL: "http://" + ln.Addr().String(), stop: func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+		<-done
+		closeBackends()
+	}}, nil
+}
+
+// newLabServer picks the backends named by store and ledger.
+func newLabServer(ctx context.Context, cfg lab.Config, store, ledger string) (http.Handler, func(), error) {
+	var closers []func()
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	var l lab.Ledger
+	switch {
+	case ledger == "" || ledger == "memory":
+		l = lab.NewMemoryLedger()
+	case strings.HasPrefix(ledger, "postgres://") || strings.HasPrefix(ledger, "postgresql://"):
+		pg, err := lab.NewPostgresLedger(ctx, ledger)
+		if err != nil {
+			return nil, nil, withHint(ExitRuntime, fmt.Errorf("lab ledger: %w", err), "is Postgres running and the URL right? e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")
+		}
+		closers = append(closers, pg.Close)
+		l = pg
+	default:
+		return nil, nil, usageError("--ledger %q: want memory or a postgres:// URL", ledger)
+	}
+	var c lab.Cache
+	switch {
+	case store == "" || store == "memory":
+		c = lab.NewMemoryCache(nil)
+	case strings.HasPrefix(store, "redis://") || strings.HasPrefix(store, "rediss://"):
+		rc, err := lab.NewRedisCache(ctx, store)
+		if err != nil {
+			closeAll()
+			return nil, nil, withHint(ExitRuntime, fmt.Errorf("lab store: %w", err), "is Redis running and the URL right? e.g. redis://127.0.0.1:6379/0")
+		}
+		closers = append(closers, func() { _ = rc.Close() })
+		c = rc
+	default:
+		closeAll()
+		return nil, nil, usageError("--store %q: want memory or a redis:// URL", store)
+	}
+	srv, err := lab.New(cfg, l, c)
+	if err != nil {
+		closeAll()
+		if errors.Is(err, lab.ErrUnknownBug) {
+			return nil, nil, withCode(ExitUsage, err)
+		}
+		return nil, nil, withCode(ExitRuntime, err)
+	}
+	return srv, closeAll, nil
+}
+
+func labRun(ctx context.Context, opts *LabOptions) error {
+	rl, err := startLab(ctx, opts, opts.Addr)
+	if err != nil {
+		return err
+	}
+	defer rl.stop()
+	bugs := "none"
+	if len(opts.Bugs) > 0 {
+		bugs = strings.Join(opts.Bugs, ", ")
+	}
+	fmt.Fprintf(opts.Streams.Err, "lab listening on %s (store %s, ledger %s, bugs %s); Ctrl-C to stop\n", rl.URL, opts.Store, opts.Ledger, bugs)
+	<-ctx.Done()
+	fmt.Fprintln(opts.Streams.Err, "lab stopped")
+	return nil
+}

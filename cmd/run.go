@@ -1,0 +1,196 @@
+package cmd
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/scenarios"
+)
+
+// RunOptions are the inputs of `idemcheck run`.
+type RunOptions struct {
+	Streams Streams
+	Getenv  func(string) string
+
+	Scenarios   []string // files or built-in names
+	Target      string
+	Seed        uint64
+	SeedSet     bool
+	Ops         int
+	Duration    time.Duration
+	Concurrency int
+	Rate        float64
+	Out         string
+	Format      string
+	Progress    bool
+
+	// Transport replaces the HTTP transport (tests).
+	Transport http.RoundTripper
+}
+
+// NewCmdRun builds `idemcheck run`. runF replaces the run logic in tests.
+func NewCmdRun(f *Factory, runF func(context.Context, *RunOptions) error) *cobra.Command {
+	opts := &RunOptions{Streams: f.Streams, Getenv: f.Getenv}
+	c := &cobra.Command{
+		Use:   "run FILE|NAME...",
+		Short: "Run scenarios against an API and check its idempotency invariants",
+		Long: `Run drives each scenario's operation with concurrent requests, injects its
+faults, retries as its policy says (keeping the op's key), records every
+attempt, reads the real state through its oracles after a quiet period, and
+checks its invariants. A scenario is a YAML file or the name of a built-in
+one ('idemcheck scenarios list'); its schema is in docs/scenario.md.
+
+The target comes from --target, else IDEMCHECK_TARGET, else the file.
+Secrets belong in the environment: templates read them with {{env "NAME"}}.
+
+Exit codes: 0 every expectation met, 1 an invariant or threshold failed (or
+an expected violation was not caught), 2 usage or config error,
+3 inconclusive, 4 target unreachable or report not written, 130 interrupted
+(the report of what ran is still written).`,
+		Example: `  # a scenario of your own
+  idemcheck run charges.yaml --target http://127.0.0.1:8080
+
+  # built-in scenarios against the lab, with a fixed seed and saved evidence
+  idemcheck run charges-lost-ack charges-lost-ack-naive --target http://127.0.0.1:8080 --seed 42 --out ./report
+
+  # more load, open model at 500 ops/s for 30s
+  idemcheck run charges.yaml --rate 500 --duration 30s
+
+  # JSON for machines, JUnit for CI test reporters
+  idemcheck run charges.yaml --format json > report.json
+  idemcheck run scenarios/*.yaml --format junit > junit.xml`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return withHint(ExitUsage, errors.New("run needs at least one scenario file or built-in name"),
+					"list the built-ins with 'idemcheck scenarios list'")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Scenarios = args
+			opts.SeedSet = c.Flags().Changed("seed")
+			if opts.Target == "" {
+				opts.Target = opts.Getenv("IDEMCHECK_TARGET")
+			}
+			if _, err := reports.Writer(opts.Format); err != nil {
+				return withCode(ExitUsage, err)
+			}
+			opts.Progress = opts.Streams.ErrTerminal
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return runRun(c.Context(), opts)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVarP(&opts.Target, "target", "t", "", "base URL of the API under test (default: $IDEMCHECK_TARGET, else the scenario's target)")
+	fl.Uint64Var(&opts.Seed, "seed", 0, "seed for keys, fault placement and jitter (default: random, printed in the report)")
+	fl.IntVar(&opts.Ops, "ops", 0, "override the number of ops")
+	fl.DurationVar(&opts.Duration, "duration", 0, "override how long to send load")
+	fl.IntVar(&opts.Concurrency, "concurrency", 0, "override: closed model with this many workers")
+	fl.Float64Var(&opts.Rate, "rate", 0, "override: open model at this many ops per second")
+	fl.StringVarP(&opts.Out, "out", "o", "", "directory to write report.json and history.jsonl to (one subdirectory per scenario when several)")
+	fl.StringVarP(&opts.Format, "format", "f", "text", "report format on stdout: text, json, markdown or junit")
+	return c
+}
+
+func runRun(ctx context.Context, opts *RunOptions) error {
+	var list []*scenarios.Scenario
+	for _, arg := range opts.Scenarios {
+		sc, err := scenarios.Resolve(arg)
+		if err != nil {
+			return withCode(ExitUsage, err)
+		}
+		if err := applyOverrides(sc, opts.Ops, opts.Duration, opts.Concurrency, opts.Rate); err != nil {
+			return err
+		}
+		list = append(list, sc)
+	}
+	seed := opts.Seed
+	if !opts.SeedSet {
+		seed = randomSeed()
+	}
+	write, _ := reports.Writer(opts.Format)
+	var sums []*reports.Summary
+	code := ExitOK
+	var errs []error
+	for _, sc := range list {
+		out := opts.Out
+		if out != "" && len(list) > 1 {
+			out = filepath.Join(out, sc.Name)
+		}
+		prog := newProgress(opts.Streams, opts.Progress, sc.Name)
+		ex, err := execute(ctx, sc, execOptions{Target: opts.Target, Seed: seed, Out: out, Transport: opts.Transport, Getenv: opts.Getenv, Observer: prog})
+		prog.Close()
+		if err != nil {
+			return err
+		}
+		sums = append(sums, ex.Summary)
+		code = worst(code, ex.Code)
+		if ex.Err != nil {
+			errs = append(errs, ex.Err)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if err := write(opts.Streams.Out, sums); err != nil {
+		return withCode(ExitRuntime, fmt.Errorf("writing report: %w", err))
+	}
+	if opts.Out != "" {
+		fmt.Fprintf(opts.Streams.Err, "report written to %s\n", opts.Out)
+	}
+	if len(errs) > 0 {
+		return withCode(code, errors.Join(errs...))
+	}
+	if code != ExitOK {
+		return silentExit{code}
+	}
+	return nil
+}
+
+// applyOverrides applies the load flags to a loaded scenario.
+func applyOverrides(sc *scenarios.Scenario, ops int, d time.Duration, conc int, rate float64) error {
+	if ops < 0 || d < 0 || conc < 0 || rate < 0 {
+		return usageError("--ops, --duration, --concurrency and --rate must not be negative")
+	}
+	if conc > 0 && rate > 0 {
+		return withHint(ExitUsage, errors.New("--concurrency and --rate both set"), "choose the closed model (--concurrency) or the open model (--rate)")
+	}
+	if ops > 0 {
+		sc.Load.Ops = ops
+		if d == 0 {
+			sc.Load.Duration = 0
+		}
+	}
+	if d > 0 {
+		sc.Load.Duration = scenarios.Duration(d)
+		if ops == 0 {
+			sc.Load.Ops = 0
+		}
+	}
+	if conc > 0 {
+		sc.Load.Concurrency, sc.Load.Rate = conc, 0
+	}
+	if rate > 0 {
+		sc.Load.Rate, sc.Load.Concurrency = scenarios.Rate(rate), 0
+	}
+	return nil
+}
+
+func randomSeed() uint64 {
+	var b [8]byte
+	if _, err := crand.Read(b[:]); err != nil {
+		return uint64(time.Now().UnixNano())
+	}
+	return binary.LittleEndian.Uint64(b[:]) >> 1 // keep it printable as a positive int64 too
+}

@@ -1,0 +1,301 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/reports"
+)
+
+// payServer is a small payment API: POST /pay charges, keyed by the
+// Idempotency-Key header when idempotent is true, and GET /counts reports the
+// charges per key.
+type payServer struct {
+	idempotent bool
+	mu         sync.Mutex
+	charges    map[string]int
+	answers    map[string][]byte
+	seq        int
+}
+
+func (p *payServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case r.Method == http.MethodPost && r.URL.Path == "/pay":
+		key := r.Header.Get("Idempotency-Key")
+		if p.idempotent {
+			if b, ok := p.answers[key]; ok {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusCreated)
+				w.Write(b)
+				return
+			}
+		}
+		p.seq++
+		p.charges[key]++
+		b, _ := json.Marshal(map[string]any{"id": fmt.Sprintf("ch_%d", p.seq), "amount": 100})
+		p.answers[key] = b
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		w.Write(b)
+	case r.Method == http.MethodGet && r.URL.Path == "/counts":
+		json.NewEncoder(w).Encode(map[string]any{"counts": p.charges})
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func newPayServer(t *testing.T, idempotent bool) *httptest.Server {
+	t.Helper()
+	s := httptest.NewServer(&payServer{idempotent: idempotent, charges: map[string]int{}, answers: map[string][]byte{}})
+	t.Cleanup(s.Close)
+	return s
+}
+
+const payScenario = `name: pay
+description: one charge per key under lost acks
+expect: pass
+operation:
+  method: POST
+  path: /pay
+  key: {header: Idempotency-Key}
+  body: '{"amount": 100}'
+load: {ops: 60, concurrency: 4}
+retry: {attempts: 4, backoff: {initial: 1ms, max: 5ms}}
+faults:
+  - {kind: drop_ack, rate: 0.3}
+  - {kind: reset, rate: 0.1}
+response:
+  fields: {id: "$.id"}
+quiet: 10ms
+oracles:
+  - name: ledger
+    effects:
+      bulk: {path: /counts, value: "$.counts"}
+invariants:
+  - {check: exactly_once, oracle: ledger}
+  - {check: same_response}
+`
+
+func writeScenario(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+type result struct {
+	code     ExitCode
+	out, err string
+}
+
+func runMain(t *testing.T, env map[string]string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	getenv := func(k string) string { return env[k] }
+	code := Main(context.Background(), args, Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, getenv)
+	return result{code, out.String(), errb.String()}
+}
+
+func TestRunCatchesNonIdempotentServer(t *testing.T) {
+	srv := newPayServer(t, false)
+	dir := t.TempDir()
+	r := runMain(t, nil, "run", writeScenario(t, payScenario), "--target", srv.URL, "--seed", "7", "--out", dir)
+	if r.code != ExitFailed {
+		t.Fatalf("run on a naive server: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, ExitFailed, r.out, r.err)
+	}
+	if !strings.Contains(r.out, "FAIL") || !strings.Contains(r.out, "exactly_once") {
+		t.Errorf("report does not show the failed invariant:\n%s", r.out)
+	}
+	// The evidence names keys that really were charged twice.
+	f, err := os.Open(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sum, err := reports.ReadJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exKeys []string
+	for _, v := range sum.Verdicts {
+		if v.Invariant == "exactly_once" {
+			for _, ex := range v.Examples {
+				exKeys = append(exKeys, ex.Key)
+				if ex.Effects < 2 {
+					t.Errorf("example key %s has %d effects; evidence must show a duplicate", ex.Key, ex.Effects)
+				}
+			}
+		}
+	}
+	if len(exKeys) == 0 {
+		t.Fatalf("no example keys in the exactly_once verdict: %+v", sum.Verdicts)
+	}
+	if !strings.Contains(r.out, exKeys[0]) {
+		t.Errorf("text report does not name example key %s:\n%s", exKeys[0], r.out)
+	}
+	// check DIR re-judges the saved run the same way, offline.
+	rc := runMain(t, nil, "check", dir)
+	if rc.code != ExitFailed || !strings.Contains(rc.out, exKeys[0]) {
+		t.Errorf("check %s: exit %d, want %d, naming %s:\n%s%s", dir, rc.code, ExitFailed, exKeys[0], rc.out, rc.err)
+	}
+}
+
+func TestRunPassesIdempotentServer(t *testing.T) {
+	srv := newPayServer(t, true)
+	r := runMain(t, nil, "run", writeScenario(t, payScenario), "--target", srv.URL, "--seed", "7")
+	if r.code != ExitOK {
+		t.Fatalf("run on an idempotent server: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.code, r.out, r.err)
+	}
+	if !strings.Contains(r.out, "PASS") {
+		t.Errorf("no PASS in report:\n%s", r.out)
+	}
+}
+
+func TestRunExpectViolationSucceedsWhenCaught(t *testing.T) {
+	sc := strings.Replace(payScenario, "expect: pass", "expect: violation", 1)
+	if r := runMain(t, nil, "run", writeScenario(t, sc), "--target", newPayServer(t, false).URL, "--seed", "3"); r.code != ExitOK {
+		t.Errorf("expect violation on a naive server: exit %d, want 0\n%s%s", r.code, r.out, r.err)
+	}
+	if r := runMain(t, nil, "run", writeScenario(t, sc), "--target", newPayServer(t, true).URL, "--seed", "3"); r.code != ExitFailed {
+		t.Errorf("expect violation on an idempotent server: exit %d, want 1\n%s%s", r.code, r.out, r.err)
+	}
+}
+
+func TestRunSameSeedSameFaults(t *testing.T) {
+	faultsOf := func() []string {
+		dir := t.TempDir()
+		r := runMain(t, nil, "run", writeScenario(t, payScenario), "--target", newPayServer(t, true).URL, "--seed", "99", "--out", dir)
+		if r.code != ExitOK {
+			t.Fatalf("exit %d\n%s%s", r.code, r.out, r.err)
+		}
+		f, err := os.Open(filepath.Join(dir, "history.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		h, err := history.Decode(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seq []string
+		for _, a := range h.Attempts {
+			seq = append(seq, fmt.Sprintf("%s/%d/%s", h.Ops[a.Op].Key, a.N, a.Fault))
+		}
+		return seq
+	}
+	a, b := faultsOf(), faultsOf()
+	if strings.Join(a, ",") != strings.Join(b, ",") {
+		t.Errorf("same seed gave different (key, attempt, fault) sequences:\n%v\n%v", a, b)
+	}
+	injected := 0
+	for _, s := range a {
+		if !strings.HasSuffix(s, "/") {
+			injected++
+		}
+	}
+	if injected == 0 {
+		t.Errorf("no fault injected in %d attempts", len(a))
+	}
+}
+
+func TestRunTargetFromEnv(t *testing.T) {
+	srv := newPayServer(t, true)
+	r := runMain(t, map[string]string{"IDEMCHECK_TARGET": srv.URL}, "run", writeScenario(t, payScenario), "--seed", "1")
+	if r.code != ExitOK {
+		t.Errorf("target from IDEMCHECK_TARGET: exit %d, want 0\n%s%s", r.code, r.out, r.err)
+	}
+}
+
+func TestRunBadInput(t *testing.T) {
+	garbage := garbageServer(t)
+	closed := closedAddr(t)
+	ok := newPayServer(t, true).URL
+	cases := []struct {
+		name     string
+		scenario string
+		target   string
+		code     ExitCode
+		want     []string
+	}{
+		{"malformed yaml", "name: [unclosed\n", ok, ExitUsage, []string{"s.yaml:"}},
+		{"unknown field", strings.Replace(payScenario, "retry: {attempts: 4,", "retry: {retires: 4,", 1), ok, ExitUsage, []string{"retires", "attempts"}},
+		{"bad duration", strings.Replace(payScenario, "quiet: 10ms", "quiet: 10", 1), ok, ExitUsage, []string{"quiet", "ms"}},
+		{"rate and concurrency missing", strings.Replace(payScenario, "load: {ops: 60, concurrency: 4}", "load: {ops: 60}", 1), ok, ExitUsage, []string{"concurrency", "rate"}},
+		{"template error", strings.Replace(payScenario, "path: /pay", "path: /pay/{{.Nope", 1), ok, ExitUsage, []string{"operation", "template"}},
+		{"missing target", payScenario, "", ExitUsage, []string{"target"}},
+		{"unreachable target", payScenario, "http://" + closed, ExitRuntime, []string{"unreachable"}},
+		{"target answering garbage", payScenario, "http://" + garbage, ExitRuntime, []string{"pay"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := []string{"run", writeScenario(t, c.scenario), "--seed", "1"}
+			if c.target != "" {
+				args = append(args, "--target", c.target)
+			}
+			r := runMain(t, nil, args...)
+			if r.code != c.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, c.code, r.out, r.err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(r.err, w) {
+					t.Errorf("stderr does not mention %q:\n%s", w, r.err)
+				}
+			}
+		})
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{"run"}, {"run", "x.yaml", "--nope"}, {"run", "no-such-builtin"}, {"check"}, {"scenarios", "show", "nope"}, {"run", "x", "--format", "pdf"}} {
+		if r := runMain(t, nil, args...); r.code != ExitUsage || r.err == "" {
+			t.Errorf("idemcheck %v: exit %d with stderr %q, want %d and a message", args, r.code, r.err, ExitUsage)
+		}
+	}
+}
+
+// garbageServer answers every connection with bytes that are not HTTP.
+func garbageServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("SSH-2.0-not-http\r\n\r\n"))
+			c.Close()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}

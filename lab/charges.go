@@ -1,0 +1,528 @@
+package lab
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// chargeRequest is the body of POST /charges.
+type chargeRequest struct {
+	Amount   int64
+	Currency string
+	Customer string
+}
+
+// chargeJSON is a charge as the API shows it: the 201 body (no key) and a
+// ledger row (with its key).
+type chargeJSON struct {
+	ID             string `json:"id"`
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	Amount         int64  `json:"amount"`
+	Currency       string `json:"currency"`
+	Customer       string `json:"customer"`
+	Status         string `json:"status"`
+	Created        string `json:"created"`
+}
+
+func chargeView(ch Charge, withKey bool) chargeJSON {
+	v := chargeJSON{
+		ID:       ch.ID,
+		Amount:   ch.Amount,
+		Currency: ch.Currency,
+		Customer: ch.Customer,
+		Status:   ch.Status,
+		Created:  ch.Created.UTC().Format(time.RFC3339),
+	}
+	if withKey {
+		v.IdempotencyKey = ch.IdempotencyKey
+	}
+	return v
+}
+
+// processorChargeJSON is a real charge at the processor.
+type processorChargeJSON struct {
+	ID             string `json:"id"`
+	IdempotencyKey string `json:"idempotency_key"`
+	Amount         int64  `json:"amount"`
+	Currency       string `json:"currency"`
+	Customer       string `json:"customer"`
+	Created        string `json:"created"`
+}
+
+// decodeCharge reads and validates a charge body and returns it with the
+// fingerprint of its canonical JSON.
+func decodeCharge(w http.ResponseWriter, r *http.Request) (chargeRequest, string, error) {
+	body, err := readBody(w, r)
+	if err != nil {
+		return chargeRequest{}, "", err
+	}
+	canon, v, err := canonical(body)
+	if err != nil {
+		return chargeRequest{}, "", err
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return chargeRequest{}, "", errors.New("the body must be a JSON object")
+	}
+	var req chargeRequest
+	n, ok := obj["amount"].(json.Number)
+	if !ok {
+		return chargeRequest{}, "", errors.New("amount must be a number")
+	}
+	req.Amount, err = n.Int64()
+	if err != nil || req.Amount <= 0 {
+		return chargeRequest{}, "", fmt.Errorf("amount must be a positive integer, got %s", n)
+	}
+	req.Currency, ok = obj["currency"].(string)
+	if !ok || !isCurrency(req.Currency) {
+		return chargeRequest{}, "", errors.New("currency must be a 3-letter code")
+	}
+	if c, present := obj["customer"]; present {
+		if req.Customer, ok = c.(string); !ok {
+			return chargeRequest{}, "", errors.New("customer must be a string")
+		}
+	}
+	return req, fingerprint("POST /charges", canon), nil
+}
+
+func isCurrency(s string) bool {
+	if len(s) != 3 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// chargeOp is one protected charge request, after validation.
+type chargeOp struct {
+	key string // the client's key, as sent (unquoted)
+	id  KeyID  // the key record it is deduplicated under
+	ck  string // the cache key of id
+	fp  string // payload fingerprint
+	req chargeRequest
+	// forward: the processor is called with id as its dedup key. Bug paths
+	// that lose the application's dedup call it with a fresh key instead,
+	// so the processor does not hide the mistake from either oracle.
+	forward bool
+}
+
+func (s *Server) newChargeOp(user, key string, req chargeRequest, fp string) chargeOp {
+	op := chargeOp{key: key, id: KeyID{User: user, Key: key}, fp: fp, req: req, forward: true}
+	if s.bugs[BugGlobalKeys] {
+		op.id.User = ""
+	}
+	if s.bugs[BugContentDedup] {
+		op.id.Key = "payload:" + fp
+	}
+	if s.bugs[BugCheckThenAct] || s.bugs[BugNotAtomic] || s.bugs[BugShortTTL] {
+		op.forward = false
+	}
+	// The user is escaped so it cannot hold the separator.
+	op.ck = url.QueryEscape(op.id.User) + "|" + op.id.Key
+	return op
+}
+
+func (op chargeOp) dedupKey(chargeID string) string {
+	if op.forward {
+		return op.id.User + ":" + op.id.Key
+	}
+	return "lab:" + chargeID
+}
+
+func (s *Server) handleChargesCreate() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.bugs[BugNoKey] {
+			s.chargeNaive(w, r)
+			return
+		}
+		key, err := idempotencyKey(r.Header)
+		if err != nil {
+			problem(w, http.StatusBadRequest, "invalid idempotency key", err.Error())
+			return
+		}
+		req, fp, err := decodeCharge(w, r)
+		if err != nil {
+			problem(w, http.StatusBadRequest, "invalid charge", err.Error())
+			return
+		}
+		op := s.newChargeOp(principal(r), key, req, fp)
+		// From here on the work finishes even if the client goes away: a
+		// timed-out request still completes, as it would in production.
+		ctx := context.WithoutCancel(r.Context())
+		switch {
+		case s.bugs[BugCheckThenAct]:
+			s.chargeCheckThenAct(ctx, w, op)
+		case s.bugs[BugNotAtomic]:
+			s.chargeNotAtomic(ctx, w, op)
+		default:
+			s.chargeProtected(ctx, w, op)
+		}
+	}
+}
+
+// chargeProtected is the correct flow: cache, lock, atomic key record,
+// processor deduplicated by key, ledger row and response in one
+// transaction.
+func (s *Server) chargeProtected(ctx context.Context, w http.ResponseWriter, op chargeOp) {
+	if e, ok, err := s.cache.Get(ctx, op.ck); err != nil {
+		s.unavailable(w, "cache get", err)
+		return
+	} else if ok {
+		s.replay(ctx, w, op, e.Fingerprint, &e.Response)
+		return
+	}
+	token := rand.Text()
+	locked, err := s.cache.Lock(ctx, op.ck, token, s.lockTTL)
+	if err != nil {
+		s.unavailable(w, "cache lock", err)
+		return
+	}
+	if !locked {
+		inFlight(w)
+		return
+	}
+	defer s.unlock(ctx, op.ck, token)
+
+	now := s.now()
+	rec, created, err := s.ledger.BeginKey(ctx, KeyRecord{
+		ID: op.id, Fingerprint: op.fp, State: KeyInFlight, Owner: token, ExpiresAt: now.Add(s.lockTTL),
+	}, now)
+	if err != nil {
+		s.unavailable(w, "begin key", err)
+		return
+	}
+	if !created {
+		if rec.State != KeyCompleted {
+			inFlight(w)
+			return
+		}
+		if rec.Response != nil && rec.Fingerprint == op.fp {
+			s.cachePut(ctx, op, *rec.Response)
+		}
+		s.replay(ctx, w, op, rec.Fingerprint, rec.Response)
+		return
+	}
+	s.execute(ctx, w, op, token)
+}
+
+// chargeCheckThenAct is the check-then-act bug: a plain lookup, then the
+// charge, then the write; nothing stops a concurrent duplicate in between.
+func (s *Server) chargeCheckThenAct(ctx context.Context, w http.ResponseWriter, op chargeOp) {
+	rec, found, err := s.ledger.LookupKey(ctx, op.id, s.now())
+	if err != nil {
+		s.unavailable(w, "lookup key", err)
+		return
+	}
+	if found {
+		if rec.State != KeyCompleted {
+			inFlight(w)
+			return
+		}
+		s.replay(ctx, w, op, rec.Fingerprint, rec.Response)
+		return
+	}
+	s.execute(ctx, w, op, "")
+}
+
+// chargeNotAtomic is the not-atomic bug: locked against concurrent
+// duplicates, but the key is written after the ledger row, in a separate
+// step, and a crash in between loses it.
+func (s *Server) chargeNotAtomic(ctx context.Context, w http.ResponseWriter, op chargeOp) {
+	if e, ok, err := s.cache.Get(ctx, op.ck); err != nil {
+		s.unavailable(w, "cache get", err)
+		return
+	} else if ok {
+		s.replay(ctx, w, op, e.Fingerprint, &e.Response)
+		return
+	}
+	token := rand.Text()
+	locked, err := s.cache.Lock(ctx, op.ck, token, s.lockTTL)
+	if err != nil {
+		s.unavailable(w, "cache lock", err)
+		return
+	}
+	if !locked {
+		inFlight(w)
+		return
+	}
+	defer s.unlock(ctx, op.ck, token)
+	rec, found, err := s.ledger.LookupKey(ctx, op.id, s.now())
+	if err != nil {
+		s.unavailable(w, "lookup key", err)
+		return
+	}
+	if found && rec.State == KeyCompleted {
+		s.replay(ctx, w, op, rec.Fingerprint, rec.Response)
+		return
+	}
+	ch, resp, ok := s.charge(ctx, w, op)
+	if !ok {
+		return
+	}
+	if err := s.ledger.InsertCharge(ctx, ch); err != nil {
+		s.unavailable(w, "insert charge", err)
+		return
+	}
+	if n := s.crashes.Add(1); (n-1)%s.crashEvery == 0 {
+		s.log.Warn("seeded crash between charge and key write", "charge", ch.ID, "bug", BugNotAtomic)
+		problem(w, http.StatusInternalServerError, "internal error", "the server failed after charging")
+		return
+	}
+	if err := s.ledger.PutKey(ctx, s.completedRecord(op, ch.ID, "", resp)); err != nil {
+		s.unavailable(w, "put key", err)
+		return
+	}
+	s.cachePut(ctx, op, resp)
+	writeResponse(w, resp, false)
+}
+
+// charge makes the real charge at the processor and builds the ledger row
+// and the response. On failure it has answered and returns ok=false; the
+// caller releases what it holds.
+func (s *Server) charge(ctx context.Context, w http.ResponseWriter, op chargeOp) (Charge, Response, bool) {
+	id, err := s.ledger.NextChargeID(ctx)
+	if err != nil {
+		s.unavailable(w, "next charge id", err)
+		return Charge{}, Response{}, false
+	}
+	if _, err := s.proc.Charge(ctx, ProcessorRequest{
+		DedupKey:       op.dedupKey(id),
+		IdempotencyKey: op.key,
+		Amount:         op.req.Amount,
+		Currency:       op.req.Currency,
+		Customer:       op.req.Customer,
+	}); err != nil {
+		s.log.Warn("processor failed", "err", err)
+		problem(w, http.StatusBadGateway, "card processor failed", err.Error())
+		return Charge{}, Response{}, false
+	}
+	ch := s.newCharge(id, op.key, op.req)
+	body, err := marshal(chargeView(ch, false))
+	if err != nil {
+		problem(w, http.StatusInternalServerError, "encoding failed", err.Error())
+		return Charge{}, Response{}, false
+	}
+	return ch, Response{Status: http.StatusCreated, Body: body}, true
+}
+
+// execute charges for a key record owned by owner ("" when unowned) and
+// stores the ledger row with the completed record in one transaction.
+func (s *Server) execute(ctx context.Context, w http.ResponseWriter, op chargeOp, owner string) {
+	ch, resp, ok := s.charge(ctx, w, op)
+	if !ok {
+		s.release(ctx, op.id, owner)
+		return
+	}
+	if err := s.ledger.CompleteCharge(ctx, s.completedRecord(op, ch.ID, owner, resp), ch); err != nil {
+		if errors.Is(err, ErrKeyLost) {
+			s.log.Warn("idempotency key lost while charging", "charge", ch.ID)
+			inFlight(w)
+			return
+		}
+		s.release(ctx, op.id, owner)
+		s.unavailable(w, "complete charge", err)
+		return
+	}
+	if !s.bugs[BugKeyOnly] {
+		s.cachePut(ctx, op, resp)
+	}
+	writeResponse(w, resp, false)
+}
+
+func (s *Server) completedRecord(op chargeOp, chargeID, owner string, resp Response) KeyRecord {
+	rec := KeyRecord{
+		ID:          op.id,
+		Fingerprint: op.fp,
+		State:       KeyCompleted,
+		Response:    &resp,
+		ChargeID:    chargeID,
+		Owner:       owner,
+		ExpiresAt:   s.now().Add(s.keyTTL),
+	}
+	if s.bugs[BugKeyOnly] {
+		rec.Response = nil
+	}
+	return rec
+}
+
+func (s *Server) newCharge(id, key string, req chargeRequest) Charge {
+	return Charge{
+		ID:             id,
+		IdempotencyKey: key,
+		Amount:         req.Amount,
+		Currency:       req.Currency,
+		Customer:       req.Customer,
+		Status:         "succeeded",
+		Created:        s.now().UTC().Truncate(time.Second),
+	}
+}
+
+// replay answers with the stored response of a completed key, or 422 when
+// the payload differs. A key stored without its response (the key-only
+// bug) gets a freshly built body.
+func (s *Server) replay(ctx context.Context, w http.ResponseWriter, op chargeOp, fp string, resp *Response) {
+	if fp != op.fp && !s.bugs[BugNoFingerprint] {
+		problem(w, http.StatusUnprocessableEntity, "idempotency key reused with a different payload",
+			"this Idempotency-Key was first used with another request body")
+		return
+	}
+	if resp == nil {
+		id, err := s.ledger.NextChargeID(ctx)
+		if err != nil {
+			s.unavailable(w, "next charge id", err)
+			return
+		}
+		body, err := marshal(chargeView(s.newCharge(id, op.key, op.req), false))
+		if err != nil {
+			problem(w, http.StatusInternalServerError, "encoding failed", err.Error())
+			return
+		}
+		resp = &Response{Status: http.StatusCreated, Body: body}
+	}
+	writeResponse(w, *resp, true)
+}
+
+func (s *Server) cachePut(ctx context.Context, op chargeOp, resp Response) {
+	// The ledger is the source of truth: a failed cache write only costs a
+	// later cache miss.
+	if err := s.cache.Put(ctx, op.ck, Entry{Fingerprint: op.fp, Response: resp}, s.keyTTL); err != nil {
+		s.log.Error("cache put failed", "err", err)
+	}
+}
+
+func (s *Server) unlock(ctx context.Context, key, token string) {
+	if err := s.cache.Unlock(ctx, key, token); err != nil {
+		s.log.Error("cache unlock failed; the lock expires with its TTL", "err", err)
+	}
+}
+
+func (s *Server) release(ctx context.Context, id KeyID, owner string) {
+	if owner == "" {
+		return
+	}
+	if err := s.ledger.ReleaseKey(ctx, id, owner); err != nil {
+		s.log.Error("release key failed; the key is usable again when its lease expires", "err", err)
+	}
+}
+
+// inFlight answers 409 for a key whose first request is still running.
+func inFlight(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "1")
+	problem(w, http.StatusConflict, "request in progress",
+		"a request with this Idempotency-Key is in progress; retry later")
+}
+
+// unavailable answers 503 for a backend failure: the lab fails closed and
+// never charges without a record.
+func (s *Server) unavailable(w http.ResponseWriter, what string, err error) {
+	s.log.Error("backend failed", "op", what, "err", err)
+	w.Header().Set("Retry-After", "1")
+	problem(w, http.StatusServiceUnavailable, "store unavailable", what+": "+err.Error())
+}
+
+// chargeNaive charges on every call and records the client's key, if any.
+func (s *Server) chargeNaive(w http.ResponseWriter, r *http.Request) {
+	req, fp, err := decodeCharge(w, r)
+	if err != nil {
+		problem(w, http.StatusBadRequest, "invalid charge", err.Error())
+		return
+	}
+	key := unquoteKey(r.Header.Get("Idempotency-Key"))
+	op := chargeOp{key: key, fp: fp, req: req}
+	ch, resp, ok := s.charge(context.WithoutCancel(r.Context()), w, op)
+	if !ok {
+		return
+	}
+	if err := s.ledger.InsertCharge(context.WithoutCancel(r.Context()), ch); err != nil {
+		s.unavailable(w, "insert charge", err)
+		return
+	}
+	writeResponse(w, resp, false)
+}
+
+func (s *Server) handleNaiveChargesCreate() http.HandlerFunc {
+	return s.chargeNaive
+}
+
+func (s *Server) handleChargesList() http.HandlerFunc {
+	type answer struct {
+		IdempotencyKey string       `json:"idempotency_key"`
+		Count          int          `json:"count"`
+		Charges        []chargeJSON `json:"charges"`
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		key := r.URL.Query().Get("idempotency_key")
+		if key == "" {
+			problem(w, http.StatusBadRequest, "missing idempotency_key", "GET /charges needs ?idempotency_key=K")
+			return
+		}
+		rows, err := s.ledger.ChargesByKey(r.Context(), key)
+		if err != nil {
+			s.unavailable(w, "list charges", err)
+			return
+		}
+		a := answer{IdempotencyKey: key, Count: len(rows), Charges: make([]chargeJSON, len(rows))}
+		for i, ch := range rows {
+			a.Charges[i] = chargeView(ch, true)
+		}
+		encode(w, http.StatusOK, a)
+	}
+}
+
+func (s *Server) handleChargesCounts() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		counts, err := s.ledger.ChargeCounts(r.Context())
+		if err != nil {
+			s.unavailable(w, "count charges", err)
+			return
+		}
+		if counts == nil {
+			counts = map[string]int{}
+		}
+		encode(w, http.StatusOK, map[string]map[string]int{"counts": counts})
+	}
+}
+
+func (s *Server) handleProcessorChargesList() http.HandlerFunc {
+	type answer struct {
+		IdempotencyKey string                `json:"idempotency_key"`
+		Count          int                   `json:"count"`
+		Charges        []processorChargeJSON `json:"charges"`
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		key := r.URL.Query().Get("idempotency_key")
+		if key == "" {
+			problem(w, http.StatusBadRequest, "missing idempotency_key", "GET /processor/charges needs ?idempotency_key=K")
+			return
+		}
+		rows := s.proc.Charges(key)
+		a := answer{IdempotencyKey: key, Count: len(rows), Charges: make([]processorChargeJSON, len(rows))}
+		for i, c := range rows {
+			a.Charges[i] = processorChargeJSON{
+				ID:             c.ID,
+				IdempotencyKey: c.IdempotencyKey,
+				Amount:         c.Amount,
+				Currency:       c.Currency,
+				Customer:       c.Customer,
+				Created:        c.Created.UTC().Format(time.RFC3339),
+			}
+		}
+		encode(w, http.StatusOK, a)
+	}
+}
+
+func (s *Server) handleProcessorChargesCounts() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		encode(w, http.StatusOK, map[string]map[string]int{"counts": s.proc.Counts()})
+	}
+}

@@ -1,0 +1,80 @@
+// Package lab is idemcheck's built-in reference target: a small payment
+// service with a naive and a protected endpoint for each seed scenario
+// (charges, a compare-and-set debit, a like counter), read endpoints that
+// expose its effects to the oracles, and seeded bugs that each reproduce
+// one classic idempotency mistake. The protected lab must hold every
+// invariant under every fault; each seeded bug must be caught.
+//
+// Topology:
+//
+//	client ──HTTP──▶ Server (routes.go)
+//	                   │
+//	                   ├─▶ Cache     in-flight lock (SET NX PX) and response cache, with TTLs
+//	                   │             memory (NewMemoryCache) or Redis (redis.go)
+//	                   │
+//	                   ├─▶ Ledger    source of truth: idempotency keys, ledger rows,
+//	                   │             accounts + debit log, posts + like_ops
+//	                   │             memory (NewMemoryLedger) or Postgres (postgres.go)
+//	                   │
+//	                   └─▶ Processor stub card processor: deduplicates by the key it
+//	                                 is given, counts every real charge, takes
+//	                                 Config.ProcessorLatency per new charge
+//
+// The protected charge (POST /charges):
+//
+//	validate key and body ─▶ Cache.Get ──hit──▶ replay (422 if the payload differs)
+//	        │ miss
+//	        ▼
+//	Cache.Lock ──held──▶ 409 Retry-After: 1
+//	        ▼
+//	Ledger.BeginKey ──completed──▶ replay ; ──in flight──▶ 409
+//	        ▼ new
+//	Processor.Charge(dedup key user:key) ──fails──▶ ReleaseKey, 502
+//	        ▼
+//	Ledger.CompleteCharge (ledger row + key + response, one transaction)
+//	        ▼
+//	Cache.Put, Cache.Unlock, 201 (replays: byte-identical, Idempotent-Replayed: true)
+//
+// Everything after validation runs under context.WithoutCancel: a client
+// that times out does not stop the charge, exactly as in production. A
+// backend error answers 503 (fail closed); nothing is charged without a
+// record, and a charge whose record failed is retried safely because the
+// processor deduplicates by the same key.
+//
+// Seeded bugs (Config.Bugs) change only the protected endpoints; the naive
+// ones are always naive. Bug paths that lose the application's dedup also
+// call the processor with a fresh dedup key, so both the ledger oracle and
+// the processor oracle see the double charge. The built-in scenario and
+// fault that catch each one:
+//
+//	no-key           charges-lost-ack, charges-timeout (drop_ack, timeout +
+//	                 retries): every retry charges → exactly_once, at_most_once.
+//	                 Audit C01 (missing key is accepted).
+//	check-then-act   charges-timeout (a retry overlaps the original) and any
+//	                 duplicate fault: both copies pass the lookup → at_most_once.
+//	                 Audit C06/C10.
+//	not-atomic       charges-lost-ack, charges-timeout: the 1st, 5th, 9th...
+//	                 charge answers 500 after charging (Config.CrashEvery), the
+//	                 retry (5xx is retried) charges again → at_most_once. Audit C12.
+//	key-only         a replay carries a new id → same_response, given a key
+//	                 with two acknowledged 2xx answers: a duplicate fault (one
+//	                 copy 201, the other 409 then a replay) or Audit C03/C17.
+//	                 (A drop_ack alone leaves one acknowledged answer.)
+//	global-keys      needs two users sending the same key (the built-in
+//	                 scenarios give each op its own key): the second user gets
+//	                 the first user's body → Audit C15 cross-user.
+//	content-dedup    needs distinct keys with identical bodies (built-in
+//	                 bodies differ by customer): the second key is replayed,
+//	                 never charged → exactly_once (acked key with 0 effects).
+//	                 Audit "same payload, new key".
+//	no-fingerprint   same key, other payload replays instead of 422 → Audit C04.
+//	no-unique-index  likes-duplicate (duplicate fault, 3 copies at once): the
+//	                 copies all pass the op_id check → exact_counter.
+//	short-ttl        any retry later than 1 s (backoff, delay fault) charges
+//	                 again → at_most_once; Audit C14 expiry.
+//	blind-debit      debit-cas (drop_ack, duplicate): a retried or duplicated
+//	                 debit applies twice → conditional_update.
+//
+// A customer named FailCustomer makes the processor fail, to exercise the
+// error path (502, nothing recorded, the key usable again).
+package lab

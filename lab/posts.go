@@ -1,0 +1,112 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+)
+
+type postJSON struct {
+	ID    string `json:"id"`
+	Likes int64  `json:"likes"`
+}
+
+type likeRequest struct {
+	OpID string `json:"op_id"`
+}
+
+// handlePostLike adds a like once per op_id: the op is inserted into
+// like_ops (unique) and the counter incremented in one atomic step.
+func (s *Server) handlePostLike() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req likeRequest
+		if err := decode(w, r, &req); err != nil {
+			problem(w, http.StatusBadRequest, "invalid like", err.Error())
+			return
+		}
+		if req.OpID == "" {
+			problem(w, http.StatusBadRequest, "invalid like", "op_id is required")
+			return
+		}
+		ctx := context.WithoutCancel(r.Context())
+		id := r.PathValue("id")
+		if s.bugs[BugNoUniqueIndex] {
+			s.likeCheckThenInsert(ctx, w, id, req.OpID)
+			return
+		}
+		p, err := s.ledger.Like(ctx, id, req.OpID, true)
+		if err != nil {
+			s.unavailable(w, "like", err)
+			return
+		}
+		encode(w, http.StatusOK, postJSON(p))
+	}
+}
+
+// likeCheckThenInsert is the no-unique-index bug: a lookup of the op, some
+// work, then an insert that nothing makes unique.
+func (s *Server) likeCheckThenInsert(ctx context.Context, w http.ResponseWriter, id, opID string) {
+	seen, err := s.ledger.HasLikeOp(ctx, id, opID)
+	if err != nil {
+		s.unavailable(w, "check like op", err)
+		return
+	}
+	var p Post
+	if seen {
+		p, err = s.ledger.Post(ctx, id)
+	} else {
+		sleep(ctx, s.raceWindow)
+		p, err = s.ledger.Like(ctx, id, opID, false)
+	}
+	if err != nil {
+		s.unavailable(w, "like", err)
+		return
+	}
+	encode(w, http.StatusOK, postJSON(p))
+}
+
+func (s *Server) handleNaivePostLike() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req likeRequest
+		body, err := readBody(w, r)
+		if err == nil && len(bytes.TrimSpace(body)) > 0 {
+			err = json.Unmarshal(body, &req)
+		}
+		if err != nil {
+			problem(w, http.StatusBadRequest, "invalid like", err.Error())
+			return
+		}
+		p, err := s.ledger.Like(context.WithoutCancel(r.Context()), r.PathValue("id"), req.OpID, false)
+		if err != nil {
+			s.unavailable(w, "like", err)
+			return
+		}
+		encode(w, http.StatusOK, postJSON(p))
+	}
+}
+
+func (s *Server) handlePostGet() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p, err := s.ledger.Post(r.Context(), r.PathValue("id"))
+		if err != nil {
+			s.unavailable(w, "get post", err)
+			return
+		}
+		encode(w, http.StatusOK, postJSON(p))
+	}
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}

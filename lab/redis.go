@@ -1,0 +1,200 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RedisCache is a Cache in Redis: the in-flight lock and the response cache
+// in front of the ledger. Every key it writes carries a TTL and starts with
+// its prefix:
+//
+//	PREFIX lock:KEY   a string, the holder's token      SET NX PX
+//	PREFIX resp:KEY   a hash {fingerprint, status, body}  replaced in MULTI/EXEC
+//
+// Redis is never the source of truth: a lost entry costs a ledger read, and
+// an unreachable Redis makes every method return an error (the handlers
+// answer 503, fail closed). It is safe for concurrent use.
+type RedisCache struct {
+	client *redis.Client
+	prefix string
+}
+
+// RedisOption configures NewRedisCache.
+type RedisOption func(*redisOptions)
+
+type redisOptions struct {
+	prefix string
+}
+
+// DefaultRedisPrefix starts every key a RedisCache writes, unless
+// RedisPrefix says otherwise.
+const DefaultRedisPrefix = "idemcheck:lab:"
+
+// RedisPrefix makes the cache use prefix for its keys instead of
+// DefaultRedisPrefix, so that labs, or tests, sharing a Redis database do not
+// share entries. Reset deletes only keys under the prefix.
+func RedisPrefix(prefix string) RedisOption {
+	return func(o *redisOptions) { o.prefix = prefix }
+}
+
+// NewRedisCache connects to the Redis server at url (redis://host:port/db),
+// checks it answers PING, and returns the cache. Close it when done.
+//
+// Commands are not retried by the client (unless the URL sets max_retries):
+// a SET NX whose answer was lost must surface as an error, not be re-sent
+// and then read as "held by someone else". Nor are failed dials, so an
+// unreachable Redis fails each call at once (fail closed, fast).
+func NewRedisCache(ctx context.Context, url string, opts ...RedisOption) (*RedisCache, error) {
+	o := redisOptions{prefix: DefaultRedisPrefix}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	ropt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redis cache: %w", err)
+	}
+	if ropt.MaxRetries == 0 {
+		ropt.MaxRetries = -1
+	}
+	// One dial per command: an unreachable Redis answers 503 at once.
+	ropt.DialerRetries = 1
+	c := &RedisCache{client: redis.NewClient(ropt), prefix: o.prefix}
+	if err := c.client.Ping(ctx).Err(); err != nil {
+		c.client.Close()
+		return nil, fmt.Errorf("redis cache: ping %s: %w", ropt.Addr, err)
+	}
+	return c, nil
+}
+
+// Close closes the client's connections.
+func (c *RedisCache) Close() error { return c.client.Close() }
+
+// Prefix returns the prefix of every key the cache writes.
+func (c *RedisCache) Prefix() string { return c.prefix }
+
+func (c *RedisCache) lockKey(key string) string { return c.prefix + "lock:" + key }
+func (c *RedisCache) respKey(key string) string { return c.prefix + "resp:" + key }
+
+// errTTL is returned for a TTL Redis cannot store (it must be at least 1 ms).
+var errTTL = errors.New("ttl must be at least 1ms")
+
+// Lock implements Cache: SET lock:KEY token NX PX ttl.
+func (c *RedisCache) Lock(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
+	if ttl < time.Millisecond {
+		return false, fmt.Errorf("redis cache: lock %q: %w", key, errTTL)
+	}
+	ok, err := c.client.SetArgs(ctx, c.lockKey(key), token, redis.SetArgs{Mode: "NX", TTL: ttl}).Result()
+	if errors.Is(err, redis.Nil) {
+		return false, nil // NX: the key is held
+	}
+	if err != nil {
+		return false, fmt.Errorf("redis cache: lock %q: %w", key, err)
+	}
+	return ok == "OK", nil
+}
+
+// unlockScript deletes the lock only if the caller still holds it.
+var unlockScript = redis.NewScript(`
+if redis.call("GET", KEYS[1]) == ARGV[1] then
+	return redis.call("DEL", KEYS[1])
+end
+return 0`)
+
+// Unlock implements Cache with a compare-and-delete script.
+func (c *RedisCache) Unlock(ctx context.Context, key, token string) error {
+	if err := unlockScript.Run(ctx, c.client, []string{c.lockKey(key)}, token).Err(); err != nil {
+		return fmt.Errorf("redis cache: unlock %q: %w", key, err)
+	}
+	return nil
+}
+
+// Get implements Cache: HGETALL resp:KEY (Redis expires the hash itself).
+func (c *RedisCache) Get(ctx context.Context, key string) (Entry, bool, error) {
+	m, err := c.client.HGetAll(ctx, c.respKey(key)).Result()
+	if err != nil {
+		return Entry{}, false, fmt.Errorf("redis cache: get %q: %w", key, err)
+	}
+	if len(m) == 0 {
+		return Entry{}, false, nil
+	}
+	status, err := strconv.Atoi(m["status"])
+	if err != nil {
+		return Entry{}, false, fmt.Errorf("redis cache: get %q: bad status %q: %w", key, m["status"], err)
+	}
+	return Entry{
+		Fingerprint: m["fingerprint"],
+		Response:    Response{Status: status, Body: []byte(m["body"])},
+	}, true, nil
+}
+
+// Put implements Cache: DEL, HSET and PEXPIRE of resp:KEY in one MULTI/EXEC,
+// so a reader sees the old entry, nothing, or the whole new one, never an
+// entry without its TTL.
+func (c *RedisCache) Put(ctx context.Context, key string, e Entry, ttl time.Duration) error {
+	if ttl < time.Millisecond {
+		return fmt.Errorf("redis cache: put %q: %w", key, errTTL)
+	}
+	k := c.respKey(key)
+	_, err := c.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, k)
+		p.HSet(ctx, k, "fingerprint", e.Fingerprint, "status", strconv.Itoa(e.Response.Status), "body", e.Response.Body)
+		p.PExpire(ctx, k, ttl)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("redis cache: put %q: %w", key, err)
+	}
+	return nil
+}
+
+// Reset implements Cache: it deletes every key under the prefix (SCAN and
+// UNLINK; entries written meanwhile may survive).
+func (c *RedisCache) Reset(ctx context.Context) error {
+	iter := c.client.Scan(ctx, 0, globEscape(c.prefix)+"*", 500).Iterator()
+	var batch []string
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := c.client.Unlink(ctx, batch...).Err()
+		batch = batch[:0]
+		return err
+	}
+	for iter.Next(ctx) {
+		batch = append(batch, iter.Val())
+		if len(batch) == 500 {
+			if err := flush(); err != nil {
+				return fmt.Errorf("redis cache: reset: %w", err)
+			}
+		}
+	}
+	if err := iter.Err(); err != nil {
+		return fmt.Errorf("redis cache: reset: %w", err)
+	}
+	if err := flush(); err != nil {
+		return fmt.Errorf("redis cache: reset: %w", err)
+	}
+	return nil
+}
+
+// globEscape quotes the glob metacharacters of a Redis MATCH pattern.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '*', '?', '[', ']', '\\', '^', '-':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+var _ Cache = (*RedisCache)(nil)

@@ -1,0 +1,179 @@
+package lab
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/idemcheck/idemcheck/internal/testsvc"
+	"github.com/redis/go-redis/v9"
+)
+
+// redisPrefixes numbers the key prefixes the tests use, one per cache.
+var redisPrefixes atomic.Int64
+
+// newTestRedisCache opens a cache with a fresh prefix on the server at url,
+// closed when t ends.
+func newTestRedisCache(t *testing.T, url string) *RedisCache {
+	t.Helper()
+	c, err := NewRedisCache(testCtx(t), url, RedisPrefix(fmt.Sprintf("test:%d:", redisPrefixes.Add(1))))
+	if err != nil {
+		t.Fatalf("NewRedisCache(%q) = %v", url, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// rawRedis is a plain client to look at what the cache wrote.
+func rawRedis(t *testing.T, url string) *redis.Client {
+	t.Helper()
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(opt)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestRedisCache runs the Cache contract against a real Redis; TTLs run
+// out in real time (Redis expires keys itself).
+func TestRedisCache(t *testing.T) {
+	url := testsvc.Redis(t)
+	runCacheContract(t, func(t *testing.T) (Cache, func(time.Duration)) {
+		return newTestRedisCache(t, url), time.Sleep
+	})
+
+	t.Run("KeysCarryTheirTTL", func(t *testing.T) {
+		ctx, c, raw := testCtx(t), newTestRedisCache(t, url), rawRedis(t, url)
+		if ok, err := c.Lock(ctx, "k", "tok", 30*time.Second); err != nil || !ok {
+			t.Fatalf("Lock = %v, %v", ok, err)
+		}
+		if err := c.Put(ctx, "k", Entry{Fingerprint: "fp", Response: Response{Status: 201, Body: []byte("x")}}, 24*time.Hour); err != nil {
+			t.Fatalf("Put = %v", err)
+		}
+		tests := []struct {
+			key      string
+			min, max time.Duration
+		}{
+			{c.Prefix() + "lock:k", 29 * time.Second, 30 * time.Second},
+			{c.Prefix() + "resp:k", 24*time.Hour - time.Minute, 24 * time.Hour},
+		}
+		for _, tt := range tests {
+			got, err := raw.PTTL(ctx, tt.key).Result()
+			if err != nil || got < tt.min || got > tt.max {
+				t.Errorf("PTTL(%s) = %v, %v, want in [%v, %v]", tt.key, got, err, tt.min, tt.max)
+			}
+		}
+		if got, _ := raw.Get(ctx, c.Prefix()+"lock:k").Result(); got != "tok" {
+			t.Errorf("GET lock = %q, want the holder's token", got)
+		}
+	})
+
+	t.Run("PutReplaces", func(t *testing.T) {
+		ctx, c := testCtx(t), newTestRedisCache(t, url)
+		first := Entry{Fingerprint: "fp1", Response: Response{Status: 201, Body: []byte("one")}}
+		second := Entry{Fingerprint: "fp2", Response: Response{Status: 500, Body: []byte("two\x00\xff")}}
+		for _, e := range []Entry{first, second} {
+			if err := c.Put(ctx, "k", e, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, found, err := c.Get(ctx, "k")
+		if err != nil || !found {
+			t.Fatalf("Get = %v, %v", found, err)
+		}
+		if diff := cmp.Diff(second, got); diff != "" {
+			t.Errorf("Get after two Puts (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("PrefixesIsolate", func(t *testing.T) {
+		ctx := testCtx(t)
+		a, b := newTestRedisCache(t, url), newTestRedisCache(t, url)
+		if ok, _ := a.Lock(ctx, "k", "ta", time.Minute); !ok {
+			t.Fatal("Lock(a) = false")
+		}
+		if err := a.Put(ctx, "k", Entry{Fingerprint: "fp"}, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := b.Lock(ctx, "k", "tb", time.Minute); err != nil || !ok {
+			t.Errorf("Lock(b, k) = %v, %v, want true: prefixes must not share locks", ok, err)
+		}
+		if err := b.Reset(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, found, _ := a.Get(ctx, "k"); !found {
+			t.Error("b.Reset deleted a's entry")
+		}
+		if ok, _ := a.Lock(ctx, "k", "ta2", time.Minute); ok {
+			t.Error("b.Reset released a's lock")
+		}
+	})
+
+	t.Run("TTLTooShort", func(t *testing.T) {
+		ctx, c := testCtx(t), newTestRedisCache(t, url)
+		if _, err := c.Lock(ctx, "k", "t", 0); err == nil {
+			t.Error("Lock(ttl 0) = nil error, want an error (SET PX needs >= 1ms)")
+		}
+		if err := c.Put(ctx, "k", Entry{}, time.Microsecond); err == nil {
+			t.Error("Put(ttl 1µs) = nil error, want an error")
+		}
+	})
+}
+
+func TestGlobEscape(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"idemcheck:lab:", "idemcheck:lab:"},
+		{"a*b?[c]\\", `a\*b\?\[c\]\\`},
+	}
+	for _, tt := range tests {
+		if got := globEscape(tt.in); got != tt.want {
+			t.Errorf("globEscape(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestRedisCacheFailsClosed checks that an unreachable Redis is an error
+// from the constructor and from every method: never "lock free", "lock
+// held" or "no entry", which the handlers would act on.
+func TestRedisCacheFailsClosed(t *testing.T) {
+	ctx := testCtx(t)
+	var c *RedisCache
+	var url string
+	t.Run("up", func(t *testing.T) {
+		url = testsvc.Redis(t)
+		var err error
+		c, err = NewRedisCache(ctx, url)
+		if err != nil {
+			t.Fatalf("NewRedisCache = %v", err)
+		}
+	})
+	if c == nil {
+		t.Fatal("no cache")
+	}
+	defer c.Close()
+	// The server is gone now.
+	calls := map[string]func() error{
+		"Lock":   func() error { _, err := c.Lock(ctx, "k", "t", time.Minute); return err },
+		"Unlock": func() error { return c.Unlock(ctx, "k", "t") },
+		"Get":    func() error { _, _, err := c.Get(ctx, "k"); return err },
+		"Put":    func() error { return c.Put(ctx, "k", Entry{}, time.Minute) },
+		"Reset":  func() error { return c.Reset(ctx) },
+	}
+	for name, call := range calls {
+		begin := time.Now()
+		err := call()
+		t.Logf("%s: %v in %v", name, err, time.Since(begin))
+		if err == nil || errors.Is(err, redis.Nil) {
+			t.Errorf("%s with Redis down = %v, want a connection error", name, err)
+		}
+	}
+	if c2, err := NewRedisCache(ctx, url); err == nil {
+		c2.Close()
+		t.Errorf("NewRedisCache(%s) with Redis down = nil error, want an error", url)
+	}
+}

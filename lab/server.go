@@ -1,0 +1,211 @@
+package lab
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults applied by New to zero Config fields.
+const (
+	DefaultProcessorLatency = 20 * time.Millisecond
+	DefaultKeyTTL           = 24 * time.Hour
+	DefaultLockTTL          = 30 * time.Second
+	DefaultCrashEvery       = 4
+	// ShortKeyTTL is the key retention under the short-ttl bug.
+	ShortKeyTTL = time.Second
+)
+
+// raceWindow is the application work a check-then-act bug does between its
+// check and its write (the no-unique-index like path), so concurrent
+// duplicates overlap the way they do in production.
+const raceWindow = 10 * time.Millisecond
+
+// Config configures a lab Server. The zero value is a correct lab with
+// default latencies and no reset endpoint.
+type Config struct {
+	// ProcessorLatency is how long each new charge takes at the card
+	// processor: 0 means DefaultProcessorLatency, negative means none.
+	ProcessorLatency time.Duration
+	// StoreLatency is added to every call to the idempotency store (the
+	// Cache), to model the roundtrip to a remote store: 0 means none.
+	StoreLatency time.Duration
+	// AllowReset enables POST /reset (clears every store).
+	AllowReset bool
+	// KeyTTL is how long a completed idempotency key (and its cached
+	// response) is kept: 0 means DefaultKeyTTL.
+	KeyTTL time.Duration
+	// LockTTL is the lease of an in-flight key (lock and in-flight record):
+	// 0 means DefaultLockTTL. After it, a crashed request's key is usable
+	// again.
+	LockTTL time.Duration
+	// CrashEvery: under the not-atomic bug, the 1st, (1+N)th, (1+2N)th...
+	// charge crashes between its effect and its key write: 0 means
+	// DefaultCrashEvery.
+	CrashEvery int
+	// Bugs are seeded bug names (see Bugs); unknown names make New fail.
+	Bugs []string
+	// Clock stamps charges and measures TTLs: nil means time.Now.
+	Clock func() time.Time
+	// Logger receives backend errors and crashes: nil discards them.
+	Logger *slog.Logger
+}
+
+// Seeded bug names, for Config.Bugs.
+const (
+	BugNoKey         = "no-key"
+	BugCheckThenAct  = "check-then-act"
+	BugNotAtomic     = "not-atomic"
+	BugKeyOnly       = "key-only"
+	BugGlobalKeys    = "global-keys"
+	BugContentDedup  = "content-dedup"
+	BugNoFingerprint = "no-fingerprint"
+	BugNoUniqueIndex = "no-unique-index"
+	BugShortTTL      = "short-ttl"
+	BugBlindDebit    = "blind-debit"
+)
+
+// BugInfo describes one seeded bug.
+type BugInfo struct {
+	Name        string
+	Description string
+}
+
+var bugs = []BugInfo{
+	{BugNoKey, "POST /charges ignores Idempotency-Key: every call charges"},
+	{BugCheckThenAct, "key looked up, then charged, then stored, not atomically: concurrent duplicates both charge"},
+	{BugNotAtomic, "key written after the charge, outside its transaction: a crash in between makes the retry charge again"},
+	{BugKeyOnly, "key stored without its response: a replay answers with a freshly built body (new id)"},
+	{BugGlobalKeys, "keys not scoped per user: another user's request with the same key gets the first user's response"},
+	{BugContentDedup, "dedup by payload hash instead of key: a new key with the same payload is suppressed and replayed"},
+	{BugNoFingerprint, "no payload fingerprint: the same key with another payload is replayed instead of 422"},
+	{BugNoUniqueIndex, "likes: op_id checked, then inserted without a unique index: concurrent duplicates count twice"},
+	{BugShortTTL, "idempotency keys expire after 1s: a late retry charges again"},
+	{BugBlindDebit, "POST /accounts/{id}/debit ignores expected_version: a retried debit applies twice"},
+}
+
+// ErrUnknownBug is returned (wrapped) by New for a bug name it does not know.
+var ErrUnknownBug = errors.New("unknown bug")
+
+// Bugs returns the seeded bugs the lab knows, in a stable order.
+func Bugs() []BugInfo {
+	return append([]BugInfo(nil), bugs...)
+}
+
+func bugNames() []string {
+	names := make([]string, len(bugs))
+	for i, b := range bugs {
+		names[i] = b.Name
+	}
+	return names
+}
+
+// Server is the lab: the reference payment service. It is an http.Handler;
+// see routes.go for its API.
+type Server struct {
+	cfg    Config
+	bugs   map[string]bool
+	ledger Ledger
+	cache  Cache
+	proc   *Processor
+	log    *slog.Logger
+	mux    *http.ServeMux
+
+	keyTTL     time.Duration
+	lockTTL    time.Duration
+	crashEvery int64
+	crashes    atomic.Int64 // not-atomic charges that reached the crash window
+	raceWindow time.Duration
+}
+
+// New returns a lab serving from ledger (the database) and cache (the
+// idempotency store in front of it). It fails on an unknown bug name.
+func New(cfg Config, ledger Ledger, cache Cache) (*Server, error) {
+	if ledger == nil || cache == nil {
+		return nil, errors.New("lab: ledger and cache are required")
+	}
+	s := &Server{ledger: ledger, cache: cache, bugs: map[string]bool{}, raceWindow: raceWindow}
+	known := bugNames()
+	for _, b := range cfg.Bugs {
+		b = strings.TrimSpace(b)
+		if !slices.Contains(known, b) {
+			return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownBug, b, strings.Join(known, ", "))
+		}
+		s.bugs[b] = true
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.ProcessorLatency == 0 {
+		cfg.ProcessorLatency = DefaultProcessorLatency
+	}
+	if cfg.KeyTTL <= 0 {
+		cfg.KeyTTL = DefaultKeyTTL
+	}
+	if cfg.LockTTL <= 0 {
+		cfg.LockTTL = DefaultLockTTL
+	}
+	if cfg.CrashEvery <= 0 {
+		cfg.CrashEvery = DefaultCrashEvery
+	}
+	s.log = cfg.Logger
+	if s.log == nil {
+		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s.cfg = cfg
+	s.keyTTL = cfg.KeyTTL
+	if s.bugs[BugShortTTL] {
+		s.keyTTL = ShortKeyTTL
+	}
+	s.lockTTL = cfg.LockTTL
+	s.crashEvery = int64(cfg.CrashEvery)
+	if cfg.StoreLatency > 0 {
+		s.cache = slowCache{Cache: cache, latency: cfg.StoreLatency}
+	}
+	s.proc = NewProcessor(cfg.ProcessorLatency, cfg.Clock)
+	s.mux = http.NewServeMux()
+	s.routes()
+	return s, nil
+}
+
+// NewMemory returns a lab with an in-memory ledger and cache.
+func NewMemory(cfg Config) (*Server, error) {
+	clock := cfg.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	return New(cfg, NewMemoryLedger(), NewMemoryCache(clock))
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// mux.Handler finds the route but does not set path values: a matched
+	// request goes through mux.ServeHTTP.
+	if h, pattern := s.mux.Handler(r); pattern == "" {
+		s.serveUnrouted(w, r, h)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// Processor returns the lab's card processor (to count real charges).
+func (s *Server) Processor() *Processor { return s.proc }
+
+// ActiveBugs returns the seeded bugs this server runs with, in Bugs order.
+func (s *Server) ActiveBugs() []string {
+	var out []string
+	for _, b := range bugs {
+		if s.bugs[b.Name] {
+			out = append(out, b.Name)
+		}
+	}
+	return out
+}
+
+func (s *Server) now() time.Time { return s.cfg.Clock() }
