@@ -1,0 +1,33 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Delay waits before sending, which reorders attempts (a retry may overtake
+// its original).
+type Delay struct {
+	Wait time.Duration
+}
+
+// Kind returns KindDelay.
+func (Delay) Kind() string { return KindDelay }
+
+// Inject waits d.Wait, then sends req through next. If the request's context
+// ends first, it returns the context's error without sending (Sent reports
+// false for it).
+func (d Delay) Inject(next http.RoundTripper, req *http.Request) (*http.Response, error) {
+	t := time.NewTimer(d.Wait)
+	defer t.Stop()
+	ctx := req.Context()
+	select {
+	case <-t.C:
+		return next.RoundTrip(req)
+	case <-ctx.Done():
+		closeBody(req)
+		return nil, &unsentError{fmt.Errorf("injected delay: canceled before sending, during a %v delay: %w", d.Wait, context.Cause(ctx))}
+	}
+}

@@ -1,0 +1,24 @@
+// Package faults injects the network faults that make clients retry: a lost
+// acknowledgement, a client-side timeout, a duplicated send, a connection
+// reset before sending, and added latency.
+//
+// Each fault is a small type behind the Fault interface, one file each. A
+// Plan decides, from a seed and nothing else, which fault (if any) applies to
+// attempt n of op k, so a run is reproducible whatever the scheduling. The
+// chosen fault rides on the request's context and the Transport applies it:
+//
+//	runner --Plan.Pick(op, attempt)--> Fault
+//	   |                                  |
+//	   +-- req.WithContext(WithFault(ctx, f))
+//	                     |
+//	                     v
+//	   Transport.RoundTrip --f.Inject(Base, req)--> Base (http.Transport) --> target
+//
+// Proxy serves the same faults to clients that are not idemcheck: an
+// httputil.ReverseProxy over the same Transport that picks a fault for every
+// incoming request.
+//
+// Injected network failures are returned as (nil, err) with err wrapping
+// ErrDroppedAck, ErrTimeout or ErrReset; Sent tells whether a failed request
+// may have reached the server (outcome "info") or certainly did not ("fail").
+package faults

@@ -1,0 +1,205 @@
+package faults
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Fault kinds, as scenarios name them.
+const (
+	KindDropAck   = "drop_ack"
+	KindTimeout   = "timeout"
+	KindDuplicate = "duplicate"
+	KindReset     = "reset"
+	KindDelay     = "delay"
+)
+
+// Fault is one kind of fault, applied to one attempt.
+type Fault interface {
+	// Kind is the fault's name, one of the Kind constants.
+	Kind() string
+	// Inject sends req through next with the fault applied. It keeps the
+	// http.RoundTripper contract: req is not modified (a clone is), its body
+	// is always closed, and an injected network failure is (nil, err).
+	Inject(next http.RoundTripper, req *http.Request) (*http.Response, error)
+}
+
+// Sentinel errors wrapped by injected failures; test them with errors.Is.
+var (
+	// ErrDroppedAck: the server answered, the answer was discarded.
+	ErrDroppedAck = errors.New("dropped ack")
+	// ErrTimeout: the client gave up after its deadline; the server may
+	// still be working.
+	ErrTimeout = errors.New("timeout")
+	// ErrReset: the connection failed before a byte of the request was
+	// written; the server never saw it.
+	ErrReset = errors.New("connection reset before sending")
+)
+
+// injectedError is a network failure made up by a fault. Its message reads
+// well in a report: "injected drop_ack: response discarded after the server
+// answered 201".
+type injectedError struct {
+	kind     string
+	msg      string
+	sentinel error
+}
+
+func (e *injectedError) Error() string { return "injected " + e.kind + ": " + e.msg }
+
+func (e *injectedError) Unwrap() error { return e.sentinel }
+
+// Timeout reports whether the error is an injected timeout, like net.Error.
+func (e *injectedError) Timeout() bool { return e.sentinel == ErrTimeout }
+
+// unsentError marks a failure that certainly happened before the request was
+// sent (for example a delay interrupted by cancellation).
+type unsentError struct{ err error }
+
+func (e *unsentError) Error() string { return e.err.Error() }
+
+func (e *unsentError) Unwrap() error { return e.err }
+
+// closeBody closes req's body, as a RoundTripper must even when it fails
+// before sending.
+func closeBody(req *http.Request) {
+	if req != nil && req.Body != nil {
+		req.Body.Close()
+	}
+}
+
+// drainClose reads what is left of a response body and closes it, so the
+// connection can be reused.
+func drainClose(resp *http.Response) {
+	if resp == nil || resp.Body == nil {
+		return
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
+
+// Spec is a fault with its share of attempts, as a scenario declares it.
+type Spec struct {
+	Kind string
+	// Rate is the share of attempts that get this fault, in [0, 1].
+	Rate float64
+	// After is the client deadline of a timeout fault.
+	After time.Duration
+	// Copies is how many times a duplicate fault sends the attempt (>= 2;
+	// 0 means 2).
+	Copies int
+	// Delay is the wait of a delay fault.
+	Delay time.Duration
+	// Attempts limits the fault to these attempt numbers (1 = first send);
+	// empty means any attempt.
+	Attempts []int
+}
+
+// SpecError is one problem with one parameter of a Spec. New and NewPlan
+// return them joined (errors.Join), so every problem is reported at once;
+// find them with errors.As.
+type SpecError struct {
+	// Field is the parameter at fault, named as in a scenario: "kind",
+	// "rate", "after", "copies", "delay" or "attempts".
+	Field string
+	// Problem says what is wrong and what is expected.
+	Problem string
+}
+
+func (e *SpecError) Error() string { return e.Field + ": " + e.Problem }
+
+func specErr(field, format string, args ...any) error {
+	return &SpecError{Field: field, Problem: fmt.Sprintf(format, args...)}
+}
+
+// constructors is the explicit table of known faults: kind → constructor.
+// A constructor validates its own parameters and rejects those of others.
+var constructors = map[string]func(Spec) (Fault, []error){
+	KindDropAck: func(s Spec) (Fault, []error) {
+		return DropAck{}, unexpected(s, KindDropAck)
+	},
+	KindReset: func(s Spec) (Fault, []error) {
+		return Reset{}, unexpected(s, KindReset)
+	},
+	KindTimeout: func(s Spec) (Fault, []error) {
+		errs := unexpected(s, KindTimeout, "after")
+		if s.After <= 0 {
+			errs = append(errs, specErr("after", "a timeout fault needs after > 0 (the client deadline), got %v", s.After))
+		}
+		return Timeout{After: s.After}, errs
+	},
+	KindDuplicate: func(s Spec) (Fault, []error) {
+		errs := unexpected(s, KindDuplicate, "copies")
+		copies := s.Copies
+		if copies == 0 {
+			copies = 2
+		}
+		if copies < 2 {
+			errs = append(errs, specErr("copies", "a duplicate fault needs copies >= 2, got %d", s.Copies))
+		}
+		return Duplicate{Copies: copies}, errs
+	},
+	KindDelay: func(s Spec) (Fault, []error) {
+		errs := unexpected(s, KindDelay, "delay")
+		if s.Delay <= 0 {
+			errs = append(errs, specErr("delay", "a delay fault needs delay > 0, got %v", s.Delay))
+		}
+		return Delay{Wait: s.Delay}, errs
+	},
+}
+
+// unexpected reports the kind-specific parameters set on a fault that does
+// not take them (a likely typo or a misplaced line), except those in allowed.
+func unexpected(s Spec, kind string, allowed ...string) []error {
+	var errs []error
+	check := func(field string, set bool, owner string) {
+		if set && !slices.Contains(allowed, field) {
+			errs = append(errs, specErr(field, "only a %s fault takes %s, not a %s fault", owner, field, kind))
+		}
+	}
+	check("after", s.After != 0, KindTimeout)
+	check("copies", s.Copies != 0, KindDuplicate)
+	check("delay", s.Delay != 0, KindDelay)
+	return errs
+}
+
+// Kinds returns the known fault kinds, sorted.
+func Kinds() []string {
+	kinds := make([]string, 0, len(constructors))
+	for k := range constructors {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	return kinds
+}
+
+// New builds the fault a Spec declares and validates every parameter,
+// including Rate and Attempts, which the Plan uses. The error joins one
+// *SpecError per problem.
+func New(s Spec) (Fault, error) {
+	var errs []error
+	if !(s.Rate >= 0 && s.Rate <= 1) { // also rejects NaN
+		errs = append(errs, specErr("rate", "must be between 0 and 1, got %v", s.Rate))
+	}
+	for _, a := range s.Attempts {
+		if a < 1 {
+			errs = append(errs, specErr("attempts", "attempt numbers start at 1 (the first send), got %d", a))
+		}
+	}
+	build, ok := constructors[s.Kind]
+	if !ok {
+		errs = append(errs, specErr("kind", "%q is not a known fault (known: %s)", s.Kind, strings.Join(Kinds(), ", ")))
+		return nil, errors.Join(errs...)
+	}
+	f, kindErrs := build(s)
+	errs = append(errs, kindErrs...)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s fault: %w", s.Kind, errors.Join(errs...))
+	}
+	return f, nil
+}
