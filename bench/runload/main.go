@@ -1,0 +1,90 @@
+// Command runload drives a target with idemcheck's runner, closed model, no
+// faults, and prints the request rate, the latency and the memory the
+// recorded history takes per attempt. bench/vegeta-compare.sh runs it next
+// to vegeta against the same no-op server.
+//
+//	go run ./bench/runload -target http://127.0.0.1:8089 -workers 64 -duration 10s
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"time"
+
+	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/runner"
+	"github.com/idemcheck/idemcheck/scenarios"
+)
+
+func main() {
+	target := flag.String("target", "http://127.0.0.1:8089", "base URL of the target")
+	workers := flag.Int("workers", 64, "closed-model workers")
+	duration := flag.Duration("duration", 10*time.Second, "how long to send")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
+	flag.Parse()
+	if err := run(*target, *workers, *duration, *cpuprofile); err != nil {
+		fmt.Fprintln(os.Stderr, "runload:", err)
+		os.Exit(1)
+	}
+}
+
+func run(target string, workers int, duration time.Duration, cpuprofile string) error {
+	u, err := url.Parse(target)
+	if err != nil {
+		return err
+	}
+	sc := &scenarios.Scenario{
+		Name: "runload",
+		Operation: scenarios.Operation{
+			Request: scenarios.Request{Method: "POST", Path: "/charges", Body: `{"amount":100,"currency":"usd","customer":"cus_1"}`},
+			Key:     scenarios.KeyPlace{Header: "Idempotency-Key"},
+		},
+		Load:  scenarios.Load{Duration: scenarios.Duration(duration), Concurrency: workers},
+		Retry: scenarios.Retry{Attempts: 1, On: scenarios.DefaultRetryOn()},
+	}
+	if cpuprofile != "" {
+		f, err := os.Create(cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	h, err := runner.Run(context.Background(), sc, runner.Options{Target: u, Seed: 1})
+	elapsed := time.Since(start)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	n := len(h.Attempts)
+	ok := 0
+	for i := range h.Attempts {
+		if h.Attempts[i].Outcome == history.OK && h.Attempts[i].Status == 200 {
+			ok++
+		}
+	}
+	att, _ := runner.Latency(h)
+	fmt.Printf("attempts     %d (%d ok 200) in %v\n", n, ok, elapsed.Round(time.Millisecond))
+	fmt.Printf("req/s        %.0f\n", float64(n)/elapsed.Seconds())
+	fmt.Printf("latency      p50 %v  p99 %v  max %v\n",
+		time.Duration(att.ValueAtQuantile(50))*time.Microsecond,
+		time.Duration(att.ValueAtQuantile(99))*time.Microsecond,
+		time.Duration(att.Max())*time.Microsecond)
+	fmt.Printf("bytes/attempt %.0f (live heap of the history after GC)\n",
+		float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(max(n, 1)))
+	runtime.KeepAlive(h)
+	return nil
+}

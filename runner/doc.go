@@ -1,0 +1,24 @@
+// Package runner drives a scenario's load against a target and records
+// every attempt in a history.
+//
+// Run schedules ops in a closed model (load.concurrency workers, each taking
+// the next op as soon as the previous one is done) or an open model
+// (load.rate ops per second from a pacer, whatever the answers do, with up to
+// load.max_in_flight ops at once). Each op gets a key drawn from the seed and
+// its sequence number, so keys, fault placement, jitter and rendered bodies
+// are the same for the same seed whatever the scheduling:
+//
+//	pacer or counter --op i--> worker --attempt n--> faults.Transport --> target
+//	                             |   ^                      |
+//	                             |   +--retry (same key)----+ (Plan.Pick(i, n))
+//	                             v
+//	                     per-worker records --merge, sort--> history.History
+//
+// Latency is measured from each attempt's intended start (the pacer's
+// schedule in the open model), so queueing is not hidden (coordinated
+// omission). The history is the source of truth; Latency builds
+// HdrHistograms from it.
+//
+// Setup sends a scenario's setup requests before the load; Normalize is the
+// response fingerprint used by the same_response invariant.
+package runner

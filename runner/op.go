@@ -1,0 +1,389 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/scenarios"
+)
+
+// worker runs ops one at a time and records them. Everything it owns is
+// reused from one op to the next; nothing is shared but the run.
+type worker struct {
+	r     *run
+	rec   recorder
+	pcg   rand.PCG
+	rnd   *rand.Rand
+	buf   []byte // response body
+	canon canon
+	timer *time.Timer
+
+	// the current op's key header value and key-edited static body, kept
+	// for its retries (shared, read-only, by its requests)
+	keyVal struct {
+		op  int
+		val []string
+	}
+	keyed struct {
+		op      int
+		body    []byte
+		getBody func() (io.ReadCloser, error)
+	}
+
+	sent         int   // attempts handed to the transport
+	answered     int   // attempts that got an HTTP answer
+	transportErr error // the first transport error
+	renderErr    error // the first template error
+}
+
+func (r *run) newWorker() *worker {
+	w := &worker{r: r, buf: make([]byte, 0, 4<<10)}
+	w.rnd = rand.New(&w.pcg)
+	return w
+}
+
+// runOp runs op id, first intended at intended: the before read, the
+// attempts and their retries. It records the op and its attempts and tells
+// the observer.
+func (w *worker) runOp(id int, intended time.Duration) {
+	r := w.r
+	w.pcg.Seed(r.seed, uint64(id))
+	op := history.Op{ID: id, Key: scenarios.NewKey(w.rnd)}
+	if len(r.users) > 0 {
+		op.User = r.users[id%len(r.users)]
+	}
+	w.rec.ops.add(op)
+	v := scenarios.Vars{Key: op.Key, Seq: id, User: op.User, Rand: w.rnd}
+	state := history.NotSent
+	defer func() {
+		if r.obs != nil {
+			r.obs.OpDone(id, state)
+		}
+	}()
+	if r.ctx.Err() != nil {
+		return
+	}
+	if r.before != nil {
+		vars, err := w.capture(v)
+		if err != nil {
+			now := r.since()
+			w.rec.attempts.add(history.Attempt{
+				Op: id, N: 1, Outcome: history.Fail,
+				Intended: intended, Start: now, End: now,
+				Err: "operation.before: " + err.Error(),
+			})
+			return
+		}
+		v.Vars = vars
+	}
+	for n := 1; ; n++ {
+		v.Attempt = n
+		a, rendered := w.attempt(id, v, intended)
+		w.rec.attempts.add(a)
+		switch {
+		case a.Acked():
+			state = history.Acked
+		case a.Outcome != history.Fail && state != history.Acked:
+			state = history.Indeterminate
+		}
+		// A request that does not render will not render on a retry.
+		if !rendered || n >= r.attempts || r.ctx.Err() != nil || !r.sc.Retryable(a.Outcome, a.Status) {
+			return
+		}
+		wait := r.backoff.wait(id, n)
+		intended = a.End + wait
+		if !w.sleep(wait) {
+			return
+		}
+	}
+}
+
+// attempt makes attempt v.Attempt of op and returns its record; rendered is
+// false when the request could not be rendered (and was not sent).
+func (w *worker) attempt(op int, v scenarios.Vars, intended time.Duration) (a history.Attempt, rendered bool) {
+	r := w.r
+	a = history.Attempt{Op: op, N: v.Attempt, Intended: intended}
+	f := r.plan.Pick(op, v.Attempt)
+	ctx := r.ctx
+	if f != nil {
+		a.Fault = f.Kind()
+		ctx = faults.WithFault(ctx, f)
+	}
+	// The same Rand state for every attempt renders the same body.
+	w.pcg.Seed(r.tmplSeed, uint64(op))
+	req, err := w.build(ctx, v)
+	if err != nil {
+		a.Start = r.since()
+		a.End = a.Start
+		a.Outcome = history.Fail
+		a.Err = "render: " + err.Error()
+		if w.renderErr == nil {
+			w.renderErr = err
+		}
+		return a, false
+	}
+	w.sent++
+	a.Start = r.since()
+	resp, err := r.rt.RoundTrip(req)
+	if err != nil {
+		a.End = r.since()
+		a.Err = err.Error()
+		a.Outcome = history.Info
+		if !faults.Sent(err) {
+			a.Outcome = history.Fail
+		}
+		if w.transportErr == nil {
+			w.transportErr = err
+		}
+		return a, true
+	}
+	w.answered++
+	body, err := w.read(resp)
+	a.End = r.since()
+	if err != nil {
+		a.Outcome = history.Info
+		a.Err = fmt.Sprintf("status %d, then reading the body: %v", resp.StatusCode, err)
+		return a, true
+	}
+	a.Outcome = history.OK
+	a.Status = resp.StatusCode
+	a.Fingerprint, a.Fields = w.inspect(body)
+	return a, true
+}
+
+// build renders the operation's request for v, with the op's key in place.
+func (w *worker) build(ctx context.Context, v scenarios.Vars) (*http.Request, error) {
+	r := w.r
+	if st := r.static; st != nil {
+		body, getBody := st.body, st.getBody
+		if r.keyField != "" {
+			// Same body for every attempt of the op: edit it once.
+			if w.keyed.op != v.Seq || w.keyed.body == nil {
+				b, err := setField(st.body, r.keyField, v.Key)
+				if err != nil {
+					return nil, err
+				}
+				w.keyed.op, w.keyed.body, w.keyed.getBody = v.Seq, b, bodyFunc(b)
+			}
+			body, getBody = w.keyed.body, w.keyed.getBody
+		}
+		var keyVal []string
+		if r.keyHeader != "" {
+			if w.keyVal.op != v.Seq || w.keyVal.val == nil {
+				w.keyVal.op, w.keyVal.val = v.Seq, []string{v.Key}
+			}
+			keyVal = w.keyVal.val
+		}
+		return st.request(ctx, body, getBody, r.keyHeader, keyVal)
+	}
+	body, err := r.op.Body(v)
+	if err != nil {
+		return nil, err
+	}
+	if r.keyField != "" {
+		if body, err = setField(body, r.keyField, v.Key); err != nil {
+			return nil, err
+		}
+	}
+	req, err := r.op.BuildWithBody(ctx, r.base, v, body)
+	if err != nil {
+		return nil, err
+	}
+	if r.keyHeader != "" {
+		req.Header.Set(r.keyHeader, v.Key)
+	}
+	return req, nil
+}
+
+// setField sets the top-level member field of the JSON object body to key.
+// A request without a body gets {"field": key}.
+func setField(body []byte, field, key string) ([]byte, error) {
+	m := map[string]json.RawMessage{}
+	if len(bytes.TrimSpace(body)) > 0 {
+		if err := json.Unmarshal(body, &m); err != nil {
+			return nil, fmt.Errorf("operation.key.body_field %q: the body must be a JSON object: %w", field, err)
+		}
+		if m == nil {
+			return nil, fmt.Errorf("operation.key.body_field %q: the body must be a JSON object, got null", field)
+		}
+	}
+	k, err := json.Marshal(key)
+	if err != nil {
+		return nil, err
+	}
+	m[field] = k
+	return json.Marshal(m)
+}
+
+// read reads resp's body (up to maxBody, draining and discarding up to
+// maxDrain more) into the worker's buffer and closes it.
+func (w *worker) read(resp *http.Response) ([]byte, error) {
+	defer resp.Body.Close()
+	buf := w.buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			if len(buf) >= maxBody {
+				_, err := io.CopyN(io.Discard, resp.Body, maxDrain)
+				if err == io.EOF {
+					err = nil
+				}
+				w.buf = buf
+				return buf, err
+			}
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := resp.Body.Read(buf[len(buf):min(cap(buf), maxBody)])
+		buf = buf[:len(buf)+n]
+		if err != nil {
+			w.buf = buf
+			if err == io.EOF {
+				return buf, nil
+			}
+			return buf, err
+		}
+	}
+}
+
+// inspect returns the fingerprint of body and the fields the scenario keeps.
+func (w *worker) inspect(body []byte) (uint64, map[string]string) {
+	r := w.r
+	if len(r.fields) == 0 {
+		return w.canon.fingerprint(body, r.volatile), nil
+	}
+	doc, ok := decodeJSON(body)
+	if !ok {
+		return w.canon.fingerprint(body, nil), nil
+	}
+	fields := map[string]string{}
+	for _, f := range r.fields {
+		if s, ok := w.canon.selectString(f.path, doc); ok {
+			fields[f.name] = s
+		}
+	}
+	if len(fields) == 0 {
+		fields = nil
+	}
+	doc = remove(doc, r.volatile)
+	w.canon.reset()
+	w.canon.encode(doc)
+	return fnv1a(w.canon.out), fields
+}
+
+// capture makes the op's before read and returns the captured variables.
+func (w *worker) capture(v scenarios.Vars) (map[string]string, error) {
+	r := w.r
+	v.Attempt = 0
+	w.pcg.Seed(r.tmplSeed, uint64(v.Seq))
+	req, err := r.before.Build(r.ctx, r.base, v)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := r.rt.RoundTrip(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, err)
+	}
+	body, err := w.read(resp)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: reading the body: %w", req.Method, req.URL.Path, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, fmt.Errorf("%s %s: status %d: %s", req.Method, req.URL.Path, resp.StatusCode, snippet(body))
+	}
+	doc, ok := decodeJSON(body)
+	if !ok {
+		return nil, fmt.Errorf("%s %s: the answer is not JSON: %s", req.Method, req.URL.Path, snippet(body))
+	}
+	vars := make(map[string]string, len(r.capture))
+	for _, c := range r.capture {
+		s, ok := w.canon.selectString(c.path, doc)
+		if !ok {
+			return nil, fmt.Errorf("%s %s: var %s: %s selects nothing in %s", req.Method, req.URL.Path, c.name, c.path, snippet(body))
+		}
+		vars[c.name] = s
+	}
+	return vars, nil
+}
+
+// sleep waits d unless the run is cancelled first; it reports whether the
+// whole wait elapsed.
+func (w *worker) sleep(d time.Duration) bool {
+	if d <= 0 {
+		return w.r.ctx.Err() == nil
+	}
+	if w.timer == nil {
+		w.timer = time.NewTimer(d)
+	} else {
+		w.timer.Reset(d)
+	}
+	select {
+	case <-w.timer.C:
+		return true
+	case <-w.r.ctx.Done():
+		w.timer.Stop()
+		return false
+	}
+}
+
+// backoff is the retry policy's wait: the n-th retry waits
+// min(max, initial*multiplier^(n-1)) minus up to jitter of it, the jitter
+// drawn from (seed, op, n).
+type backoff struct {
+	initial, max time.Duration
+	multiplier   float64
+	jitter       float64
+	seed         uint64
+}
+
+func (b backoff) wait(op, n int) time.Duration {
+	mult := b.multiplier
+	if mult <= 0 {
+		mult = 1
+	}
+	d := float64(b.initial) * math.Pow(mult, float64(n-1))
+	if b.max > 0 && d > float64(b.max) {
+		d = float64(b.max)
+	}
+	if b.jitter > 0 {
+		u := unit(b.seed, op, n)
+		d -= d * min(b.jitter, 1) * u
+	}
+	if d >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return time.Duration(d)
+}
+
+// unit is a uniform number in [0, 1) that depends only on its arguments.
+func unit(seed uint64, op, n int) float64 {
+	h := splitmix64(seed)
+	h = splitmix64(h ^ uint64(op))
+	h = splitmix64(h ^ uint64(n))
+	return float64(h>>11) * (1.0 / (1 << 53))
+}
+
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// snippet is the start of a body for an error message.
+func snippet(b []byte) string {
+	const n = 200
+	b = bytes.TrimSpace(b)
+	if len(b) > n {
+		return strconv.Quote(string(b[:n])) + "..."
+	}
+	return strconv.Quote(string(b))
+}

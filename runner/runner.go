@@ -1,0 +1,390 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/theory/jsonpath"
+
+	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/scenarios"
+)
+
+// Options are what Run and Setup need besides the scenario.
+type Options struct {
+	// Target is the base URL every request path is joined to.
+	Target *url.URL
+	// Seed drives every key, fault placement, backoff jitter and template
+	// randInt/uuid: the same seed sends the same requests.
+	Seed uint64
+	// Transport sends the requests. Nil means a tuned *http.Transport
+	// (keep-alive, enough idle connections for every worker, HTTP/1.1),
+	// closed when Run returns. Run wraps it in a faults.Transport.
+	Transport http.RoundTripper
+	// Env is what templates' env function reads. Nil reads nothing.
+	Env func(string) string
+	// Observer hears progress; nil hears nothing.
+	Observer Observer
+	// Now returns the wall clock for history.Meta's Started and Ended; nil
+	// means time.Now. Offsets inside the history use the monotonic clock.
+	Now func() time.Time
+}
+
+// Observer hears a run's progress; cmd adapts it to progress bars. Its
+// methods are called from many goroutines: implementations must be safe for
+// concurrent use and cheap, as OpDone is called once per op on the hot path.
+type Observer interface {
+	// Start is called once before the load: totalOps is load.ops (0 when
+	// the load is bound by its duration only) and duration is
+	// load.duration (0 when bound by ops only).
+	Start(totalOps int, duration time.Duration)
+	// OpDone is called when op has made its last attempt.
+	OpDone(op int, state history.OpState)
+}
+
+// ErrTarget is wrapped by the errors of Setup and Run when the target could
+// not be reached or set up: a setup request failed, or not a single attempt
+// of the load got an HTTP answer.
+var ErrTarget = errors.New("target unreachable")
+
+// maxBody is how much of a response body is read and fingerprinted; the rest
+// is drained (up to maxDrain) and discarded.
+const (
+	maxBody  = 1 << 20
+	maxDrain = 4 << 20
+)
+
+// Run drives the scenario's load against opts.Target and returns the
+// history of every op and attempt, sorted, with its Meta filled.
+//
+// It returns when every worker has exited; no goroutine outlives it. When
+// ctx is cancelled it stops scheduling ops, cancels the attempts in flight
+// (recorded as info: they may have been processed), makes no more retries,
+// sets Meta.Interrupted and returns the partial history with ctx.Err().
+// When not a single attempt got an HTTP answer it returns the history with
+// an error wrapping ErrTarget. A scenario that does not compile (a bad
+// template or JSONPath, a bad fault) is an error before any request is sent.
+//
+// Decisions worth knowing:
+//   - a failed operation.before read (transport error, non-2xx, a variable
+//     not found) ends its op with a single attempt of outcome fail (the
+//     operation was certainly not sent) whose Err starts with
+//     "operation.before:"; it is not retried;
+//   - a request that cannot be rendered (a template error) is recorded the
+//     same way, outcome fail, Err starting with "render:", and not retried;
+//     when no request could be rendered at all, Run returns the template
+//     error;
+//   - a response whose body breaks off after the status line is recorded as
+//     outcome info: the client did not get the answer.
+func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.History, error) {
+	r, err := compile(sc, opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Transport == nil {
+		tr := newTransport(r.workers())
+		defer tr.CloseIdleConnections()
+		opts.Transport = tr
+	}
+	r.rt = &faults.Transport{Base: opts.Transport}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	h := &history.History{Meta: history.Meta{Scenario: sc.Name, Seed: opts.Seed}}
+	if opts.Target != nil {
+		h.Meta.Target = opts.Target.String()
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.ctx = ctx
+
+	if r.obs != nil {
+		r.obs.Start(r.load.Ops, time.Duration(r.load.Duration))
+	}
+	h.Meta.Started = now()
+	r.start = time.Now()
+	if d := time.Duration(r.load.Duration); d > 0 {
+		t := time.AfterFunc(d, func() { r.stop.Store(true) })
+		defer t.Stop()
+	}
+	var ws []*worker
+	if r.load.Rate > 0 {
+		ws = r.open()
+	} else {
+		ws = r.closed()
+	}
+	h.Meta.Ended = now()
+
+	recs := make([]*recorder, len(ws))
+	answered, sent := 0, 0
+	var transportErr, renderErr error
+	for i, w := range ws {
+		recs[i] = &w.rec
+		answered += w.answered
+		sent += w.sent
+		if transportErr == nil {
+			transportErr = w.transportErr
+		}
+		if renderErr == nil {
+			renderErr = w.renderErr
+		}
+	}
+	h.Ops, h.Attempts = merge(recs)
+	h.Sort()
+
+	if err := ctx.Err(); err != nil {
+		h.Meta.Interrupted = true
+		return h, err
+	}
+	switch {
+	case answered > 0:
+		return h, nil
+	case sent > 0:
+		return h, fmt.Errorf("%w: not one of %d attempts got an answer from %s; first error: %w", ErrTarget, sent, h.Meta.Target, transportErr)
+	case renderErr != nil:
+		return h, renderErr
+	}
+	return h, nil
+}
+
+// newTransport returns the default transport: HTTP/1.1 with keep-alive and
+// an idle connection kept for every worker. It does not read the
+// environment (no proxy).
+func newTransport(conns int) *http.Transport {
+	return &http.Transport{
+		DialContext: (&net.Dialer{
+			Timeout:   10 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		MaxIdleConnsPerHost: max(conns, 2),
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
+		DisableCompression:  true,
+	}
+}
+
+// run is a compiled scenario plus the state shared by its workers.
+type run struct {
+	ctx      context.Context
+	sc       *scenarios.Scenario
+	base     *url.URL
+	seed     uint64
+	tmplSeed uint64 // templates' Rand draws from (tmplSeed, op)
+	load     scenarios.Load
+
+	op        *scenarios.Template
+	static    *static // the operation when it has no template, else nil
+	keyHeader string
+	keyField  string
+	before    *scenarios.Template
+	capture   []namedPath
+	fields    []namedPath
+	volatile  []*jsonpath.Path
+	users     []string
+
+	plan     *faults.Plan
+	rt       http.RoundTripper
+	attempts int
+	backoff  backoff
+	obs      Observer
+
+	start time.Time   // monotonic origin of every offset
+	stop  atomic.Bool // set when the load's duration is over
+}
+
+type namedPath struct {
+	name string
+	path *jsonpath.Path
+}
+
+func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
+	r := &run{
+		sc:        sc,
+		base:      opts.Target,
+		seed:      opts.Seed,
+		tmplSeed:  splitmix64(opts.Seed ^ 0x7e3a1a7e5eed),
+		load:      sc.Load,
+		keyHeader: sc.Operation.Key.Header,
+		keyField:  sc.Operation.Key.BodyField,
+		users:     sc.Users,
+		attempts:  max(sc.Retry.Attempts, 1),
+		backoff: backoff{
+			initial:    time.Duration(sc.Retry.Backoff.Initial),
+			max:        time.Duration(sc.Retry.Backoff.Max),
+			multiplier: sc.Retry.Backoff.Multiplier,
+			jitter:     sc.Retry.Backoff.Jitter,
+			seed:       splitmix64(opts.Seed ^ 0xb0ff),
+		},
+		obs: opts.Observer,
+	}
+	if opts.Target == nil {
+		return nil, errors.New("no target URL: set target in the scenario, --target or IDEMCHECK_TARGET")
+	}
+	if sc.Operation.Key.None {
+		r.keyHeader, r.keyField = "", ""
+	}
+	if r.load.Ops <= 0 && r.load.Duration <= 0 {
+		return nil, errors.New("load: set ops or duration (or both), or the load never ends")
+	}
+	var err error
+	if r.op, err = scenarios.NewTemplate("operation", sc.Operation.Request, http.MethodPost, opts.Env); err != nil {
+		return nil, err
+	}
+	if r.static, err = newStatic(opts.Target, sc.Operation.Request); err != nil {
+		return nil, fmt.Errorf("operation.path: %w", err)
+	}
+	if r.keyHeader != "" {
+		r.keyHeader = http.CanonicalHeaderKey(r.keyHeader)
+	}
+	if b := sc.Operation.Before; b != nil {
+		if r.before, err = scenarios.NewTemplate("operation.before", b.Request, http.MethodGet, opts.Env); err != nil {
+			return nil, err
+		}
+		if r.capture, err = compilePaths("operation.before.vars", b.Vars); err != nil {
+			return nil, err
+		}
+	}
+	if r.fields, err = compilePaths("response.fields", sc.Response.Fields); err != nil {
+		return nil, err
+	}
+	for i, s := range sc.Response.Volatile {
+		p, err := jsonpath.Parse(s)
+		if err != nil {
+			return nil, fmt.Errorf("response.volatile[%d]: %w", i, err)
+		}
+		r.volatile = append(r.volatile, p)
+	}
+	if r.plan, err = faults.NewPlan(opts.Seed, sc.FaultSpecs()); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func compilePaths(field string, m map[string]string) ([]namedPath, error) {
+	var out []namedPath
+	for name, s := range m {
+		p, err := jsonpath.Parse(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s.%s: %w", field, name, err)
+		}
+		out = append(out, namedPath{name, p})
+	}
+	return out, nil
+}
+
+// workers is the most ops in flight at once.
+func (r *run) workers() int {
+	if r.load.Rate > 0 {
+		if r.load.MaxInFlight > 0 {
+			return r.load.MaxInFlight
+		}
+		return 512
+	}
+	return max(r.load.Concurrency, 1)
+}
+
+// since is the offset of now from the start of the run.
+func (r *run) since() time.Duration { return time.Since(r.start) }
+
+// closed runs the closed model: workers take the next op number from a
+// shared counter until load.ops were issued, the duration elapsed or ctx
+// was cancelled.
+func (r *run) closed() []*worker {
+	n := r.workers()
+	ws := make([]*worker, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for i := range ws {
+		w := r.newWorker()
+		ws[i] = w
+		wg.Go(func() {
+			for !r.stop.Load() && r.ctx.Err() == nil {
+				id := int(next.Add(1) - 1)
+				if r.load.Ops > 0 && id >= r.load.Ops {
+					return
+				}
+				w.runOp(id, r.since())
+			}
+		})
+	}
+	wg.Wait()
+	return ws
+}
+
+// job is an op the open model's pacer scheduled, and when.
+type job struct {
+	op       int
+	intended time.Duration
+}
+
+// open runs the open model: the pacer issues ops at load.rate to workers,
+// started on demand up to max_in_flight. An op's first attempt is intended
+// at its scheduled time, so the time it waited for a worker counts in its
+// latency.
+func (r *run) open() []*worker {
+	pacer := Pacer{Rate: float64(r.load.Rate)}
+	limit := r.workers()
+	jobs := make(chan job)
+	var ws []*worker
+	var wg sync.WaitGroup
+	spawn := func() {
+		w := r.newWorker()
+		ws = append(ws, w)
+		wg.Go(func() {
+			for j := range jobs {
+				w.runOp(j.op, j.intended)
+			}
+		})
+	}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	done := r.ctx.Done()
+loop:
+	for hits := 0; ; hits++ {
+		if r.load.Ops > 0 && hits >= r.load.Ops {
+			break
+		}
+		for {
+			if r.stop.Load() {
+				break loop
+			}
+			wait := pacer.Pace(r.since(), hits)
+			if wait <= 0 {
+				break
+			}
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-done:
+				break loop
+			}
+		}
+		j := job{op: hits, intended: pacer.Due(hits)}
+		select {
+		case jobs <- j:
+			continue
+		default:
+		}
+		if len(ws) < limit {
+			spawn()
+		}
+		select {
+		case jobs <- j:
+		case <-done:
+			break loop
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	return ws
+}

@@ -1,0 +1,51 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/idemcheck/idemcheck/scenarios"
+)
+
+// Setup sends the scenario's setup requests in order, without faults,
+// through opts.Transport (nil: a default transport, closed on return). Their
+// templates see Seq 0, Attempt 0, no key and no user. A transport error or a
+// non-2xx answer stops it with an error wrapping ErrTarget that names the
+// request, the status and the start of the body; a template that does not
+// compile or render is an error that does not.
+func Setup(ctx context.Context, sc *scenarios.Scenario, opts Options) error {
+	if len(sc.Setup) == 0 {
+		return nil
+	}
+	rt := opts.Transport
+	if rt == nil {
+		tr := newTransport(1)
+		defer tr.CloseIdleConnections()
+		rt = tr
+	}
+	w := &worker{buf: make([]byte, 0, 4<<10)}
+	for i, rq := range sc.Setup {
+		field := fmt.Sprintf("setup[%d]", i)
+		t, err := scenarios.NewTemplate(field, rq, http.MethodGet, opts.Env)
+		if err != nil {
+			return err
+		}
+		req, err := t.Build(ctx, opts.Target, scenarios.Vars{})
+		if err != nil {
+			return fmt.Errorf("%s: %w", field, err)
+		}
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			return fmt.Errorf("%w: %s %s %s: %w", ErrTarget, field, req.Method, req.URL.Path, err)
+		}
+		body, err := w.read(resp)
+		if err != nil {
+			return fmt.Errorf("%w: %s %s %s: status %d, then reading the body: %w", ErrTarget, field, req.Method, req.URL.Path, resp.StatusCode, err)
+		}
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			return fmt.Errorf("%w: %s %s %s: status %d: %s", ErrTarget, field, req.Method, req.URL.Path, resp.StatusCode, snippet(body))
+		}
+	}
+	return nil
+}
