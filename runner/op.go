@@ -35,9 +35,8 @@ type worker struct {
 		val []string
 	}
 	keyed struct {
-		op      int
-		body    []byte
-		getBody func() (io.ReadCloser, error)
+		op   int
+		body []byte
 	}
 
 	sent         int   // attempts handed to the transport
@@ -165,7 +164,7 @@ func (w *worker) attempt(op int, v scenarios.Vars, intended time.Duration) (a hi
 func (w *worker) build(ctx context.Context, v scenarios.Vars) (*http.Request, error) {
 	r := w.r
 	if st := r.static; st != nil {
-		body, getBody := st.body, st.getBody
+		body := st.body
 		if r.keyField != "" {
 			// Same body for every attempt of the op: edit it once.
 			if w.keyed.op != v.Seq || w.keyed.body == nil {
@@ -173,9 +172,9 @@ func (w *worker) build(ctx context.Context, v scenarios.Vars) (*http.Request, er
 				if err != nil {
 					return nil, err
 				}
-				w.keyed.op, w.keyed.body, w.keyed.getBody = v.Seq, b, bodyFunc(b)
+				w.keyed.op, w.keyed.body = v.Seq, b
 			}
-			body, getBody = w.keyed.body, w.keyed.getBody
+			body = w.keyed.body
 		}
 		var keyVal []string
 		if r.keyHeader != "" {
@@ -184,7 +183,7 @@ func (w *worker) build(ctx context.Context, v scenarios.Vars) (*http.Request, er
 			}
 			keyVal = w.keyVal.val
 		}
-		return st.request(ctx, body, getBody, r.keyHeader, keyVal)
+		return st.request(ctx, body, r.keyHeader, keyVal)
 	}
 	body, err := r.op.Body(v)
 	if err != nil {
@@ -202,6 +201,7 @@ func (w *worker) build(ctx context.Context, v scenarios.Vars) (*http.Request, er
 	if r.keyHeader != "" {
 		req.Header.Set(r.keyHeader, v.Key)
 	}
+	req.GetBody = nil // see static.request: no hidden resends
 	return req, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net"
 	"net/http"
 	"net/url"
@@ -211,7 +212,7 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 	r := &run{
 		sc:        sc,
 		base:      opts.Target,
-		seed:      opts.Seed,
+		seed:      keySeed(opts.Seed, sc.Name),
 		tmplSeed:  splitmix64(opts.Seed ^ 0x7e3a1a7e5eed),
 		load:      sc.Load,
 		keyHeader: sc.Operation.Key.Header,
@@ -387,4 +388,14 @@ loop:
 	close(jobs)
 	wg.Wait()
 	return ws
+}
+
+// keySeed derives the seed of a scenario's keys from the run's seed and the
+// scenario's name, so two scenarios run with one seed against one target
+// (the demo's naive and protected variants) never share a key, while the
+// same seed still gives the same keys.
+func keySeed(seed uint64, scenario string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(scenario))
+	return splitmix64(seed ^ h.Sum64())
 }

@@ -3,7 +3,6 @@ package runner
 import (
 	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -16,11 +15,10 @@ import (
 // every request, so an attempt costs a handful of allocations instead of a
 // template render, two URL parses and a header map filled value by value.
 type static struct {
-	method  string
-	url     *url.URL
-	header  http.Header // canonical names; never modified once built
-	body    []byte      // nil when the request has none
-	getBody func() (io.ReadCloser, error)
+	method string
+	url    *url.URL
+	header http.Header // canonical names; never modified once built
+	body   []byte      // nil when the request has none
 }
 
 // newStatic returns the static form of op, or nil when any part of it is a
@@ -51,7 +49,6 @@ func newStatic(base *url.URL, op scenarios.Request) (*static, error) {
 	}
 	if op.Body != "" {
 		s.body = []byte(op.Body)
-		s.getBody = bodyFunc(s.body)
 		if _, ok := s.header["Content-Type"]; !ok {
 			s.header["Content-Type"] = []string{"application/json"}
 		}
@@ -60,10 +57,10 @@ func newStatic(base *url.URL, op scenarios.Request) (*static, error) {
 }
 
 // request builds a request for ctx with body (the static body, or the op's
-// edited copy of it with its getBody) and the key header set to keyVal
+// edited copy of it) and the key header set to keyVal
 // (nil for none). The request must not be modified: its header values are
 // shared.
-func (s *static) request(ctx context.Context, body []byte, getBody func() (io.ReadCloser, error), keyHeader string, keyVal []string) (*http.Request, error) {
+func (s *static) request(ctx context.Context, body []byte, keyHeader string, keyVal []string) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, s.method, "", nil)
 	if err != nil {
 		return nil, err
@@ -78,7 +75,10 @@ func (s *static) request(ctx context.Context, body []byte, getBody func() (io.Re
 	}
 	if body != nil {
 		req.Body = newBodyReader(body)
-		req.GetBody = getBody
+		// No GetBody: net/http would then silently resend a POST that
+		// carries an Idempotency-Key header on a broken keep-alive
+		// connection, a send the history would never see. Retries are
+		// the runner's alone; the duplicate fault buffers the body itself.
 		req.ContentLength = int64(len(body))
 		if len(body) == 0 {
 			req.Body = http.NoBody
@@ -97,9 +97,4 @@ func newBodyReader(b []byte) *bodyReader {
 	r := &bodyReader{}
 	r.Reset(b)
 	return r
-}
-
-// bodyFunc is a GetBody over b.
-func bodyFunc(b []byte) func() (io.ReadCloser, error) {
-	return func() (io.ReadCloser, error) { return newBodyReader(b), nil }
 }

@@ -28,6 +28,10 @@ type Scenario struct {
 	Retry     Retry     `yaml:"retry"`
 	Faults    []Fault   `yaml:"faults"`
 	Response  Response  `yaml:"response"`
+	// Retention is how long the API promises to keep idempotency keys
+	// (default 24h, Stripe's floor). Replays must come within it: after
+	// it, the API may rightly treat the key as new.
+	Retention Duration `yaml:"retention"`
 	// Quiet is how long to wait after the load before reading the state, so
 	// work the client gave up on (timeouts) can finish. Default 200ms.
 	Quiet      Duration    `yaml:"quiet"`
@@ -75,6 +79,22 @@ type Operation struct {
 	// templates see as {{.Vars.NAME}} (e.g. the version for a
 	// compare-and-set).
 	Before *Capture `yaml:"before"`
+	// Replay re-sends each acknowledged op, as a client retrying late would.
+	Replay *Replay `yaml:"replay"`
+}
+
+// Replay re-sends an op after its first 2xx answer: the same request with
+// the same key, Count more times, each After the previous answer. A correct
+// API answers every replay with its first answer (same_response) and
+// executes nothing again (at_most_once), as long as the replay comes within
+// the retention it declares. With Body, the replays send another payload
+// under the same key instead, which the API must reject
+// (payload_mismatch), never replay or execute.
+type Replay struct {
+	Count int      `yaml:"count"` // default 1
+	After Duration `yaml:"after"` // wait before each replay
+	// Body is another payload (a template) to send under the same key.
+	Body string `yaml:"body"`
 }
 
 // Capture is a request whose JSON answer is read into named variables.
@@ -92,6 +112,11 @@ type KeyPlace struct {
 	// None sends no key at all (a baseline, or a naive endpoint); ops are
 	// still named by a generated key in the history.
 	None bool `yaml:"none"`
+	// Value is a template for the key. Default: a UUID v4 drawn from the
+	// run's seed. "shared-{{div .Seq 2}}" with two users makes each pair
+	// of ops send one key as two different users (keys must be scoped
+	// per user).
+	Value string `yaml:"value"`
 }
 
 // Load is how much traffic to send and how: a closed model (Concurrency

@@ -90,6 +90,12 @@ func funcs(env func(string) string) template.FuncMap {
 			return a % b
 		},
 		"add": func(a, b int) int { return a + b },
+		"div": func(a, b int) int {
+			if b == 0 {
+				return 0
+			}
+			return a / b
+		},
 	}
 }
 
