@@ -26,6 +26,9 @@ type LabOptions struct {
 	KeyTTL           time.Duration
 	Bugs             []string
 	AllowReset       bool
+	// Namespace isolates the lab's data on shared servers: a Postgres
+	// schema and a Redis key prefix of that name.
+	Namespace string
 }
 
 // NewCmdLab builds `idemcheck lab`.
@@ -74,6 +77,7 @@ func addLabFlags(c *cobra.Command, opts *LabOptions) {
 	fl.StringVar(&opts.Ledger, "ledger", "memory", "ledger: memory, or a Postgres URL (postgres://user@127.0.0.1:5432/db)")
 	fl.DurationVar(&opts.ProcessorLatency, "processor-latency", 20*time.Millisecond, "how long the card processor takes per charge")
 	fl.DurationVar(&opts.KeyTTL, "key-ttl", 24*time.Hour, "how long idempotency keys are kept")
+	fl.StringVar(&opts.Namespace, "namespace", "", "keep this lab's data apart on shared Redis/Postgres servers (a Postgres schema and a Redis key prefix of this name)")
 	fl.StringArrayVar(&opts.Bugs, "bug", nil, "seed a classic bug into the protected endpoints (repeatable): "+strings.Join(bugNames(), ", "))
 }
 
@@ -102,7 +106,7 @@ type runningLab struct {
 // startLab builds the lab's backends and serves it on addr.
 func startLab(ctx context.Context, opts *LabOptions, addr string) (*runningLab, error) {
 	cfg := lab.Config{ProcessorLatency: opts.ProcessorLatency, KeyTTL: opts.KeyTTL, Bugs: opts.Bugs, AllowReset: opts.AllowReset}
-	srv, closeBackends, err := newLabServer(ctx, cfg, opts.Store, opts.Ledger)
+	srv, closeBackends, err := newLabServer(ctx, cfg, opts.Store, opts.Ledger, opts.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +131,16 @@ func startLab(ctx context.Context, opts *LabOptions, addr string) (*runningLab, 
 }
 
 // newLabServer picks the backends named by store and ledger.
-func newLabServer(ctx context.Context, cfg lab.Config, store, ledger string) (http.Handler, func(), error) {
+func newLabServer(ctx context.Context, cfg lab.Config, store, ledger, namespace string) (http.Handler, func(), error) {
+	var pgOpts []lab.PostgresOption
+	var redisOpts []lab.RedisOption
+	if namespace != "" {
+		if !validNamespace(namespace) {
+			return nil, nil, withHint(ExitUsage, fmt.Errorf("--namespace %q: use lowercase letters, digits and _", namespace), "e.g. --namespace lab_ci_1")
+		}
+		pgOpts = append(pgOpts, lab.PostgresSchema(namespace))
+		redisOpts = append(redisOpts, lab.RedisPrefix(lab.DefaultRedisPrefix+namespace+":"))
+	}
 	var closers []func()
 	closeAll := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -139,7 +152,7 @@ func newLabServer(ctx context.Context, cfg lab.Config, store, ledger string) (ht
 	case ledger == "" || ledger == "memory":
 		l = lab.NewMemoryLedger()
 	case strings.HasPrefix(ledger, "postgres://") || strings.HasPrefix(ledger, "postgresql://"):
-		pg, err := lab.NewPostgresLedger(ctx, ledger)
+		pg, err := lab.NewPostgresLedger(ctx, ledger, pgOpts...)
 		if err != nil {
 			return nil, nil, withHint(ExitRuntime, fmt.Errorf("lab ledger: %w", err), "is Postgres running and the URL right? e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")
 		}
@@ -153,7 +166,7 @@ func newLabServer(ctx context.Context, cfg lab.Config, store, ledger string) (ht
 	case store == "" || store == "memory":
 		c = lab.NewMemoryCache(nil)
 	case strings.HasPrefix(store, "redis://") || strings.HasPrefix(store, "rediss://"):
-		rc, err := lab.NewRedisCache(ctx, store)
+		rc, err := lab.NewRedisCache(ctx, store, redisOpts...)
 		if err != nil {
 			closeAll()
 			return nil, nil, withHint(ExitRuntime, fmt.Errorf("lab store: %w", err), "is Redis running and the URL right? e.g. redis://127.0.0.1:6379/0")
@@ -189,4 +202,14 @@ func labRun(ctx context.Context, opts *LabOptions) error {
 	<-ctx.Done()
 	fmt.Fprintln(opts.Streams.Err, "lab stopped")
 	return nil
+}
+
+func validNamespace(s string) bool {
+	for i, r := range s {
+		ok := r == '_' || (r >= 'a' && r <= 'z') || (i > 0 && r >= '0' && r <= '9')
+		if !ok {
+			return false
+		}
+	}
+	return s != "" && len(s) <= 48
 }

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -103,6 +104,9 @@ func StdStreams() Streams {
 func Main(ctx context.Context, args []string, streams Streams, getenv func(string) string) ExitCode {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// go-redis logs dial failures through a global logger to stderr; the
+	// lab reports them as 503s and errors instead.
+	redis.SetLogger(discardLogger{})
 	f := &Factory{Streams: streams, Getenv: getenv}
 	root := NewCmdRoot(f)
 	root.SetArgs(args)
@@ -175,3 +179,7 @@ Exit codes: 0 every expectation met, 1 an invariant or threshold failed,
 	})
 	return root
 }
+
+type discardLogger struct{}
+
+func (discardLogger) Printf(context.Context, string, ...interface{}) {}

@@ -13,7 +13,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/reports"
 )
@@ -298,4 +300,64 @@ func closedAddr(t *testing.T) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return addr
+}
+
+func TestRunInterruptedStillReports(t *testing.T) {
+	srv := newPayServer(t, true)
+	sc := strings.Replace(payScenario, "load: {ops: 60, concurrency: 4}", "load: {duration: 30s, concurrency: 4}", 1)
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb bytes.Buffer
+	done := make(chan ExitCode)
+	go func() {
+		done <- Main(ctx, []string{"run", writeScenario(t, sc), "--target", srv.URL, "--seed", "5", "--out", dir},
+			Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, func(string) string { return "" })
+	}()
+	// Cancel once some attempts were made (the server counted charges).
+	waitFor(t, func() bool {
+		resp, err := http.Get(srv.URL + "/counts")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var c struct{ Counts map[string]int }
+		json.NewDecoder(resp.Body).Decode(&c)
+		return len(c.Counts) >= 20
+	})
+	cancel()
+	code := <-done
+	if code != ExitInterrupted {
+		t.Fatalf("interrupted run: exit %d, want %d\n%s%s", code, ExitInterrupted, out.String(), errb.String())
+	}
+	f, err := os.Open(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatalf("interrupted run wrote no report: %v", err)
+	}
+	defer f.Close()
+	sum, err := reports.ReadJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Interrupted || sum.Load.Ops < 20 {
+		t.Errorf("report: interrupted=%v ops=%d, want interrupted with the ops that ran", sum.Interrupted, sum.Load.Ops)
+	}
+	for _, v := range sum.Verdicts {
+		if v.Status == checks.Fail {
+			t.Errorf("an interrupted run of an idempotent server accused it: %+v", v)
+		}
+	}
+	if !strings.Contains(out.String(), "INTERRUPTED") {
+		t.Errorf("text report does not say the run was interrupted:\n%s", out.String())
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -244,14 +245,18 @@ func decide(expect string, s *Summary) (Result, string) {
 		}
 	}
 	if len(slow) > 0 {
-		return NotMet, fmt.Sprintf("threshold exceeded: %v", slow)
+		why := fmt.Sprintf("threshold exceeded: %s", strings.Join(slow, ", "))
+		if len(failed) > 0 && expect != "violation" {
+			why = fmt.Sprintf("invariant violated: %s; %s", strings.Join(failed, ", "), why)
+		}
+		return NotMet, why
 	}
 	if expect == "violation" {
 		switch {
 		case len(failed) > 0:
-			return Met, fmt.Sprintf("expected a violation and caught one: %v", failed)
+			return Met, "expected a violation and caught one: " + strings.Join(failed, ", ")
 		case len(unknown) > 0:
-			return Inconclusive, fmt.Sprintf("expected a violation; none caught, but %v could not decide", unknown)
+			return Inconclusive, fmt.Sprintf("expected a violation; none caught, but %s could not decide", strings.Join(unknown, ", "))
 		case len(s.Verdicts) == 0:
 			return Inconclusive, "expected a violation but the scenario checks no invariant"
 		default:
@@ -260,14 +265,16 @@ func decide(expect string, s *Summary) (Result, string) {
 	}
 	switch {
 	case len(failed) > 0:
-		return NotMet, fmt.Sprintf("invariant violated: %v", failed)
+		return NotMet, "invariant violated: " + strings.Join(failed, ", ")
 	case len(unknown) > 0:
-		return Inconclusive, fmt.Sprintf("could not decide: %v", unknown)
+		return Inconclusive, "could not decide: " + strings.Join(unknown, ", ")
 	}
 	return Met, "every invariant held"
 }
 
-func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3) }
+func newHist() *hdrhistogram.Histogram {
+	return hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
+}
 
 func record(h *hdrhistogram.Histogram, d time.Duration) error {
 	us := d.Microseconds()
