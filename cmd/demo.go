@@ -82,7 +82,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 		return err
 	}
 	defer rl.stop()
-	fmt.Fprintf(streams.Err, "lab started at %s (store %s, ledger %s, processor latency %v", rl.URL, opts.Lab.Store, opts.Lab.Ledger, opts.Lab.ProcessorLatency)
+	fmt.Fprintf(streams.Err, "lab started at %s (store %s, ledger %s, processor latency %v", rl.URL, redact(opts.Lab.Store), redact(opts.Lab.Ledger), opts.Lab.ProcessorLatency)
 	if len(opts.Lab.Bugs) > 0 {
 		fmt.Fprintf(streams.Err, ", bugs %s", strings.Join(opts.Lab.Bugs, ", "))
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -198,7 +199,7 @@ func labRun(ctx context.Context, opts *LabOptions) error {
 	if len(opts.Bugs) > 0 {
 		bugs = strings.Join(opts.Bugs, ", ")
 	}
-	fmt.Fprintf(opts.Streams.Err, "lab listening on %s (store %s, ledger %s, bugs %s); Ctrl-C to stop\n", rl.URL, opts.Store, opts.Ledger, bugs)
+	fmt.Fprintf(opts.Streams.Err, "lab listening on %s (store %s, ledger %s, bugs %s); Ctrl-C to stop\n", rl.URL, redact(opts.Store), redact(opts.Ledger), bugs)
 	<-ctx.Done()
 	fmt.Fprintln(opts.Streams.Err, "lab stopped")
 	return nil
@@ -212,4 +213,16 @@ func validNamespace(s string) bool {
 		}
 	}
 	return s != "" && len(s) <= 48
+}
+
+// redact hides the password of a URL so it never reaches a terminal or a log.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
 }

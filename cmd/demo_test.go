@@ -1,0 +1,52 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDemo(t *testing.T) {
+	dir := t.TempDir()
+	r := runMain(t, nil, "demo", "--ops", "40", "--out", dir)
+	if r.code != ExitOK {
+		t.Fatalf("demo: exit %d, want 0\n%s%s", r.code, r.out, r.err)
+	}
+	for _, want := range []string{"8 of 8 expectations met", "caught ✓", "held ✓", "customers charged more than once", "likes 0 →", "OVERHEAD"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, r.out)
+		}
+	}
+	for _, name := range []string{"charges-lost-ack", "charges-lost-ack-naive", "debit-cas"} {
+		for _, f := range []string{"report.json", "history.jsonl"} {
+			if _, err := os.Stat(filepath.Join(dir, name, f)); err != nil {
+				t.Errorf("demo did not write %s/%s: %v", name, f, err)
+			}
+		}
+	}
+}
+
+func TestDemoCatchesSeededBug(t *testing.T) {
+	r := runMain(t, nil, "demo", "--ops", "40", "--out", t.TempDir(), "--bug", "no-key")
+	if r.code != ExitFailed {
+		t.Fatalf("demo --bug no-key: exit %d, want %d\n%s%s", r.code, ExitFailed, r.out, r.err)
+	}
+	if !strings.Contains(r.out, "BROKEN ✗") {
+		t.Errorf("demo --bug no-key does not show the broken protected endpoint:\n%s", r.out)
+	}
+}
+
+func TestDemoOnRedisAndPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real servers: skipped with -short")
+	}
+	be := realBackend(t)
+	r := runMain(t, nil, "demo", "--ops", "40", "--out", t.TempDir(), "--store", be.store, "--ledger", be.ledger, "--namespace", "demo_test")
+	if r.code != ExitOK {
+		t.Fatalf("demo on Redis+Postgres: exit %d, want 0\n%s%s", r.code, r.out, r.err)
+	}
+	if !strings.Contains(r.err, "store redis://") || !strings.Contains(r.err, "ledger postgres://") {
+		t.Errorf("demo does not say it runs on Redis and Postgres:\n%s", r.err)
+	}
+}
