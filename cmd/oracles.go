@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
+	"text/template"
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/scenarios"
@@ -26,6 +28,30 @@ func buildOracles(sc *scenarios.Scenario, target *url.URL, client *http.Client, 
 			}, nil
 		}
 		switch {
+		case o.Effects != nil && o.Effects.SQL != nil:
+			u, err := renderURL(field+".effects.sql.url", o.Effects.SQL.URL, getenv)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, &checks.SQLEffects{OracleName: o.Name, URL: u, PerKey: o.Effects.SQL.PerKey, Grouped: o.Effects.SQL.Grouped, Concurrency: o.Effects.Concurrency})
+		case o.Effects != nil && o.Effects.Redis != nil:
+			u, err := renderURL(field+".effects.redis.url", o.Effects.Redis.URL, getenv)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, &checks.RedisEffects{OracleName: o.Name, URL: u, Pattern: o.Effects.Redis.Pattern, Mode: o.Effects.Redis.Mode, Concurrency: o.Effects.Concurrency})
+		case o.Counter != nil && o.Counter.SQL != nil:
+			u, err := renderURL(field+".counter.sql.url", o.Counter.SQL.URL, getenv)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, &checks.SQLCounter{OracleName: o.Name, URL: u, Query: o.Counter.SQL.Query})
+		case o.Counter != nil && o.Counter.Redis != nil:
+			u, err := renderURL(field+".counter.redis.url", o.Counter.Redis.URL, getenv)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, &checks.RedisCounter{OracleName: o.Name, URL: u, Key: o.Counter.Redis.Key})
 		case o.Effects != nil:
 			e := &checks.HTTPEffects{OracleName: o.Name, Client: client, Concurrency: o.Effects.Concurrency}
 			var err error
@@ -65,4 +91,24 @@ func buildOracles(sc *scenarios.Scenario, target *url.URL, client *http.Client, 
 		}
 	}
 	return out, nil
+}
+
+// renderURL renders a database URL, which may read a secret from the
+// environment: '{{env "LEDGER_URL"}}'.
+func renderURL(field, text string, getenv func(string) string) (string, error) {
+	if !strings.Contains(text, "{{") {
+		return text, nil
+	}
+	t, err := template.New(field).Option("missingkey=error").Funcs(template.FuncMap{"env": getenv}).Parse(text)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", field, err)
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, nil); err != nil {
+		return "", fmt.Errorf("%s: %w", field, err)
+	}
+	if b.Len() == 0 {
+		return "", fmt.Errorf("%s: renders empty: is the environment variable set?", field)
+	}
+	return b.String(), nil
 }

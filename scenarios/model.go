@@ -181,7 +181,7 @@ type Oracle struct {
 	// Effects counts the effects of each key (ledger rows, charges).
 	Effects *EffectsOracle `yaml:"effects"`
 	// Counter reads one number before and after the run (a like count).
-	Counter *Probe `yaml:"counter"`
+	Counter *CounterOracle `yaml:"counter"`
 	// Account reads a balance and version before and after the run, and the
 	// list of applied operations after it.
 	Account *AccountOracle `yaml:"account"`
@@ -191,9 +191,53 @@ type Oracle struct {
 // templates see .Key) or one bulk GET (Bulk, Value selects an object mapping
 // key to count, or an array of keys, one element per effect).
 type EffectsOracle struct {
-	PerKey      *Probe `yaml:"per_key"`
-	Bulk        *Probe `yaml:"bulk"`
-	Concurrency int    `yaml:"concurrency"` // per_key reads in parallel, default 8
+	PerKey *Probe `yaml:"per_key"`
+	Bulk   *Probe `yaml:"bulk"`
+	// SQL counts effects with a query on Postgres: per_key ($1 = the key,
+	// one row, one integer) or grouped (rows of key, count).
+	SQL *SQLEffects `yaml:"sql"`
+	// Redis reads the dedup store itself: whether each key is there
+	// (exists) or the integer stored at it (get).
+	Redis       *RedisEffects `yaml:"redis"`
+	Concurrency int           `yaml:"concurrency"` // reads in parallel, default 8
+}
+
+// SQLEffects is an effects oracle on Postgres. URL may be a template that
+// reads a secret from the environment: '{{env "LEDGER_URL"}}'.
+type SQLEffects struct {
+	URL     string `yaml:"url"`
+	PerKey  string `yaml:"per_key"` // SELECT count(*) FROM payments WHERE idempotency_key = $1
+	Grouped string `yaml:"grouped"` // SELECT idempotency_key, count(*) FROM payments GROUP BY 1
+}
+
+// RedisEffects is an effects oracle on Redis. Pattern holds one %s for the
+// key ("idem:%s"); Mode is "exists" (default: 1 when present) or "get" (the
+// integer stored).
+type RedisEffects struct {
+	URL     string `yaml:"url"`
+	Pattern string `yaml:"pattern"`
+	Mode    string `yaml:"mode"`
+}
+
+// CounterOracle reads one number before and after the run: over HTTP (a
+// request and a JSONPath, inline), with an SQL query returning one integer,
+// or a Redis key holding one.
+type CounterOracle struct {
+	Probe `yaml:",inline"`
+	SQL   *SQLCounter   `yaml:"sql"`
+	Redis *RedisCounter `yaml:"redis"`
+}
+
+// SQLCounter is a query returning one row with one integer column.
+type SQLCounter struct {
+	URL   string `yaml:"url"`
+	Query string `yaml:"query"`
+}
+
+// RedisCounter is a Redis key holding an integer (absent reads as 0).
+type RedisCounter struct {
+	URL string `yaml:"url"`
+	Key string `yaml:"key"`
 }
 
 // Probe is a request and a JSONPath into its JSON answer.
