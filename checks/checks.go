@@ -37,6 +37,19 @@ const (
 	// ConditionalUpdate: balance = initial − Σ applied amounts, version
 	// advanced once per applied op, no op applied twice.
 	ConditionalUpdate = "conditional_update"
+	// PayloadMismatch: every answer to the same key with another payload
+	// (attempts marked FaultMismatch) is a 4xx rejection, never a 2xx.
+	PayloadMismatch = "payload_mismatch"
+)
+
+// The Fault of the runner's replay attempts (operation.replay), as the
+// history records them.
+const (
+	// FaultReplay: the op's own request sent again after its first 2xx.
+	FaultReplay = "replay"
+	// FaultMismatch: another payload sent under the op's key after its
+	// first 2xx; a different request, not a retry of the op.
+	FaultMismatch = "mismatch"
 )
 
 // Observation kinds, as set by oracles in Observation.Kind.
@@ -48,12 +61,12 @@ const (
 
 // Names returns the names of every invariant checker.
 func Names() []string {
-	return []string{AtMostOnce, ExactlyOnce, SameResponse, ExactCounter, ConditionalUpdate}
+	return []string{AtMostOnce, ExactlyOnce, SameResponse, ExactCounter, ConditionalUpdate, PayloadMismatch}
 }
 
 // OracleKind returns the observation kind check reads ("effects",
 // "counter", "account"), "" for a check that needs no oracle
-// (same_response), and ok false for an unknown check.
+// (same_response, payload_mismatch), and ok false for an unknown check.
 func OracleKind(check string) (kind string, ok bool) {
 	switch check {
 	case AtMostOnce, ExactlyOnce:
@@ -62,7 +75,7 @@ func OracleKind(check string) (kind string, ok bool) {
 		return KindCounter, true
 	case ConditionalUpdate:
 		return KindAccount, true
-	case SameResponse:
+	case SameResponse, PayloadMismatch:
 		return "", true
 	}
 	return "", false
@@ -158,12 +171,12 @@ type Example struct {
 	Key  string `json:"key"`
 	User string `json:"user,omitempty"`
 	// Effects is the key's effect count (applied entries for
-	// conditional_update); 0 for same_response and exact_counter, which do
-	// not count per key.
+	// conditional_update); 0 for same_response, payload_mismatch and
+	// exact_counter, which do not count per key.
 	Effects int `json:"effects"`
 	// Want is what was allowed: "at most 1", "exactly 1", "0 or 1",
 	// "exactly 0"; for same_response the first 2xx answer's status and
-	// body fingerprint.
+	// body fingerprint; for payload_mismatch "a 4xx (422)".
 	Want     string            `json:"want"`
 	Problem  string            `json:"problem"`
 	Attempts []history.Attempt `json:"attempts"`
@@ -173,8 +186,9 @@ type Example struct {
 const MaxExamples = 10
 
 // Check runs one invariant over h and obs. obs may be nil for
-// same_response. A missing or unreadable observation, an observation of the
-// wrong kind or an empty history gives Unknown, never Pass.
+// same_response and payload_mismatch. A missing or unreadable observation,
+// an observation of the wrong kind or an empty history gives Unknown, never
+// Pass.
 //
 // Check does not modify h, but it builds h's attempt index on first use
 // (History.AttemptsOf): do not call it concurrently on a history that was
@@ -203,6 +217,8 @@ func Check(h *history.History, inv Invariant, obs *Observation) Verdict {
 		return checkEffects(v, h, obs.Effects, true)
 	case SameResponse:
 		return checkSameResponse(v, h)
+	case PayloadMismatch:
+		return checkPayloadMismatch(v, h)
 	case ExactCounter:
 		return checkCounter(v, h, obs)
 	default: // ConditionalUpdate

@@ -258,7 +258,7 @@ func TestUnknown(t *testing.T) {
 			&Observation{Oracle: "acct", Kind: KindAccount}, `oracle "acct" has no account reading`},
 		{"empty history", &history.History{}, Invariant{Check: AtMostOnce, Oracle: "ledger"}, effects(nil), "the history has no ops"},
 		{"nil history", nil, Invariant{Check: SameResponse}, nil, "the history has no ops"},
-		{"unknown check", h, Invariant{Check: "twice"}, nil, `unknown check "twice" (want one of at_most_once, exactly_once, same_response, exact_counter, conditional_update)`},
+		{"unknown check", h, Invariant{Check: "twice"}, nil, `unknown check "twice" (want one of at_most_once, exactly_once, same_response, exact_counter, conditional_update, payload_mismatch)`},
 		{"unsorted history", unsorted, Invariant{Check: AtMostOnce, Oracle: "ledger"}, effects(nil),
 			"the history's attempts are not sorted by op and attempt number (History.Sort was not called)"},
 		{"same_response with nothing acknowledged", hist(o("a", lost()), o("b", ok(500))), Invariant{Check: SameResponse}, nil,

@@ -30,7 +30,7 @@ func groupKeys(h *history.History) *keys {
 	head := make(map[string]int32, n)
 	var tail []int32
 	for i := range h.Ops {
-		g.states[i] = history.State(h.AttemptsOf(i))
+		g.states[i] = opState(h.AttemptsOf(i))
 		k := h.Ops[i].Key
 		j, ok := head[k]
 		if !ok {
@@ -55,6 +55,26 @@ func groupKeys(h *history.History) *keys {
 	}
 	g.n = len(head)
 	return g
+}
+
+// opState is history.State without the op's mismatch attempts: another
+// payload under the op's key is another request, whose answer says nothing
+// of the op (a 422 does not make it indeterminate, a wrong 2xx does not
+// acknowledge it); its effects, if any, show up as extra effects of the key.
+func opState(attempts []history.Attempt) history.OpState {
+	state := history.NotSent
+	for i := range attempts {
+		a := &attempts[i]
+		switch {
+		case a.Fault == FaultMismatch:
+		case a.Acked():
+			return history.Acked
+		case a.Outcome == history.Fail:
+		default:
+			state = history.Indeterminate
+		}
+	}
+	return state
 }
 
 // leader reports whether op i is the first op of its key.

@@ -5,14 +5,18 @@
 // the next op as soon as the previous one is done) or an open model
 // (load.rate ops per second from a pacer, whatever the answers do, with up to
 // load.max_in_flight ops at once). Each op gets a key drawn from the seed and
-// its sequence number, so keys, fault placement, jitter and rendered bodies
-// are the same for the same seed whatever the scheduling:
+// its sequence number (or rendered from operation.key.value), so keys, fault
+// placement, jitter and rendered bodies are the same for the same seed
+// whatever the scheduling:
 //
 //	pacer or counter --op i--> worker --attempt n--> faults.Transport --> target
 //	                             |   ^                      |
 //	                             |   +--retry (same key)----+ (Plan.Pick(i, n))
 //	                             v
 //	                     per-worker records --merge, sort--> history.History
+//	                             ^
+//	  first 2xx --> replayer (operation.replay: wait after, same key,
+//	                same or other body, Fault "replay" / "mismatch")
 //
 // Latency is measured from each attempt's intended start (the pacer's
 // schedule in the open model), so queueing is not hidden (coordinated

@@ -24,7 +24,8 @@ func NewHistogram() *hdrhistogram.Histogram {
 // Latency returns the latency histograms of a history, in microseconds
 // measured from the intended start: attempts holds every clean attempt (no
 // fault, outcome ok), ops holds history.OpLatency of every op with at least
-// one attempt. Values outside 1µs..1h are clamped to the nearest bound, so
+// one attempt, its replays left out (they come after the op's answer, at
+// a time the scenario chose). Values outside 1µs..1h are clamped to the nearest bound, so
 // no value is dropped.
 func Latency(h *history.History) (attempts, ops *hdrhistogram.Histogram) {
 	attempts, ops = NewHistogram(), NewHistogram()
@@ -36,7 +37,11 @@ func Latency(h *history.History) (attempts, ops *hdrhistogram.Histogram) {
 		}
 		// h.Attempts is sorted by (op, n): an op's attempts are adjacent.
 		if i+1 == len(h.Attempts) || h.Attempts[i+1].Op != a.Op {
-			record(ops, history.OpLatency(h.Attempts[first:i+1]))
+			as := h.Attempts[first : i+1]
+			for len(as) > 1 && IsReplay(as[len(as)-1].Fault) {
+				as = as[:len(as)-1]
+			}
+			record(ops, history.OpLatency(as))
 			first = i + 1
 		}
 	}

@@ -54,22 +54,37 @@ func (r *run) newWorker() *worker {
 // runOp runs op id, first intended at intended: the before read, the
 // attempts and their retries. It records the op and its attempts and tells
 // the observer.
+//
+// An acknowledged op of a scenario with operation.replay is handed to a
+// replay goroutine (see replays) so that the worker moves on to its next
+// op at once; the observer then hears of the op after its replays.
 func (w *worker) runOp(id int, intended time.Duration) {
 	r := w.r
 	w.pcg.Seed(r.seed, uint64(id))
-	op := history.Op{ID: id, Key: scenarios.NewKey(w.rnd)}
+	op := history.Op{ID: id}
 	if len(r.users) > 0 {
 		op.User = r.users[id%len(r.users)]
+	}
+	var keyErr error
+	if r.key == nil {
+		op.Key = scenarios.NewKey(w.rnd)
+	} else if op.Key, keyErr = r.key.Render(scenarios.Vars{Seq: id, User: op.User, Rand: w.rnd}); keyErr != nil {
+		op.Key = scenarios.NewKey(w.rnd) // names the op in the history
 	}
 	w.rec.ops.add(op)
 	v := scenarios.Vars{Key: op.Key, Seq: id, User: op.User, Rand: w.rnd}
 	state := history.NotSent
+	handedOff := false
 	defer func() {
-		if r.obs != nil {
+		if r.obs != nil && !handedOff {
 			r.obs.OpDone(id, state)
 		}
 	}()
 	if r.ctx.Err() != nil {
+		return
+	}
+	if keyErr != nil {
+		w.unrendered(id, 1, "", intended, keyErr)
 		return
 	}
 	if r.before != nil {
@@ -92,6 +107,11 @@ func (w *worker) runOp(id int, intended time.Duration) {
 		switch {
 		case a.Acked():
 			state = history.Acked
+			if r.replay != nil && r.ctx.Err() == nil {
+				handedOff = true
+				r.replay.start(r, id, v, a.End)
+			}
+			return
 		case a.Outcome != history.Fail && state != history.Acked:
 			state = history.Indeterminate
 		}
@@ -105,6 +125,21 @@ func (w *worker) runOp(id int, intended time.Duration) {
 			return
 		}
 	}
+}
+
+// unrendered records attempt n of op as not sent because its request (or
+// its key) could not be rendered.
+func (w *worker) unrendered(op, n int, fault string, intended time.Duration, err error) {
+	now := w.r.since()
+	a := history.Attempt{
+		Op: op, N: n, Fault: fault, Outcome: history.Fail,
+		Intended: intended, Start: now, End: now,
+		Err: "render: " + err.Error(),
+	}
+	if w.renderErr == nil {
+		w.renderErr = err
+	}
+	w.rec.attempts.add(a)
 }
 
 // attempt makes attempt v.Attempt of op and returns its record; rendered is
@@ -131,6 +166,14 @@ func (w *worker) attempt(op int, v scenarios.Vars, intended time.Duration) (a hi
 		}
 		return a, false
 	}
+	w.send(&a, req)
+	return a, true
+}
+
+// send sends req and records what came of it in a: times, outcome, status,
+// fingerprint and fields.
+func (w *worker) send(a *history.Attempt, req *http.Request) {
+	r := w.r
 	w.sent++
 	a.Start = r.since()
 	resp, err := r.rt.RoundTrip(req)
@@ -144,7 +187,7 @@ func (w *worker) attempt(op int, v scenarios.Vars, intended time.Duration) (a hi
 		if w.transportErr == nil {
 			w.transportErr = err
 		}
-		return a, true
+		return
 	}
 	w.answered++
 	body, err := w.read(resp)
@@ -152,12 +195,11 @@ func (w *worker) attempt(op int, v scenarios.Vars, intended time.Duration) (a hi
 	if err != nil {
 		a.Outcome = history.Info
 		a.Err = fmt.Sprintf("status %d, then reading the body: %v", resp.StatusCode, err)
-		return a, true
+		return
 	}
 	a.Outcome = history.OK
 	a.Status = resp.StatusCode
 	a.Fingerprint, a.Fields = w.inspect(body)
-	return a, true
 }
 
 // build renders the operation's request for v, with the op's key in place.

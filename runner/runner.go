@@ -47,7 +47,8 @@ type Observer interface {
 	// the load is bound by its duration only) and duration is
 	// load.duration (0 when bound by ops only).
 	Start(totalOps int, duration time.Duration)
-	// OpDone is called when op has made its last attempt.
+	// OpDone is called when op has made its last attempt, its replays
+	// (operation.replay) included; once per op.
 	OpDone(op int, state history.OpState)
 }
 
@@ -84,7 +85,17 @@ const (
 //     when no request could be rendered at all, Run returns the template
 //     error;
 //   - a response whose body breaks off after the status line is recorded as
-//     outcome info: the client did not get the answer.
+//     outcome info: the client did not get the answer;
+//   - an op's key is operation.key.value rendered with .Seq and .User (a
+//     key that does not render ends the op like a request that does not),
+//     else a UUID drawn from the seed and the scenario's name;
+//   - with operation.replay, each op's first 2xx is followed by
+//     replay.count replays, recorded as further attempts of the op with
+//     Fault FaultReplay (the same request) or FaultMismatch (replay.body),
+//     each sent replay.after after the previous answer, with no injected
+//     fault and no retry. They run beside the load, not in a worker's
+//     place, and Run waits for them (a duration-bound load may end up to
+//     count × after later); a cancelled ctx stops them.
 func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.History, error) {
 	r, err := compile(sc, opts)
 	if err != nil {
@@ -123,6 +134,10 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 		ws = r.open()
 	} else {
 		ws = r.closed()
+	}
+	if p := r.replay; p != nil {
+		p.wg.Wait()
+		ws = append(ws, p.all...)
 	}
 	h.Meta.Ended = now()
 
@@ -184,7 +199,9 @@ type run struct {
 	load     scenarios.Load
 
 	op        *scenarios.Template
-	static    *static // the operation when it has no template, else nil
+	static    *static         // the operation when it has no template, else nil
+	key       *scenarios.Text // operation.key.value; nil draws a UUID
+	replay    *replayer       // operation.replay; nil for none
 	keyHeader string
 	keyField  string
 	before    *scenarios.Template
@@ -246,6 +263,16 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 	}
 	if r.keyHeader != "" {
 		r.keyHeader = http.CanonicalHeaderKey(r.keyHeader)
+	}
+	if kv := sc.Operation.Key.Value; kv != "" {
+		if r.key, err = scenarios.NewText("operation.key.value", kv, opts.Env); err != nil {
+			return nil, err
+		}
+	}
+	if rp := sc.Operation.Replay; rp != nil {
+		if r.replay, err = newReplayer(rp, opts.Env); err != nil {
+			return nil, err
+		}
 	}
 	if b := sc.Operation.Before; b != nil {
 		if r.before, err = scenarios.NewTemplate("operation.before", b.Request, http.MethodGet, opts.Env); err != nil {

@@ -52,7 +52,15 @@ type TemplateError struct {
 	Err   error
 }
 
-func (e *TemplateError) Error() string { return fmt.Sprintf("%s: template: %v", e.Field, e.Err) }
+// Error names the field once: text/template's own errors already start
+// with "template: FIELD:LINE:".
+func (e *TemplateError) Error() string {
+	msg := e.Err.Error()
+	if strings.HasPrefix(msg, "template: ") {
+		return msg
+	}
+	return fmt.Sprintf("template: %s: %s", e.Field, msg)
+}
 func (e *TemplateError) Unwrap() error { return e.Err }
 
 // funcs returns the template functions. env reads the environment (secrets
@@ -160,6 +168,33 @@ func NewTemplate(field string, r Request, defaultMethod string, env func(string)
 		}
 	}
 	return t, nil
+}
+
+// Text is a compiled one-line template, such as operation.key.value.
+type Text struct {
+	tmpl   *template.Template
+	static string
+}
+
+// NewText compiles text; field names it in errors ("operation.key.value").
+// Text without "{{" renders as itself.
+func NewText(field, text string, env func(string) string) (*Text, error) {
+	if !strings.Contains(text, "{{") {
+		return &Text{static: text}, nil
+	}
+	t, err := parse(field, text, funcs(env))
+	if err != nil {
+		return nil, err
+	}
+	return &Text{tmpl: t}, nil
+}
+
+// Render executes the template with v.
+func (t *Text) Render(v Vars) (string, error) {
+	if t.tmpl == nil {
+		return t.static, nil
+	}
+	return exec(t.tmpl, v)
 }
 
 // Method is the request method.

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -164,5 +165,53 @@ func TestNewTemplateErrors(t *testing.T) {
 	tm, err := NewTemplate("setup[0]", Request{Method: "put", Path: "/a"}, "GET", nil)
 	if err != nil || tm.Method() != "PUT" {
 		t.Errorf("NewTemplate(put).Method() = %v, %v, want PUT", tm, err)
+	}
+}
+
+func TestText(t *testing.T) {
+	tests := []struct {
+		text string
+		v    Vars
+		want string
+	}{
+		{"fixed", Vars{Seq: 3}, "fixed"},
+		{"shared-{{div .Seq 2}}", Vars{Seq: 5}, "shared-2"},
+		{"{{.User}}-{{mod .Seq 3}}-{{add .Seq 1}}", Vars{Seq: 4, User: "bob"}, "bob-1-5"},
+		{"{{div .Seq 0}}", Vars{Seq: 4}, "0"},
+	}
+	for _, tt := range tests {
+		x, err := NewText("operation.key.value", tt.text, nil)
+		if err != nil {
+			t.Fatalf("NewText(%q) = %v", tt.text, err)
+		}
+		if got, err := x.Render(tt.v); got != tt.want || err != nil {
+			t.Errorf("Render(%q, %+v) = %q, %v, want %q", tt.text, tt.v, got, err, tt.want)
+		}
+	}
+	// The same seed draws the same key.
+	a, _ := NewText("k", "{{uuid .}}", nil)
+	k1, _ := a.Render(Vars{Rand: rand.New(rand.NewPCG(1, 2))})
+	k2, _ := a.Render(Vars{Rand: rand.New(rand.NewPCG(1, 2))})
+	if k1 != k2 || len(k1) != 36 {
+		t.Errorf("uuid keys %q, %q, want one UUID twice", k1, k2)
+	}
+}
+
+func TestTemplateErrorText(t *testing.T) {
+	_, err := NewText("operation.key.value", "{{nope}}", nil)
+	var te *TemplateError
+	if !errors.As(err, &te) {
+		t.Fatalf("NewText = %v, want a TemplateError", err)
+	}
+	if got := err.Error(); strings.Count(got, "template:") != 1 || !strings.Contains(got, "operation.key.value") {
+		t.Errorf("Error() = %q, want one \"template:\" and the field", got)
+	}
+	x, _ := NewText("operation.key.value", "{{.Nope}}", nil)
+	_, err = x.Render(Vars{})
+	if err == nil || strings.Count(err.Error(), "template:") != 1 {
+		t.Errorf("Render error = %v, want one \"template:\"", err)
+	}
+	if got := (&TemplateError{Field: "f", Err: errors.New("boom")}).Error(); got != "template: f: boom" {
+		t.Errorf("Error() = %q, want template: f: boom", got)
 	}
 }

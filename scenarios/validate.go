@@ -23,6 +23,7 @@ const (
 	CheckSameResponse      = "same_response"
 	CheckExactCounter      = "exact_counter"
 	CheckConditionalUpdate = "conditional_update"
+	CheckPayloadMismatch   = "payload_mismatch"
 )
 
 // checkOracle is the oracle kind each check reads; "" for none.
@@ -32,6 +33,7 @@ var checkOracle = map[string]string{
 	CheckSameResponse:      "",
 	CheckExactCounter:      "counter",
 	CheckConditionalUpdate: "account",
+	CheckPayloadMismatch:   "",
 }
 
 // Checks lists the invariant checks a scenario can name, sorted.
@@ -55,6 +57,8 @@ const (
 	DefaultQuiet             = 200 * time.Millisecond
 	DefaultOracleConcurrency = 8
 	DefaultDuplicateCopies   = 2
+	DefaultRetention         = 24 * time.Hour
+	DefaultReplayCount       = 1
 )
 
 // DefaultRetryOn is what is retried when retry.on is left out.
@@ -108,6 +112,12 @@ func (s *Scenario) applyDefaults() {
 	}
 	if r.On == nil && !s.set("retry.on") {
 		r.On = DefaultRetryOn()
+	}
+	if s.Retention == 0 && !s.set("retention") {
+		s.Retention = Duration(DefaultRetention)
+	}
+	if rp := s.Operation.Replay; rp != nil && rp.Count == 0 && !s.set("operation.replay.count") {
+		rp.Count = DefaultReplayCount
 	}
 	if s.Quiet == 0 && !s.set("quiet") {
 		s.Quiet = Duration(DefaultQuiet)
@@ -219,12 +229,16 @@ func (s *Scenario) validate() []problem {
 	c.faults()
 	c.key()
 	c.requests()
+	c.replay()
 	c.response()
 	oracleKinds := c.oracles()
 	c.invariants(oracleKinds)
 	c.thresholds()
 	if s.Quiet < 0 {
 		c.add("quiet", "negative duration", "quiet: 200ms")
+	}
+	if s.Retention <= 0 {
+		c.add("retention", fmt.Sprintf("retention must be above 0, got %s", s.Retention), "retention: 24h, how long the API keeps its idempotency keys")
 	}
 	return c.out
 }
@@ -448,6 +462,9 @@ func (c *checker) key() {
 	if k.None {
 		n++
 	}
+	if k.Value != "" {
+		c.keyValue(k.Value)
+	}
 	switch {
 	case n == 0:
 		c.add("operation.key", "say where the op's key goes: exactly one of header, body_field or none",
@@ -457,6 +474,71 @@ func (c *checker) key() {
 		c.add("operation.key", "set exactly one of header, body_field or none", "the key goes to one place",
 			"operation.key.header", "operation.key.body_field", "operation.key.none")
 	}
+}
+
+// keyValue checks operation.key.value: it compiles and renders with sample
+// values to a usable key, and does not read .Key, which it defines.
+func (c *checker) keyValue(text string) {
+	const at = "operation.key.value"
+	if keyRef.MatchString(text) {
+		c.add(at, "the key template reads .Key, the value it defines", `build it from .Seq, .User and the functions: "order-{{.Seq}}", "shared-{{div .Seq 2}}"`)
+		return
+	}
+	sample := Vars{Seq: 1}
+	if len(c.s.Users) > 0 {
+		sample.User = c.s.Users[0]
+	}
+	t, err := NewText(at, text, nil)
+	var key string
+	if err == nil {
+		key, err = t.Render(sample)
+	}
+	if err != nil {
+		c.templateErr(at, err)
+		return
+	}
+	if strings.TrimSpace(key) == "" {
+		c.add(at, "the key template renders an empty key", `value: "order-{{.Seq}}"`)
+	}
+}
+
+var keyRef = regexp.MustCompile(`\.Key\b`)
+
+// replay checks operation.replay: a count, a wait within the retention,
+// and a body that renders to JSON.
+func (c *checker) replay() {
+	rp := c.s.Operation.Replay
+	if rp == nil {
+		return
+	}
+	const at = "operation.replay"
+	if rp.Count < 1 {
+		c.add(at+".count", fmt.Sprintf("count must be at least 1, got %d", rp.Count), "count is how many replays follow each acknowledged op; leave it out for 1")
+	}
+	if rp.After < 0 {
+		c.add(at+".after", "negative duration", "after: 1500ms")
+	}
+	if ret := c.s.Retention; ret > 0 && rp.After >= ret {
+		c.add(at+".after", fmt.Sprintf("replay after %s is not within the retention of %s", rp.After, ret),
+			"a replay after the retention may rightly be executed again: wait less than retention, or raise retention to what the API promises",
+			"retention")
+	}
+	if rp.Body == "" {
+		return
+	}
+	sample := Vars{Key: "00000000-0000-4000-8000-000000000000", Attempt: 2}
+	if len(c.s.Users) > 0 {
+		sample.User = c.s.Users[0]
+	}
+	if b := c.s.Operation.Before; b != nil {
+		sample.Vars = map[string]string{}
+		for name := range b.Vars {
+			sample.Vars[name] = "0"
+		}
+	}
+	r := c.s.Operation.Request
+	r.Body = rp.Body
+	c.body(at+".body", r, sample, c.s.Operation.Key.BodyField != "")
 }
 
 // requests compiles every request template and renders it once with sample
@@ -500,55 +582,65 @@ func (c *checker) request(at string, r Request, sample Vars, wantObject bool) {
 	if r.Method != "" && !methodName.MatchString(strings.ToUpper(r.Method)) {
 		c.add(at+".method", fmt.Sprintf("bad method %q", r.Method), "method: POST")
 	}
-	fm := funcs(nil)
-	render := func(field, text string) (string, bool) {
-		if !strings.Contains(text, "{{") {
-			return text, true
-		}
-		t, err := parse(field, text, fm)
-		if err == nil {
-			var out string
-			if out, err = exec(t, sample); err == nil {
-				return out, true
-			}
-		}
-		c.templateErr(field, err)
-		return "", false
-	}
 	if strings.TrimSpace(r.Path) == "" {
 		c.add(at+".path", "path is required", "path: /charges (joined to the target)")
-	} else if p, ok := render(at+".path", r.Path); ok {
+	} else if p, ok := c.render(at+".path", r.Path, sample); ok {
 		if _, err := Join(&url.URL{Scheme: "http", Host: "target.invalid"}, p); err != nil {
 			c.add(at+".path", err.Error(), "write a path relative to the target: /charges?limit=1")
 		} else if strings.HasPrefix(p, "//") {
 			c.add(at+".path", fmt.Sprintf("path %q names a host", p), "write a path relative to the target: /charges?limit=1")
 		}
 	}
-	jsonBody := true
 	for name, v := range r.Headers {
 		if !headerName.MatchString(name) {
 			c.add(at+".headers."+name, fmt.Sprintf("%q is not a valid header name", name), "headers: {Authorization: 'Bearer {{.User}}'}")
 		}
-		if strings.EqualFold(name, "Content-Type") && !strings.Contains(strings.ToLower(v), "json") {
-			jsonBody = false
-		}
-		render(at+".headers."+name, v)
+		c.render(at+".headers."+name, v, sample)
 	}
+	c.body(at+".body", r, sample, wantObject)
+}
+
+// render compiles and executes one template part with sample values,
+// reporting a template error at field.
+func (c *checker) render(field, text string, sample Vars) (string, bool) {
+	if !strings.Contains(text, "{{") {
+		return text, true
+	}
+	t, err := parse(field, text, funcs(nil))
+	if err == nil {
+		var out string
+		if out, err = exec(t, sample); err == nil {
+			return out, true
+		}
+	}
+	c.templateErr(field, err)
+	return "", false
+}
+
+// body checks r.Body, reported at field: it renders with sample values and,
+// unless r's Content-Type says otherwise, to JSON (an object when
+// wantObject).
+func (c *checker) body(field string, r Request, sample Vars, wantObject bool) {
 	if r.Body == "" {
 		return
 	}
-	body, ok := render(at+".body", r.Body)
-	if !ok || !jsonBody {
+	body, ok := c.render(field, r.Body, sample)
+	if !ok {
 		return
+	}
+	for name, v := range r.Headers {
+		if strings.EqualFold(name, "Content-Type") && !strings.Contains(strings.ToLower(v), "json") {
+			return
+		}
 	}
 	var v any
 	if err := json.Unmarshal([]byte(body), &v); err != nil {
-		c.add(at+".body", fmt.Sprintf("the body is not JSON once rendered (%v): %s", err, clip(body)),
+		c.add(field, fmt.Sprintf("the body is not JSON once rendered (%v): %s", err, clip(body)),
 			`quote strings, including templated ones: '{"customer":"cus_{{.Seq}}"}'`)
 		return
 	}
 	if _, ok := v.(map[string]any); wantObject && !ok {
-		c.add(at+".body", "key.body_field needs the body to be a JSON object", `body: '{}'`, "operation.key.body_field")
+		c.add(field, "key.body_field needs the body to be a JSON object", `body: '{}'`, "operation.key.body_field")
 	}
 }
 
@@ -577,7 +669,7 @@ var (
 )
 
 func (c *checker) templateHint(msg string) string {
-	const all = "templates see .Key .Seq .User .Attempt .Vars.NAME and the functions env, randInt, uuid, add, mod: {{.Key}}, {{randInt . 1 100}}"
+	const all = "templates see .Key .Seq .User .Attempt .Vars.NAME and the functions env, randInt, uuid, add, mod, div: {{.Key}}, {{randInt . 1 100}}"
 	if m := badField.FindStringSubmatch(msg); m != nil {
 		if best, ok := closest(m[1], []string{"Key", "Seq", "User", "Attempt", "Vars"}); ok {
 			return "did you mean ." + best + "? " + all
@@ -654,7 +746,7 @@ func (c *checker) oracles() map[string]string {
 		if o.Counter != nil {
 			n++
 			kind = "counter"
-			c.probe(at+".counter", *o.Counter, oracleVars)
+			c.probe(at+".counter", o.Counter.Probe, oracleVars)
 		}
 		if a := o.Account; a != nil {
 			n++
@@ -725,6 +817,10 @@ func (c *checker) invariants(kinds map[string]string) {
 			c.add(at, fmt.Sprintf("%s on %q is listed twice", inv.Check, inv.Oracle), "keep one")
 		}
 		seen[inv] = true
+		if inv.Check == CheckPayloadMismatch && (s.Operation.Replay == nil || s.Operation.Replay.Body == "") {
+			c.add(at+".check", "payload_mismatch needs operation.replay.body: another payload to send under each acknowledged op's key",
+				`operation: {replay: {after: 100ms, body: '{"amount":999,"currency":"usd","customer":"cus_{{.Seq}}"}'}}`, "operation.replay")
+		}
 		if want == "" {
 			if inv.Oracle != "" {
 				c.add(at+".oracle", inv.Check+" reads no oracle: it compares the answers in the history", "remove oracle")

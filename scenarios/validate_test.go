@@ -184,8 +184,29 @@ func TestFaultSpecs(t *testing.T) {
 }
 
 func TestChecks(t *testing.T) {
-	want := []string{"at_most_once", "conditional_update", "exact_counter", "exactly_once", "same_response"}
+	want := []string{"at_most_once", "conditional_update", "exact_counter", "exactly_once", "payload_mismatch", "same_response"}
 	if diff := cmp.Diff(want, Checks()); diff != "" {
 		t.Errorf("Checks() (-want +got):\n%s", diff)
+	}
+}
+
+func TestDefaultsReplay(t *testing.T) {
+	src := strings.Replace(valid, "  key: {header: Idempotency-Key}\n",
+		"  key: {header: Idempotency-Key, value: 'k-{{.Seq}}'}\n  replay: {after: 1500ms}\n", 1)
+	s, err := Parse("t.yaml", []byte(src))
+	if err != nil {
+		t.Fatalf("Parse = %v", err)
+	}
+	want := Replay{Count: 1, After: Duration(1500 * time.Millisecond)}
+	if diff := cmp.Diff(&want, s.Operation.Replay); diff != "" {
+		t.Errorf("replay defaults (-want +got):\n%s", diff)
+	}
+	if s.Retention.Std() != 24*time.Hour || s.Operation.Key.Value != "k-{{.Seq}}" {
+		t.Errorf("retention %v, key value %q, want 24h, k-{{.Seq}}", s.Retention, s.Operation.Key.Value)
+	}
+	// No replay: none is invented.
+	s, err = Parse("t.yaml", []byte(valid))
+	if err != nil || s.Operation.Replay != nil {
+		t.Errorf("Parse(valid) replay = %+v, %v, want nil, nil", s.Operation.Replay, err)
 	}
 }

@@ -1,0 +1,100 @@
+package checks
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/idemcheck/idemcheck/history"
+)
+
+// mismatchWant is what a mismatch attempt must be answered.
+const mismatchWant = "a 4xx (422)"
+
+// checkPayloadMismatch checks every answered mismatch attempt (the same key
+// sent again with another payload, FaultMismatch): it must be rejected
+// with a 4xx, 422 per the IETF Idempotency-Key draft (409 and 400 are
+// common too). A 2xx is a silent replay of the first answer or a second
+// execution; which one is for at_most_once on an oracle to tell. Checked
+// counts the ops with at least one answered mismatch attempt.
+func checkPayloadMismatch(v Verdict, h *history.History) Verdict {
+	statuses := map[int]int{}
+	sent, bad := 0, 0
+	for i := range h.Ops {
+		atts := h.AttemptsOf(i)
+		answered, wrong := false, -1
+		for j := range atts {
+			a := &atts[j]
+			if a.Fault != FaultMismatch {
+				continue
+			}
+			sent++
+			if a.Outcome != history.OK {
+				continue
+			}
+			answered = true
+			statuses[a.Status]++
+			if a.Status/100 != 4 {
+				bad++
+				if wrong < 0 {
+					wrong = j
+				}
+			}
+		}
+		if !answered {
+			continue
+		}
+		v.Checked++
+		if wrong < 0 {
+			continue
+		}
+		v.Violations++
+		if len(v.Examples) < MaxExamples {
+			op := h.Ops[i]
+			if len(atts) > maxExampleAttempts {
+				atts = atts[:maxExampleAttempts]
+			}
+			v.Examples = append(v.Examples, Example{
+				Op: op.ID, Key: op.Key, User: op.User, Want: mismatchWant,
+				Problem:  mismatchProblem(atts[wrong]),
+				Attempts: slices.Clone(atts),
+			})
+		}
+	}
+	switch {
+	case v.Checked == 0 && sent == 0:
+		return unknown(v, "no attempt sent another payload under an op's key (operation.replay.body), or no op was acknowledged")
+	case v.Checked == 0:
+		return unknown(v, fmt.Sprintf("none of %s with another payload got an answer", plural(sent, "attempt", "attempts")))
+	case v.Violations == 0:
+		v.Status = Pass
+		v.Summary = fmt.Sprintf("%s sent another payload under their key, every answer rejected it (%s)",
+			plural(v.Checked, "op", "ops"), statusText(statuses))
+	default:
+		v.Status = Fail
+		v.Summary = fmt.Sprintf("%d of %s that sent another payload under their key had it accepted (%s; %s)",
+			v.Violations, plural(v.Checked, "op", "ops"), plural(bad, "answer not a 4xx", "answers not a 4xx"), statusText(statuses))
+	}
+	return v
+}
+
+func mismatchProblem(a history.Attempt) string {
+	if a.Acked() {
+		return fmt.Sprintf("same key, other payload: answered %d — a silent replay or a second execution", a.Status)
+	}
+	return fmt.Sprintf("same key, other payload: answered %d, want a 4xx rejection (422)", a.Status)
+}
+
+// statusText lists statuses with their counts, by status: "201 ×3, 422 ×61".
+func statusText(m map[int]int) string {
+	codes := make([]int, 0, len(m))
+	for c := range m {
+		codes = append(codes, c)
+	}
+	slices.Sort(codes)
+	parts := make([]string, len(codes))
+	for i, c := range codes {
+		parts[i] = fmt.Sprintf("%d ×%d", c, m[c])
+	}
+	return strings.Join(parts, ", ")
+}

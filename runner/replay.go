@@ -1,0 +1,136 @@
+package runner
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/scenarios"
+)
+
+// The Fault of a replay attempt (history.Attempt.Fault). Replays are no
+// injected fault: they carry no other, and are never retried.
+const (
+	// FaultReplay marks a replay of the op's own request: same key, same
+	// body.
+	FaultReplay = "replay"
+	// FaultMismatch marks a replay with operation.replay.body: same key,
+	// another payload.
+	FaultMismatch = "mismatch"
+)
+
+// IsReplay reports whether fault marks a replay attempt rather than an
+// injected fault.
+func IsReplay(fault string) bool { return fault == FaultReplay || fault == FaultMismatch }
+
+// replayer re-sends acknowledged ops (operation.replay). Each acknowledged
+// op gets a goroutine that waits, sends and records its replays with a
+// worker of its own, taken from a free list: the op's worker goes on with
+// its next op at once, so a long replay wait neither slows the closed
+// model nor fills the open model's max_in_flight, and the load is the same
+// with and without replays. Run waits for every replay before it returns.
+type replayer struct {
+	count int
+	after time.Duration
+	fault string
+	body  *scenarios.Text // nil: the op's own body
+
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	free []*worker // idle replay workers
+	all  []*worker // every replay worker, for the merge
+}
+
+func newReplayer(rp *scenarios.Replay, env func(string) string) (*replayer, error) {
+	p := &replayer{count: max(rp.Count, 1), after: time.Duration(rp.After), fault: FaultReplay}
+	if rp.Body != "" {
+		b, err := scenarios.NewText("operation.replay.body", rp.Body, env)
+		if err != nil {
+			return nil, err
+		}
+		p.body, p.fault = b, FaultMismatch
+	}
+	return p, nil
+}
+
+// start replays op, acknowledged by an answer that ended at end, in a
+// goroutine of its own, and tells the observer when it is done.
+func (p *replayer) start(r *run, op int, v scenarios.Vars, end time.Duration) {
+	p.mu.Lock()
+	var w *worker
+	if n := len(p.free); n > 0 {
+		w = p.free[n-1]
+		p.free = p.free[:n-1]
+	} else {
+		w = r.newWorker()
+		p.all = append(p.all, w)
+	}
+	p.mu.Unlock()
+	p.wg.Go(func() {
+		w.replays(op, v, end)
+		if r.obs != nil {
+			r.obs.OpDone(op, history.Acked)
+		}
+		p.mu.Lock()
+		p.free = append(p.free, w)
+		p.mu.Unlock()
+	})
+}
+
+// replays sends the replays of op, whose last attempt was v.Attempt and
+// ended at prev: each waits the replay's after from the previous answer
+// (or error), carries no injected fault and is not retried. Its attempts
+// continue the op's numbering.
+func (w *worker) replays(op int, v scenarios.Vars, prev time.Duration) {
+	r := w.r
+	p := r.replay
+	v.Rand = w.rnd
+	for range p.count {
+		intended := prev + p.after
+		if !w.sleep(intended - r.since()) {
+			return
+		}
+		v.Attempt++
+		// The same Rand state as the op's attempts: the same body.
+		w.pcg.Seed(r.tmplSeed, uint64(op))
+		req, err := w.buildReplay(r.ctx, v)
+		if err != nil {
+			w.unrendered(op, v.Attempt, p.fault, intended, err)
+			return
+		}
+		a := history.Attempt{Op: op, N: v.Attempt, Fault: p.fault, Intended: intended}
+		w.send(&a, req)
+		w.rec.attempts.add(a)
+		prev = a.End
+	}
+}
+
+// buildReplay renders a replay: the op's own request, or the replay body
+// (with the key in its body field when the key goes there).
+func (w *worker) buildReplay(ctx context.Context, v scenarios.Vars) (*http.Request, error) {
+	r := w.r
+	if r.replay.body == nil {
+		return w.build(ctx, v)
+	}
+	s, err := r.replay.body.Render(v)
+	if err != nil {
+		return nil, err
+	}
+	body := []byte(s)
+	if r.keyField != "" {
+		if body, err = setField(body, r.keyField, v.Key); err != nil {
+			return nil, err
+		}
+	}
+	req, err := r.op.BuildWithBody(ctx, r.base, v, body)
+	if err != nil {
+		return nil, err
+	}
+	if r.keyHeader != "" {
+		req.Header.Set(r.keyHeader, v.Key)
+	}
+	req.GetBody = nil // see static.request: no hidden resends
+	return req, nil
+}
