@@ -38,18 +38,8 @@ const (
 	// advanced once per applied op, no op applied twice.
 	ConditionalUpdate = "conditional_update"
 	// PayloadMismatch: every answer to the same key with another payload
-	// (attempts marked FaultMismatch) is a 4xx rejection, never a 2xx.
+	// (attempts marked history.FaultMismatch) is a 4xx rejection, never a 2xx.
 	PayloadMismatch = "payload_mismatch"
-)
-
-// The Fault of the runner's replay attempts (operation.replay), as the
-// history records them.
-const (
-	// FaultReplay: the op's own request sent again after its first 2xx.
-	FaultReplay = "replay"
-	// FaultMismatch: another payload sent under the op's key after its
-	// first 2xx; a different request, not a retry of the op.
-	FaultMismatch = "mismatch"
 )
 
 // Observation kinds, as set by oracles in Observation.Kind.

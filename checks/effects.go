@@ -111,7 +111,7 @@ func problem(g *keys, i int, t tally, e, lo, hi int, exact bool, n noun) string 
 	}
 	status := 0
 	for _, a := range g.h.AttemptsOf(i) {
-		if a.Acked() && a.Fault != FaultMismatch {
+		if a.Acked() && a.Fault != history.FaultMismatch {
 			status = a.Status
 			break
 		}

@@ -66,7 +66,7 @@ func opState(attempts []history.Attempt) history.OpState {
 	for i := range attempts {
 		a := &attempts[i]
 		switch {
-		case a.Fault == FaultMismatch:
+		case a.Fault == history.FaultMismatch:
 		case a.Acked():
 			return history.Acked
 		case a.Outcome == history.Fail:

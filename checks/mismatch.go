@@ -12,7 +12,7 @@ import (
 const mismatchWant = "a 4xx (422)"
 
 // checkPayloadMismatch checks every answered mismatch attempt (the same key
-// sent again with another payload, FaultMismatch): it must be rejected
+// sent again with another payload, history.FaultMismatch): it must be rejected
 // with a 4xx, 422 per the IETF Idempotency-Key draft (409 and 400 are
 // common too). A 2xx is a silent replay of the first answer or a second
 // execution; which one is for at_most_once on an oracle to tell. Checked
@@ -25,7 +25,7 @@ func checkPayloadMismatch(v Verdict, h *history.History) Verdict {
 		answered, wrong := false, -1
 		for j := range atts {
 			a := &atts[j]
-			if a.Fault != FaultMismatch {
+			if a.Fault != history.FaultMismatch {
 				continue
 			}
 			sent++

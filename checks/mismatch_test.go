@@ -12,13 +12,13 @@ import (
 // mm is a mismatch attempt (another payload under the key) answered status;
 // rp is a replay of the op's own request answered status with body fp.
 func mm(status int) history.Attempt {
-	return history.Attempt{Outcome: history.OK, Status: status, Fault: FaultMismatch, Fingerprint: 99}
+	return history.Attempt{Outcome: history.OK, Status: status, Fault: history.FaultMismatch, Fingerprint: 99}
 }
 func mmLost() history.Attempt {
-	return history.Attempt{Outcome: history.Info, Fault: FaultMismatch, Err: "timeout"}
+	return history.Attempt{Outcome: history.Info, Fault: history.FaultMismatch, Err: "timeout"}
 }
 func rp(status int, fp uint64) history.Attempt {
-	return history.Attempt{Outcome: history.OK, Status: status, Fault: FaultReplay, Fingerprint: fp}
+	return history.Attempt{Outcome: history.OK, Status: status, Fault: history.FaultReplay, Fingerprint: fp}
 }
 
 func TestPayloadMismatch(t *testing.T) {
@@ -59,7 +59,7 @@ func TestPayloadMismatch(t *testing.T) {
 			if !strings.Contains(e.Problem, tt.wantProblem) || e.Want != "a 4xx (422)" || e.Effects != 0 {
 				t.Errorf("example %+v, want problem %q, want a 4xx (422)", e, tt.wantProblem)
 			}
-			if !slices.ContainsFunc(e.Attempts, func(a history.Attempt) bool { return a.Fault == FaultMismatch }) || len(e.Attempts) < 2 {
+			if !slices.ContainsFunc(e.Attempts, func(a history.Attempt) bool { return a.Fault == history.FaultMismatch }) || len(e.Attempts) < 2 {
 				t.Errorf("example attempts %+v, want the op's attempts, the mismatch included", e.Attempts)
 			}
 		})

@@ -10,7 +10,7 @@ import (
 
 // checkSameResponse compares every 2xx answer of an op with its first 2xx
 // answer: status and normalised body (fingerprint) must be equal. Replays
-// (FaultReplay) are compared like retries; mismatch attempts are another
+// (history.FaultReplay) are compared like retries; mismatch attempts are another
 // request under the key and are left to payload_mismatch.
 func checkSameResponse(v Verdict, h *history.History) Verdict {
 	replayed, differing := 0, 0
@@ -20,7 +20,7 @@ func checkSameResponse(v Verdict, h *history.History) Verdict {
 		bad, acked := 0, 0
 		for j := range atts {
 			a := &atts[j]
-			if !a.Acked() || a.Fault == FaultMismatch {
+			if !a.Acked() || a.Fault == history.FaultMismatch {
 				continue
 			}
 			acked++

@@ -211,9 +211,26 @@ func Final(attempts []Attempt) (a Attempt, ok bool) {
 	return attempts[len(attempts)-1], true
 }
 
+// The Fault of a replay attempt (scenario operation.replay): sent after the
+// op's first 2xx on purpose, not injected, never retried.
+const (
+	// FaultReplay: the op's own request sent again (same key, same body).
+	FaultReplay = "replay"
+	// FaultMismatch: another payload sent under the op's key; a different
+	// request, not a retry of the op.
+	FaultMismatch = "mismatch"
+)
+
+// IsReplay reports whether fault marks a replay attempt rather than an
+// injected fault.
+func IsReplay(fault string) bool { return fault == FaultReplay || fault == FaultMismatch }
+
 // OpLatency is the time from the op's first intended send to its final
-// answer, retries included.
+// answer, retries included and replays left out.
 func OpLatency(attempts []Attempt) time.Duration {
+	for len(attempts) > 1 && IsReplay(attempts[len(attempts)-1].Fault) {
+		attempts = attempts[:len(attempts)-1]
+	}
 	if len(attempts) == 0 {
 		return 0
 	}

@@ -67,6 +67,7 @@ type Load struct {
 	Ops           int     `json:"ops"`
 	Attempts      int     `json:"attempts"`
 	Retries       int     `json:"retries"`
+	Replays       int     `json:"replays"` // attempts sent again after a 2xx on purpose (operation.replay)
 	Acked         int     `json:"acked"`
 	NotSent       int     `json:"not_sent"`
 	Indeterminate int     `json:"indeterminate"`
@@ -93,7 +94,9 @@ type Percentiles struct {
 }
 
 // Latency holds per-attempt (clean attempts only: no fault, an answer) and
-// per-op (first intended send to final answer, retries included) latency.
+// per-op (first intended send to final answer, retries included, replays
+// left out) latency, both measured from the intended start so a stalled
+// scheduler cannot hide queueing.
 type Latency struct {
 	Attempt Percentiles `json:"attempt"`
 	Op      Percentiles `json:"op"`
@@ -159,7 +162,7 @@ func Build(h *history.History, in Input) (*Summary, error) {
 		}
 		s.Load.Ops++
 		s.Load.Attempts += len(as)
-		s.Load.Retries += len(as) - 1
+		s.Load.Retries += retries(as)
 		switch history.State(as) {
 		case history.Acked:
 			s.Load.Acked++
@@ -170,13 +173,16 @@ func Build(h *history.History, in Input) (*Summary, error) {
 		}
 		for i := range as {
 			a := &as[i]
-			if a.Fault != "" {
+			switch {
+			case history.IsReplay(a.Fault):
+				s.Load.Replays++
+			case a.Fault != "":
 				faults[a.Fault]++
 			}
 			if a.Outcome == history.OK {
 				statuses[strconv.Itoa(a.Status)]++
 				if a.Fault == "" {
-					if err := record(attemptH, a.End-a.Start); err != nil {
+					if err := record(attemptH, a.Latency()); err != nil {
 						return nil, err
 					}
 				}
@@ -319,4 +325,15 @@ func trim(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// retries counts an op's attempts after its first, replays left out.
+func retries(as []history.Attempt) int {
+	n := 0
+	for i := 1; i < len(as); i++ {
+		if !history.IsReplay(as[i].Fault) {
+			n++
+		}
+	}
+	return n
 }

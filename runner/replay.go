@@ -10,21 +10,6 @@ import (
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
-// The Fault of a replay attempt (history.Attempt.Fault). Replays are no
-// injected fault: they carry no other, and are never retried.
-const (
-	// FaultReplay marks a replay of the op's own request: same key, same
-	// body.
-	FaultReplay = "replay"
-	// FaultMismatch marks a replay with operation.replay.body: same key,
-	// another payload.
-	FaultMismatch = "mismatch"
-)
-
-// IsReplay reports whether fault marks a replay attempt rather than an
-// injected fault.
-func IsReplay(fault string) bool { return fault == FaultReplay || fault == FaultMismatch }
-
 // replayer re-sends acknowledged ops (operation.replay). Each acknowledged
 // op gets a goroutine that waits, sends and records its replays with a
 // worker of its own, taken from a free list: the op's worker goes on with
@@ -44,13 +29,13 @@ type replayer struct {
 }
 
 func newReplayer(rp *scenarios.Replay, env func(string) string) (*replayer, error) {
-	p := &replayer{count: max(rp.Count, 1), after: time.Duration(rp.After), fault: FaultReplay}
+	p := &replayer{count: max(rp.Count, 1), after: time.Duration(rp.After), fault: history.FaultReplay}
 	if rp.Body != "" {
 		b, err := scenarios.NewText("operation.replay.body", rp.Body, env)
 		if err != nil {
 			return nil, err
 		}
-		p.body, p.fault = b, FaultMismatch
+		p.body, p.fault = b, history.FaultMismatch
 	}
 	return p, nil
 }

@@ -91,7 +91,7 @@ const (
 //     else a UUID drawn from the seed and the scenario's name;
 //   - with operation.replay, each op's first 2xx is followed by
 //     replay.count replays, recorded as further attempts of the op with
-//     Fault FaultReplay (the same request) or FaultMismatch (replay.body),
+//     Fault history.FaultReplay (the same request) or history.FaultMismatch (replay.body),
 //     each sent replay.after after the previous answer, with no injected
 //     fault and no retry. They run beside the load, not in a worker's
 //     place, and Run waits for them (a duration-bound load may end up to

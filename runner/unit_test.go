@@ -158,38 +158,6 @@ func TestCanonicalForm(t *testing.T) {
 	}
 }
 
-func TestLatency(t *testing.T) {
-	ms := time.Millisecond
-	h := &history.History{
-		Ops: []history.Op{{ID: 0}, {ID: 1}, {ID: 2}},
-		Attempts: []history.Attempt{
-			{Op: 0, N: 1, Outcome: history.OK, Status: 201, Intended: 0, Start: 1 * ms, End: 10 * ms},
-			{Op: 1, N: 1, Outcome: history.Info, Fault: "drop_ack", Intended: 0, End: 5 * ms},
-			{Op: 1, N: 2, Outcome: history.OK, Status: 201, Intended: 20 * ms, End: 50 * ms},
-			{Op: 2, N: 1, Outcome: history.OK, Status: 201, Fault: "delay", Intended: 0, End: 2 * time.Hour},
-		},
-	}
-	att, ops := Latency(h)
-	if got := att.TotalCount(); got != 2 {
-		t.Errorf("attempts histogram holds %d values, want 2 clean attempts", got)
-	}
-	if got := att.Max(); got < 29900 || got > 30100 {
-		t.Errorf("attempts max = %dµs, want about 30000", got)
-	}
-	if got := ops.TotalCount(); got != 3 {
-		t.Errorf("ops histogram holds %d values, want 3", got)
-	}
-	if got := ops.Min(); got < 9990 || got > 10010 {
-		t.Errorf("ops min = %dµs, want about 10000 (op 0)", got)
-	}
-	if got := ops.ValueAtQuantile(50); got < 49900 || got > 50100 {
-		t.Errorf("ops p50 = %dµs, want about 50000 (op 1: first intended to final end)", got)
-	}
-	if got := ops.Max(); !ops.ValuesAreEquivalent(got, histMax) {
-		t.Errorf("ops max = %dµs, want the 1h clamp %d", got, histMax)
-	}
-}
-
 func TestMerge(t *testing.T) {
 	var a, b recorder
 	for i := range 3000 {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
@@ -76,13 +77,14 @@ func run(target string, workers int, duration time.Duration, cpuprofile string) 
 			ok++
 		}
 	}
-	att, _ := runner.Latency(h)
+	sum, err := reports.Build(h, reports.Input{})
+	if err != nil {
+		return err
+	}
+	att := sum.Latency.Attempt
 	fmt.Printf("attempts     %d (%d ok 200) in %v\n", n, ok, elapsed.Round(time.Millisecond))
 	fmt.Printf("req/s        %.0f\n", float64(n)/elapsed.Seconds())
-	fmt.Printf("latency      p50 %v  p99 %v  max %v\n",
-		time.Duration(att.ValueAtQuantile(50))*time.Microsecond,
-		time.Duration(att.ValueAtQuantile(99))*time.Microsecond,
-		time.Duration(att.Max())*time.Microsecond)
+	fmt.Printf("latency      p50 %.2fms  p99 %.2fms  max %.2fms\n", att.P50, att.P99, att.Max)
 	fmt.Printf("bytes/attempt %.0f (live heap of the history after GC)\n",
 		float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(max(n, 1)))
 	runtime.KeepAlive(h)
