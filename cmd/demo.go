@@ -16,8 +16,34 @@ import (
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
-// demoPairs are the built-in scenarios the demo runs, naive then protected.
-var demoPairs = []string{"charges-lost-ack", "charges-timeout", "likes-duplicate", "debit-cas"}
+// demoFirst are the built-in scenarios the demo runs first, in this order;
+// every other built-in follows. Each runs its naive variant (when it has
+// one) and then its protected one.
+var demoFirst = []string{"charges-lost-ack", "charges-timeout", "likes-duplicate", "debit-cas"}
+
+// demoScenarios lists the protected built-ins in demo order.
+func demoScenarios() []string {
+	out := append([]string(nil), demoFirst...)
+	seen := map[string]bool{}
+	for _, n := range out {
+		seen[n] = true
+	}
+	for _, n := range scenarios.BuiltinNames() {
+		if !strings.HasSuffix(n, "-naive") && !seen[n] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func hasBuiltin(name string) bool {
+	for _, n := range scenarios.BuiltinNames() {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
 
 // DemoOptions are the inputs of `idemcheck demo`.
 type DemoOptions struct {
@@ -37,10 +63,12 @@ func NewCmdDemo(f *Factory, runF func(context.Context, *DemoOptions) error) *cob
 		Use:   "demo",
 		Short: "Start the lab in-process and show every classic failure caught and every fix holding",
 		Long: `Demo starts the lab (the built-in payment service) on a free loopback port and
-runs the eight built-in scenarios against it: for each classic situation (a
-lost acknowledgement, a client timeout while the card processor still works,
-duplicate concurrent sends, a compare-and-set debit) a naive endpoint that
-must be caught and a protected one that must hold. It prints what was
+runs every built-in scenario against it: for each classic situation (a lost
+acknowledgement, a client timeout while the card processor still works,
+duplicate concurrent sends, a compare-and-set debit, a late replay, a key
+shared by two users, one payload under many keys, another payload under one
+key) a naive endpoint that must be caught, where there is one, and a
+protected one that must hold. It prints what was
 injected, each verdict with its evidence, and what the protection costs in
 latency, and writes report.json and history.jsonl per scenario under --out.
 
@@ -88,7 +116,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	}
 	fmt.Fprintln(streams.Err, ")")
 
-	pairs := demoPairs
+	pairs := demoScenarios()
 	if len(opts.Only) > 0 {
 		pairs = opts.Only
 	}
@@ -96,7 +124,11 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	code := ExitOK
 	var errs []error
 	for _, pair := range pairs {
-		for _, variant := range []string{"naive", "protected"} {
+		variants := []string{"protected"}
+		if hasBuiltin(pair + "-naive") {
+			variants = []string{"naive", "protected"}
+		}
+		for _, variant := range variants {
 			name := pair
 			if variant == "naive" {
 				name += "-naive"
@@ -149,7 +181,10 @@ func writeDemo(w io.Writer, rows []demoRow, opts *DemoOptions) {
 	fmt.Fprintln(w, "What the protection costs (latency of clean attempts: no fault injected, an answer received):")
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCENARIO\tNAIVE p50\tPROTECTED p50\tNAIVE p99\tPROTECTED p99\tOVERHEAD p50\tOVERHEAD p99")
-	for i := 0; i+1 < len(rows); i += 2 {
+	for i := 0; i+1 < len(rows); i++ {
+		if rows[i].variant != "naive" || rows[i+1].pair != rows[i].pair {
+			continue
+		}
 		n, p := rows[i].sum.Latency.Attempt, rows[i+1].sum.Latency.Attempt
 		fmt.Fprintf(tw, "%s\t%.2fms\t%.2fms\t%.2fms\t%.2fms\t%s\t%s\n", rows[i].pair, n.P50, p.P50, n.P99, p.P99, overhead(n.P50, p.P50), overhead(n.P99, p.P99))
 	}
@@ -212,6 +247,10 @@ func evidence(s *reports.Summary) string {
 			return fmt.Sprintf("likes %d → %d for %d–%d likes", c.Before, c.After, c.Acked, c.Acked+c.Indeterminate)
 		}
 		return fmt.Sprintf("likes %d → %d for %d likes", c.Before, c.After, likes)
+	case v.Invariant == checks.ConditionalUpdate && v.Status == checks.Fail && v.Extra > 0:
+		return fmt.Sprintf("%d of %d debits applied more than once (%d extra)", v.Violations, v.Checked, v.Extra)
+	case v.Invariant == checks.ConditionalUpdate && v.Status == checks.Pass:
+		return fmt.Sprintf("balance = initial − Σ applied; %d debits, none applied twice", v.Checked)
 	case strings.HasPrefix(name, "charges") && (v.Invariant == checks.AtMostOnce || v.Invariant == checks.ExactlyOnce):
 		if v.Status == checks.Fail {
 			if v.Missing > 0 && v.Extra == 0 {

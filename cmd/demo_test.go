@@ -13,7 +13,7 @@ func TestDemo(t *testing.T) {
 	if r.code != ExitOK {
 		t.Fatalf("demo: exit %d, want 0\n%s%s", r.code, r.out, r.err)
 	}
-	for _, want := range []string{"8 of 8 expectations met", "caught ✓", "held ✓", "customers charged more than once", "likes 0 →", "OVERHEAD"} {
+	for _, want := range []string{"14 of 14 expectations met", "caught ✓", "held ✓", "customers charged more than once", "likes 0 →", "OVERHEAD"} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, r.out)
 		}

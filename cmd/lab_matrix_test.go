@@ -13,6 +13,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/internal/testsvc"
+	"github.com/idemcheck/idemcheck/lab"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
@@ -88,7 +89,12 @@ var bugCatchers = []struct {
 	{"no-key", "charges-lost-ack", checks.ExactlyOnce},
 	{"check-then-act", "charges-timeout", checks.AtMostOnce},
 	{"not-atomic", "charges-lost-ack", checks.ExactlyOnce},
+	{"key-only", "charges-replay", checks.SameResponse},
+	{"global-keys", "charges-cross-user", checks.ExactlyOnce},
+	{"content-dedup", "charges-same-payload", checks.ExactlyOnce},
+	{"no-fingerprint", "charges-payload-mismatch", checks.PayloadMismatch},
 	{"no-unique-index", "likes-duplicate", checks.ExactCounter},
+	{"short-ttl", "charges-replay", checks.AtMostOnce},
 	{"blind-debit", "debit-cas", checks.ConditionalUpdate},
 }
 
@@ -191,5 +197,18 @@ func TestNaiveCaughtOverSeeds(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEveryBugHasACatcher keeps the matrix complete as bugs are added.
+func TestEveryBugHasACatcher(t *testing.T) {
+	caught := map[string]bool{}
+	for _, c := range bugCatchers {
+		caught[c.bug] = true
+	}
+	for _, b := range lab.Bugs() {
+		if !caught[b.Name] {
+			t.Errorf("seeded bug %s has no built-in scenario in the detection matrix", b.Name)
+		}
 	}
 }

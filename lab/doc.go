@@ -56,22 +56,21 @@
 //	not-atomic       charges-lost-ack, charges-timeout: the 1st, 5th, 9th...
 //	                 charge answers 500 after charging (Config.CrashEvery), the
 //	                 retry (5xx is retried) charges again → at_most_once. Audit C12.
-//	key-only         a replay carries a new id → same_response, given a key
-//	                 with two acknowledged 2xx answers: a duplicate fault (one
-//	                 copy 201, the other 409 then a replay) or Audit C03/C17.
-//	                 (A drop_ack alone leaves one acknowledged answer.)
-//	global-keys      needs two users sending the same key (the built-in
-//	                 scenarios give each op its own key): the second user gets
-//	                 the first user's body → Audit C15 cross-user.
-//	content-dedup    needs distinct keys with identical bodies (built-in
-//	                 bodies differ by customer): the second key is replayed,
-//	                 never charged → exactly_once (acked key with 0 effects).
-//	                 Audit "same payload, new key".
-//	no-fingerprint   same key, other payload replays instead of 422 → Audit C04.
+//	key-only         charges-replay: the replay of an acknowledged charge
+//	                 answers a freshly built body (new id) → same_response.
+//	global-keys      charges-cross-user: two users send one key; the second
+//	                 gets the first user's response and is never charged →
+//	                 exactly_once (acknowledged op with no effect).
+//	content-dedup    charges-same-payload: distinct keys, identical bodies;
+//	                 every key after the first is replayed, never charged →
+//	                 exactly_once.
+//	no-fingerprint   charges-payload-mismatch: the same key with another
+//	                 payload is replayed instead of 422 → payload_mismatch.
 //	no-unique-index  likes-duplicate (duplicate fault, 3 copies at once): the
 //	                 copies all pass the op_id check → exact_counter.
-//	short-ttl        any retry later than 1 s (backoff, delay fault) charges
-//	                 again → at_most_once; Audit C14 expiry.
+//	short-ttl        charges-replay: the replay 1.5 s after the answer (inside
+//	                 the 24 h retention the scenario declares) charges again →
+//	                 at_most_once, exactly_once.
 //	blind-debit      debit-cas (drop_ack, duplicate): a retried or duplicated
 //	                 debit applies twice → conditional_update.
 //
