@@ -75,8 +75,8 @@ classic ways, so you can watch idemcheck catch each one:
 func addLabFlags(c *cobra.Command, opts *LabOptions) {
 	fl := c.Flags()
 	fl.StringVar(&opts.Store, "store", "memory", "idempotency store: memory, or a Redis URL (redis://127.0.0.1:6379/0)")
-	fl.StringVar(&opts.Ledger, "ledger", "memory", "ledger: memory, or a Postgres URL (postgres://user@127.0.0.1:5432/db)")
-	fl.DurationVar(&opts.ProcessorLatency, "processor-latency", 20*time.Millisecond, "how long the card processor takes per charge")
+	fl.StringVar(&opts.Ledger, "ledger", "memory", "ledger: memory, or a Postgres URL (postgres://user@127.0.0.1:5432/db; pool_max_conns=N sets the pool, default 16)")
+	fl.DurationVar(&opts.ProcessorLatency, "processor-latency", 20*time.Millisecond, "how long the card processor takes per charge (0 for none)")
 	fl.DurationVar(&opts.KeyTTL, "key-ttl", 24*time.Hour, "how long idempotency keys are kept")
 	fl.StringVar(&opts.Namespace, "namespace", "", "keep this lab's data apart on shared Redis/Postgres servers (a Postgres schema and a Redis key prefix of this name)")
 	fl.StringArrayVar(&opts.Bugs, "bug", nil, "seed a classic bug into the protected endpoints (repeatable): "+strings.Join(bugNames(), ", "))
@@ -98,6 +98,10 @@ func bugList() string {
 	return b.String()
 }
 
+// defaultPoolConns is the lab's Postgres pool size unless the URL sets
+// pool_max_conns.
+const defaultPoolConns = 16
+
 // runningLab is a lab serving on a loopback listener.
 type runningLab struct {
 	URL  string
@@ -107,6 +111,9 @@ type runningLab struct {
 // startLab builds the lab's backends and serves it on addr.
 func startLab(ctx context.Context, opts *LabOptions, addr string) (*runningLab, error) {
 	cfg := lab.Config{ProcessorLatency: opts.ProcessorLatency, KeyTTL: opts.KeyTTL, Bugs: opts.Bugs, AllowReset: opts.AllowReset}
+	if cfg.ProcessorLatency == 0 {
+		cfg.ProcessorLatency = -1 // the flag's 0 means none; lab.Config's 0 means its default
+	}
 	srv, closeBackends, err := newLabServer(ctx, cfg, opts.Store, opts.Ledger, opts.Namespace)
 	if err != nil {
 		return nil, err
@@ -153,6 +160,12 @@ func newLabServer(ctx context.Context, cfg lab.Config, store, ledger, namespace 
 	case ledger == "" || ledger == "memory":
 		l = lab.NewMemoryLedger()
 	case strings.HasPrefix(ledger, "postgres://") || strings.HasPrefix(ledger, "postgresql://"):
+		if !strings.Contains(ledger, "pool_max_conns") {
+			// A pool of max(4, CPUs) queues a protected charge (two
+			// transactions) behind others under load; the URL's
+			// pool_max_conns overrides this.
+			pgOpts = append(pgOpts, lab.PostgresMaxConns(defaultPoolConns))
+		}
 		pg, err := lab.NewPostgresLedger(ctx, ledger, pgOpts...)
 		if err != nil {
 			return nil, nil, withHint(ExitRuntime, fmt.Errorf("lab ledger: %w", err), "is Postgres running and the URL right? e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")
