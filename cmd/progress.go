@@ -50,7 +50,7 @@ func (p *progress) Start(totalOps int, d time.Duration) {
 		p.total = total
 		p.bar = p.p.AddBar(total,
 			mpb.PrependDecorators(decor.Name(p.name+" ", decor.WCSyncSpaceR), decor.CountersNoUnit("%d/%d")),
-			mpb.AppendDecorators(decor.Percentage(decor.WCSyncSpace), decor.Name(" "), decor.EwmaETA(decor.ET_STYLE_GO, 30)),
+			mpb.AppendDecorators(decor.Percentage(decor.WCSyncSpace), decor.Name(" "), decor.AverageETA(decor.ET_STYLE_GO)),
 		)
 		if p.dur > 0 {
 			p.stop = make(chan struct{})
