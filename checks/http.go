@@ -3,11 +3,8 @@ package checks
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
-	"sync"
-	"sync/atomic"
 
 	"github.com/idemcheck/idemcheck/history"
 )
@@ -57,65 +54,15 @@ func (o *HTTPEffects) Observe(ctx context.Context, h *history.History) (*Observa
 	case o.Bulk != nil:
 		effects, err = o.bulk(ctx, keys, p)
 	case o.PerKey != nil:
-		effects, err = o.perKey(ctx, keys, p)
+		effects, err = countEach(ctx, o.OracleName, keys, concurrency(o.Concurrency, len(keys)),
+			func(ctx context.Context, key string) (int64, error) { return o.readKey(ctx, key, p) })
 	default:
 		return nil, fmt.Errorf("oracle %s: neither a per-key nor a bulk request is configured", o.OracleName)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return &Observation{Oracle: o.OracleName, Kind: KindEffects, Effects: effects}, nil
+	return effectsObservation(o.OracleName, effects, err)
 }
 
-func (o *HTTPEffects) perKey(ctx context.Context, keys []string, p *path) (map[string]int, error) {
-	n := o.Concurrency
-	if n <= 0 {
-		n = 8
-	}
-	n = min(n, len(keys))
-	parent := ctx
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	counts := make([]int, len(keys))
-	var (
-		next  atomic.Int64
-		once  sync.Once
-		first error
-		wg    sync.WaitGroup
-	)
-	for range n {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= len(keys) {
-					return
-				}
-				c, err := o.readKey(ctx, keys[i], p)
-				if err != nil {
-					once.Do(func() { first = err; cancel() })
-					return
-				}
-				counts[i] = c
-			}
-		})
-	}
-	wg.Wait()
-	if first != nil {
-		return nil, first
-	}
-	if err := parent.Err(); err != nil {
-		return nil, fmt.Errorf("oracle %s: %w", o.OracleName, err)
-	}
-	effects := make(map[string]int)
-	for i, c := range counts {
-		if c != 0 {
-			effects[keys[i]] = c
-		}
-	}
-	return effects, nil
-}
-
-func (o *HTTPEffects) readKey(ctx context.Context, key string, p *path) (int, error) {
+func (o *HTTPEffects) readKey(ctx context.Context, key string, p *path) (int64, error) {
 	a, err := fetch(ctx, o.Client, o.OracleName, o.PerKey, key)
 	if err != nil {
 		return 0, err
@@ -125,13 +72,13 @@ func (o *HTTPEffects) readKey(ctx context.Context, key string, p *path) (int, er
 		return 0, err
 	}
 	if arr, ok := v.([]any); ok {
-		return len(arr), nil
+		return int64(len(arr)), nil
 	}
 	n, err := toInt64(v, p)
 	if err != nil {
 		return 0, a.fail(fmt.Errorf("%w or an array", err))
 	}
-	return int(n), nil
+	return n, nil
 }
 
 func (o *HTTPEffects) bulk(ctx context.Context, keys []string, p *path) (map[string]int, error) {
@@ -143,13 +90,7 @@ func (o *HTTPEffects) bulk(ctx context.Context, keys []string, p *path) (map[str
 	if err != nil {
 		return nil, err
 	}
-	var used map[string]bool // nil: no history, keep every key
-	if keys != nil {
-		used = make(map[string]bool, len(keys))
-		for _, k := range keys {
-			used[k] = true
-		}
-	}
+	used := keySet(keys)
 	effects := make(map[string]int)
 	switch x := v.(type) {
 	case map[string]any:
@@ -191,8 +132,7 @@ type HTTPCounter struct {
 	// Value is an RFC 9535 JSONPath to the number; "" is the whole answer.
 	Value string
 
-	mu     sync.Mutex
-	before *int64
+	reading counterReading
 }
 
 // Name returns the oracle's name.
@@ -200,31 +140,13 @@ func (o *HTTPCounter) Name() string { return o.OracleName }
 
 // Before reads the counter before the load.
 func (o *HTTPCounter) Before(ctx context.Context) error {
-	v, err := o.read(ctx)
-	if err != nil {
-		return err
-	}
-	o.mu.Lock()
-	o.before = &v
-	o.mu.Unlock()
-	return nil
+	return o.reading.takeBefore(ctx, o.read)
 }
 
 // Observe reads the counter after the run. It fails when Before was not
 // called or failed.
 func (o *HTTPCounter) Observe(ctx context.Context, _ *history.History) (*Observation, error) {
-	o.mu.Lock()
-	b := o.before
-	o.mu.Unlock()
-	if b == nil {
-		return nil, fmt.Errorf("oracle %s: %w", o.OracleName, ErrNoBefore)
-	}
-	after, err := o.read(ctx)
-	if err != nil {
-		return nil, err
-	}
-	before := *b
-	return &Observation{Oracle: o.OracleName, Kind: KindCounter, Before: &before, After: &after}, nil
+	return o.reading.observe(ctx, o.OracleName, o.read)
 }
 
 func (o *HTTPCounter) read(ctx context.Context) (int64, error) {
@@ -238,10 +160,6 @@ func (o *HTTPCounter) read(ctx context.Context) (int64, error) {
 	}
 	return selectInt(a, p)
 }
-
-// ErrNoBefore: an oracle that compares before and after was observed
-// without a reading before the run.
-var ErrNoBefore = errors.New("no reading was taken before the run")
 
 // HTTPAccount reads an account for conditional_update: its balance and
 // version before and after the run, and the operations applied to it during
@@ -261,8 +179,7 @@ type HTTPAccount struct {
 	Applied           RequestFunc
 	List, Key, Amount string
 
-	mu     sync.Mutex
-	before *accountReading
+	reading beforeReading[*accountReading]
 }
 
 type accountReading struct {
@@ -275,26 +192,13 @@ func (o *HTTPAccount) Name() string { return o.OracleName }
 
 // Before reads the account and its applied list before the load.
 func (o *HTTPAccount) Before(ctx context.Context) error {
-	r, err := o.read(ctx)
-	if err != nil {
-		return err
-	}
-	o.mu.Lock()
-	o.before = r
-	o.mu.Unlock()
-	return nil
+	return o.reading.takeBefore(ctx, o.read)
 }
 
 // Observe reads the account after the run. It fails when Before was not
 // called or failed.
 func (o *HTTPAccount) Observe(ctx context.Context, _ *history.History) (*Observation, error) {
-	o.mu.Lock()
-	b := o.before
-	o.mu.Unlock()
-	if b == nil {
-		return nil, fmt.Errorf("oracle %s: %w", o.OracleName, ErrNoBefore)
-	}
-	r, err := o.read(ctx)
+	b, r, err := o.reading.readAfter(ctx, o.OracleName, o.read)
 	if err != nil {
 		return nil, err
 	}
@@ -449,22 +353,6 @@ func selectIntDoc(a *answer, doc any, p *path) (int64, error) {
 		return 0, a.fail(err)
 	}
 	return n, nil
-}
-
-// distinctKeys returns the keys of h's ops, each once, in op order.
-func distinctKeys(h *history.History) []string {
-	if h == nil {
-		return nil
-	}
-	seen := make(map[string]bool, len(h.Ops))
-	keys := make([]string, 0, len(h.Ops))
-	for _, op := range h.Ops {
-		if !seen[op.Key] {
-			seen[op.Key] = true
-			keys = append(keys, op.Key)
-		}
-	}
-	return keys
 }
 
 // stringer is a string that names a path in errors.

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/idemcheck/idemcheck/history"
 )
@@ -150,4 +152,165 @@ func redactURL(u *url.URL) string {
 		}
 	}
 	return c.Redacted()
+}
+
+// ErrNoBefore: an oracle that compares before and after was observed
+// without a reading before the run.
+var ErrNoBefore = errors.New("no reading was taken before the run")
+
+// beforeReading keeps an oracle's reading from before the run.
+type beforeReading[T any] struct {
+	mu     sync.Mutex
+	before *T
+}
+
+// takeBefore reads with read and keeps the value.
+func (r *beforeReading[T]) takeBefore(ctx context.Context, read func(context.Context) (T, error)) error {
+	v, err := read(ctx)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.before = &v
+	r.mu.Unlock()
+	return nil
+}
+
+// readAfter reads with read after the run and returns both readings. It
+// fails when no reading was kept before.
+func (r *beforeReading[T]) readAfter(ctx context.Context, oracle string, read func(context.Context) (T, error)) (before, after T, err error) {
+	r.mu.Lock()
+	b := r.before
+	r.mu.Unlock()
+	if b == nil {
+		return before, after, fmt.Errorf("oracle %s: %w", oracle, ErrNoBefore)
+	}
+	if after, err = read(ctx); err != nil {
+		return before, after, err
+	}
+	return *b, after, nil
+}
+
+// counterReading keeps a counter oracle's reading from before the run.
+type counterReading struct {
+	beforeReading[int64]
+}
+
+// observe reads the counter after the run with read, and returns both
+// readings.
+func (c *counterReading) observe(ctx context.Context, oracle string, read func(context.Context) (int64, error)) (*Observation, error) {
+	before, after, err := c.readAfter(ctx, oracle, read)
+	if err != nil {
+		return nil, err
+	}
+	return &Observation{Oracle: oracle, Kind: KindCounter, Before: &before, After: &after}, nil
+}
+
+// effectsObservation is the observation of effects counted by an oracle,
+// or err.
+func effectsObservation(oracle string, effects map[string]int, err error) (*Observation, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &Observation{Oracle: oracle, Kind: KindEffects, Effects: effects}, nil
+}
+
+// distinctKeys returns the keys of h's ops, each once, in op order.
+func distinctKeys(h *history.History) []string {
+	if h == nil {
+		return nil
+	}
+	seen := make(map[string]bool, len(h.Ops))
+	keys := make([]string, 0, len(h.Ops))
+	for _, op := range h.Ops {
+		if !seen[op.Key] {
+			seen[op.Key] = true
+			keys = append(keys, op.Key)
+		}
+	}
+	return keys
+}
+
+// keySet is the set of keys; nil for nil keys (no history: every key is
+// kept).
+func keySet(keys []string) map[string]bool {
+	if keys == nil {
+		return nil
+	}
+	used := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		used[k] = true
+	}
+	return used
+}
+
+// concurrency is the number of workers for n items: conc, default 8, at
+// most n.
+func concurrency(conc, n int) int {
+	if conc <= 0 {
+		conc = 8
+	}
+	return max(min(conc, n), 1)
+}
+
+// countEach counts the effects of every key with count, conc keys at a
+// time, leaving out keys with no effect.
+func countEach(ctx context.Context, oracle string, keys []string, conc int, count func(ctx context.Context, key string) (int64, error)) (map[string]int, error) {
+	counts := make([]int64, len(keys))
+	err := parallel(ctx, oracle, len(keys), conc, func(ctx context.Context, i int) error {
+		n, err := count(ctx, keys[i])
+		counts[i] = n
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return effectsOf(keys, counts), nil
+}
+
+// parallel calls fn for every i in [0, n), conc at a time. The first error
+// cancels the others and is returned; so is ctx's end, named after oracle.
+func parallel(ctx context.Context, oracle string, n, conc int, fn func(ctx context.Context, i int) error) error {
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		next  atomic.Int64
+		once  sync.Once
+		first error
+		wg    sync.WaitGroup
+	)
+	for range min(conc, n) {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := fn(ctx, i); err != nil {
+					once.Do(func() { first = err; cancel() })
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	if err := parent.Err(); err != nil {
+		return fmt.Errorf("oracle %s: %w", oracle, err)
+	}
+	return nil
+}
+
+// effectsOf maps keys[i] to counts[i], leaving out keys with no effect.
+func effectsOf(keys []string, counts []int64) map[string]int {
+	effects := make(map[string]int)
+	for i, c := range counts {
+		if c != 0 {
+			effects[keys[i]] = int(c)
+		}
+	}
+	return effects
 }

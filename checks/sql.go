@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
-	"sync"
-	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -70,10 +68,7 @@ func (o *SQLEffects) Observe(ctx context.Context, h *history.History) (*Observat
 	default:
 		return nil, fmt.Errorf("oracle %s: neither a per-key nor a grouped query is configured", o.OracleName)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return &Observation{Oracle: o.OracleName, Kind: KindEffects, Effects: effects}, nil
+	return effectsObservation(o.OracleName, effects, err)
 }
 
 func (o *SQLEffects) perKey(ctx context.Context, keys []string) (map[string]int, error) {
@@ -86,19 +81,13 @@ func (o *SQLEffects) perKey(ctx context.Context, keys []string) (map[string]int,
 		return nil, err
 	}
 	defer db.close()
-	counts := make([]int64, len(keys))
-	err = parallel(ctx, o.OracleName, len(keys), conc, func(ctx context.Context, i int) error {
-		n, err := queryInt(ctx, db.pool, o.PerKey, keys[i])
+	return countEach(ctx, o.OracleName, keys, conc, func(ctx context.Context, key string) (int64, error) {
+		n, err := queryInt(ctx, db.pool, o.PerKey, key)
 		if err != nil {
-			return db.fail(o.PerKey, keys[i], err)
+			return 0, db.fail(o.PerKey, key, err)
 		}
-		counts[i] = n
-		return nil
+		return n, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return effectsOf(keys, counts), nil
 }
 
 func (o *SQLEffects) grouped(ctx context.Context, keys []string) (map[string]int, error) {
@@ -313,108 +302,4 @@ func redactDSN(s string) string {
 	}
 	s = kvPassword.ReplaceAllString(s, "${1}xxxxx")
 	return userinfoPassword.ReplaceAllString(s, "${1}xxxxx@")
-}
-
-// counterReading keeps a counter oracle's reading from before the run.
-type counterReading struct {
-	mu     sync.Mutex
-	before *int64
-}
-
-// takeBefore reads the counter with read and keeps the value.
-func (c *counterReading) takeBefore(ctx context.Context, read func(context.Context) (int64, error)) error {
-	v, err := read(ctx)
-	if err != nil {
-		return err
-	}
-	c.mu.Lock()
-	c.before = &v
-	c.mu.Unlock()
-	return nil
-}
-
-// observe reads the counter after the run with read, and returns both
-// readings.
-func (c *counterReading) observe(ctx context.Context, oracle string, read func(context.Context) (int64, error)) (*Observation, error) {
-	c.mu.Lock()
-	b := c.before
-	c.mu.Unlock()
-	if b == nil {
-		return nil, fmt.Errorf("oracle %s: %w", oracle, ErrNoBefore)
-	}
-	after, err := read(ctx)
-	if err != nil {
-		return nil, err
-	}
-	before := *b
-	return &Observation{Oracle: oracle, Kind: KindCounter, Before: &before, After: &after}, nil
-}
-
-// concurrency is the number of workers for n items: conc, default 8, at
-// most n.
-func concurrency(conc, n int) int {
-	if conc <= 0 {
-		conc = 8
-	}
-	return max(min(conc, n), 1)
-}
-
-// parallel calls fn for every i in [0, n), conc at a time. The first error
-// cancels the others and is returned; so is ctx's end, named after oracle.
-func parallel(ctx context.Context, oracle string, n, conc int, fn func(ctx context.Context, i int) error) error {
-	parent := ctx
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		next  atomic.Int64
-		once  sync.Once
-		first error
-		wg    sync.WaitGroup
-	)
-	for range min(conc, n) {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				if err := fn(ctx, i); err != nil {
-					once.Do(func() { first = err; cancel() })
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if first != nil {
-		return first
-	}
-	if err := parent.Err(); err != nil {
-		return fmt.Errorf("oracle %s: %w", oracle, err)
-	}
-	return nil
-}
-
-// effectsOf maps keys[i] to counts[i], leaving out keys with no effect.
-func effectsOf(keys []string, counts []int64) map[string]int {
-	effects := make(map[string]int)
-	for i, c := range counts {
-		if c != 0 {
-			effects[keys[i]] = int(c)
-		}
-	}
-	return effects
-}
-
-// keySet is the set of keys; nil for nil keys (no history: every key is
-// kept).
-func keySet(keys []string) map[string]bool {
-	if keys == nil {
-		return nil
-	}
-	used := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		used[k] = true
-	}
-	return used
 }

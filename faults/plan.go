@@ -65,7 +65,7 @@ func (p *Plan) Pick(op, attempt int) Fault {
 	if p == nil || len(p.faults) == 0 {
 		return nil
 	}
-	u := draw(p.seed, op, attempt)
+	u := Unit(p.seed, uint64(op), uint64(attempt))
 	for i, up := range p.upper {
 		if u < up {
 			if p.only[i] != nil && !slices.Contains(p.only[i], attempt) {
@@ -77,17 +77,27 @@ func (p *Plan) Pick(op, attempt int) Fault {
 	return nil
 }
 
-// draw is a uniform number in [0, 1) that depends only on its arguments:
-// splitmix64 chained over seed, op and attempt.
-func draw(seed uint64, op, attempt int) float64 {
+// Hash is a well-mixed hash that depends only on its arguments: the
+// finaliser of Steele, Lea and Flood's SplitMix64 applied to seed, then
+// chained over each of xs (h = mix(h ^ x)). Hash(x) alone is a bijection.
+// The fault plan's picks and the runner's backoff jitter both derive from
+// it, so a seed reproduces a run.
+func Hash(seed uint64, xs ...uint64) uint64 {
 	h := splitmix64(seed)
-	h = splitmix64(h ^ uint64(op))
-	h = splitmix64(h ^ uint64(attempt))
-	return float64(h>>11) * (1.0 / (1 << 53))
+	for _, x := range xs {
+		h = splitmix64(h ^ x)
+	}
+	return h
 }
 
-// splitmix64 is the finaliser of Steele, Lea and Flood's SplitMix64: a
-// bijective, well-mixed hash of a 64-bit value.
+// Unit is a uniform number in [0, 1) that depends only on its arguments:
+// the top 53 bits of Hash(seed, xs...).
+func Unit(seed uint64, xs ...uint64) float64 {
+	return float64(Hash(seed, xs...)>>11) * (1.0 / (1 << 53))
+}
+
+// splitmix64 is the finaliser of SplitMix64: a bijective, well-mixed hash
+// of a 64-bit value.
 func splitmix64(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9

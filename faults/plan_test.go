@@ -298,3 +298,27 @@ func BenchmarkPlanPick(b *testing.B) {
 	}
 	_ = sink
 }
+
+// TestHashUnit pins Hash and Unit to the values the plan and the runner's
+// jitter drew before they shared them: a change here changes every seeded
+// run.
+func TestHashUnit(t *testing.T) {
+	for _, tc := range []struct {
+		seed uint64
+		xs   []uint64
+		hash uint64
+		unit float64
+	}{
+		{0, nil, 0xe220a8397b1dcdaf, 0.8833108082136426}, // SplitMix64's first output from state 0
+		{7, []uint64{3, 2}, 0x9473a693c473a79, 0.03624310559487476},
+		{1, []uint64{0, 1}, 0x6c5795e14b3b7e33, 0.42321144819582723},
+		{0xdeadbeef, []uint64{1000, 5}, 0xe3de4048be208430, 0.8901100328058664},
+	} {
+		if got := Hash(tc.seed, tc.xs...); got != tc.hash {
+			t.Errorf("Hash(%#x, %v) = %#x, want %#x", tc.seed, tc.xs, got, tc.hash)
+		}
+		if got := Unit(tc.seed, tc.xs...); got != tc.unit {
+			t.Errorf("Unit(%#x, %v) = %v, want %v", tc.seed, tc.xs, got, tc.unit)
+		}
+	}
+}

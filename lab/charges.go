@@ -174,21 +174,8 @@ func (s *Server) handleChargesCreate() http.HandlerFunc {
 // processor deduplicated by key, ledger row and response in one
 // transaction.
 func (s *Server) chargeProtected(ctx context.Context, w http.ResponseWriter, op chargeOp) {
-	if e, ok, err := s.cache.Get(ctx, op.ck); err != nil {
-		s.unavailable(w, "cache get", err)
-		return
-	} else if ok {
-		s.replay(ctx, w, op, e.Fingerprint, &e.Response)
-		return
-	}
-	token := rand.Text()
-	locked, err := s.cache.Lock(ctx, op.ck, token, s.lockTTL)
-	if err != nil {
-		s.unavailable(w, "cache lock", err)
-		return
-	}
-	if !locked {
-		inFlight(w)
+	token, ok := s.cachedOrLock(ctx, w, op)
+	if !ok {
 		return
 	}
 	defer s.unlock(ctx, op.ck, token)
@@ -215,6 +202,30 @@ func (s *Server) chargeProtected(ctx context.Context, w http.ResponseWriter, op 
 	s.execute(ctx, w, op, token)
 }
 
+// cachedOrLock replays op's response when the cache holds it, or takes
+// the lock on op's key. It returns the lock's token and true when the
+// caller goes on (and releases the lock), false when it has answered.
+func (s *Server) cachedOrLock(ctx context.Context, w http.ResponseWriter, op chargeOp) (string, bool) {
+	if e, ok, err := s.cache.Get(ctx, op.ck); err != nil {
+		s.unavailable(w, "cache get", err)
+		return "", false
+	} else if ok {
+		s.replay(ctx, w, op, e.Fingerprint, &e.Response)
+		return "", false
+	}
+	token := rand.Text()
+	locked, err := s.cache.Lock(ctx, op.ck, token, s.lockTTL)
+	if err != nil {
+		s.unavailable(w, "cache lock", err)
+		return "", false
+	}
+	if !locked {
+		inFlight(w)
+		return "", false
+	}
+	return token, true
+}
+
 // chargeCheckThenAct is the check-then-act bug: a plain lookup, then the
 // charge, then the write; nothing stops a concurrent duplicate in between.
 func (s *Server) chargeCheckThenAct(ctx context.Context, w http.ResponseWriter, op chargeOp) {
@@ -238,21 +249,8 @@ func (s *Server) chargeCheckThenAct(ctx context.Context, w http.ResponseWriter, 
 // duplicates, but the key is written after the ledger row, in a separate
 // step, and a crash in between loses it.
 func (s *Server) chargeNotAtomic(ctx context.Context, w http.ResponseWriter, op chargeOp) {
-	if e, ok, err := s.cache.Get(ctx, op.ck); err != nil {
-		s.unavailable(w, "cache get", err)
-		return
-	} else if ok {
-		s.replay(ctx, w, op, e.Fingerprint, &e.Response)
-		return
-	}
-	token := rand.Text()
-	locked, err := s.cache.Lock(ctx, op.ck, token, s.lockTTL)
-	if err != nil {
-		s.unavailable(w, "cache lock", err)
-		return
-	}
-	if !locked {
-		inFlight(w)
+	token, ok := s.cachedOrLock(ctx, w, op)
+	if !ok {
 		return
 	}
 	defer s.unlock(ctx, op.ck, token)

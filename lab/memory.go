@@ -49,248 +49,217 @@ func copyRecord(r KeyRecord) KeyRecord {
 }
 
 // BeginKey implements Payments.
-func (l *MemoryLedger) BeginKey(ctx context.Context, rec KeyRecord, now time.Time) (KeyRecord, bool, error) {
-	if err := ctx.Err(); err != nil {
-		return KeyRecord{}, false, err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if old, ok := l.keys[rec.ID]; ok && old.ExpiresAt.After(now) {
-		return copyRecord(old), false, nil
-	}
-	rec = copyRecord(rec)
-	l.keys[rec.ID] = rec
-	return copyRecord(rec), true, nil
+func (l *MemoryLedger) BeginKey(ctx context.Context, rec KeyRecord, now time.Time) (out KeyRecord, created bool, err error) {
+	err = l.do(ctx, func() error {
+		if old, ok := l.keys[rec.ID]; ok && old.ExpiresAt.After(now) {
+			out = copyRecord(old)
+			return nil
+		}
+		l.keys[rec.ID] = copyRecord(rec)
+		out, created = copyRecord(rec), true
+		return nil
+	})
+	return out, created, err
 }
 
 // LookupKey implements Payments.
-func (l *MemoryLedger) LookupKey(ctx context.Context, id KeyID, now time.Time) (KeyRecord, bool, error) {
-	if err := ctx.Err(); err != nil {
-		return KeyRecord{}, false, err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	rec, ok := l.keys[id]
-	if !ok || !rec.ExpiresAt.After(now) {
-		return KeyRecord{}, false, nil
-	}
-	return copyRecord(rec), true, nil
+func (l *MemoryLedger) LookupKey(ctx context.Context, id KeyID, now time.Time) (out KeyRecord, found bool, err error) {
+	err = l.do(ctx, func() error {
+		if rec, ok := l.keys[id]; ok && rec.ExpiresAt.After(now) {
+			out, found = copyRecord(rec), true
+		}
+		return nil
+	})
+	return out, found, err
 }
 
 // PutKey implements Payments.
 func (l *MemoryLedger) PutKey(ctx context.Context, rec KeyRecord) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.keys[rec.ID] = copyRecord(rec)
-	return nil
+	return l.do(ctx, func() error {
+		l.keys[rec.ID] = copyRecord(rec)
+		return nil
+	})
 }
 
 // ReleaseKey implements Payments.
 func (l *MemoryLedger) ReleaseKey(ctx context.Context, id KeyID, owner string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	rec, ok := l.keys[id]
-	if !ok {
+	return l.do(ctx, func() error {
+		rec, ok := l.keys[id]
+		if !ok {
+			return nil
+		}
+		if rec.State != KeyInFlight || rec.Owner != owner {
+			return ErrKeyLost
+		}
+		delete(l.keys, id)
 		return nil
-	}
-	if rec.State != KeyInFlight || rec.Owner != owner {
-		return ErrKeyLost
-	}
-	delete(l.keys, id)
-	return nil
+	})
 }
 
 // CompleteCharge implements Payments.
 func (l *MemoryLedger) CompleteCharge(ctx context.Context, rec KeyRecord, ch Charge) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if old, ok := l.keys[rec.ID]; ok && rec.Owner != "" && old.Owner != rec.Owner {
-		return ErrKeyLost
-	}
-	l.keys[rec.ID] = copyRecord(rec)
-	l.charges = append(l.charges, ch)
-	return nil
+	return l.do(ctx, func() error {
+		if old, ok := l.keys[rec.ID]; ok && rec.Owner != "" && old.Owner != rec.Owner {
+			return ErrKeyLost
+		}
+		l.keys[rec.ID] = copyRecord(rec)
+		l.charges = append(l.charges, ch)
+		return nil
+	})
 }
 
 // InsertCharge implements Payments.
 func (l *MemoryLedger) InsertCharge(ctx context.Context, ch Charge) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.charges = append(l.charges, ch)
-	return nil
+	return l.do(ctx, func() error {
+		l.charges = append(l.charges, ch)
+		return nil
+	})
 }
 
 // NextChargeID implements Payments.
 func (l *MemoryLedger) NextChargeID(ctx context.Context) (string, error) {
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.nextID++
-	return fmt.Sprintf("ch_%d", l.nextID), nil
+	return locked(ctx, &l.mu, func() (string, error) {
+		l.nextID++
+		return fmt.Sprintf("ch_%d", l.nextID), nil
+	})
 }
 
 // ChargesByKey implements Payments.
 func (l *MemoryLedger) ChargesByKey(ctx context.Context, key string) ([]Charge, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := []Charge{}
-	for _, ch := range l.charges {
-		if ch.IdempotencyKey == key {
-			out = append(out, ch)
+	return locked(ctx, &l.mu, func() ([]Charge, error) {
+		out := []Charge{}
+		for _, ch := range l.charges {
+			if ch.IdempotencyKey == key {
+				out = append(out, ch)
+			}
 		}
-	}
-	return out, nil
+		return out, nil
+	})
 }
 
 // ChargeCounts implements Payments.
 func (l *MemoryLedger) ChargeCounts(ctx context.Context) (map[string]int, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := map[string]int{}
-	for _, ch := range l.charges {
-		if ch.IdempotencyKey != "" {
-			out[ch.IdempotencyKey]++
+	return locked(ctx, &l.mu, func() (map[string]int, error) {
+		out := map[string]int{}
+		for _, ch := range l.charges {
+			if ch.IdempotencyKey != "" {
+				out[ch.IdempotencyKey]++
+			}
 		}
-	}
-	return out, nil
+		return out, nil
+	})
 }
 
 // PutAccount implements Accounts.
 func (l *MemoryLedger) PutAccount(ctx context.Context, id string, balance int64) (Account, error) {
-	if err := ctx.Err(); err != nil {
-		return Account{}, err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	a := Account{ID: id, Balance: balance}
-	l.accounts[id] = a
-	delete(l.debits, id)
-	return a, nil
+	return locked(ctx, &l.mu, func() (Account, error) {
+		a := Account{ID: id, Balance: balance}
+		l.accounts[id] = a
+		delete(l.debits, id)
+		return a, nil
+	})
 }
 
 // Account implements Accounts.
 func (l *MemoryLedger) Account(ctx context.Context, id string) (Account, error) {
-	if err := ctx.Err(); err != nil {
-		return Account{}, err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	a, ok := l.accounts[id]
-	if !ok {
-		return Account{}, ErrNotFound
-	}
-	return a, nil
+	return locked(ctx, &l.mu, func() (Account, error) {
+		a, ok := l.accounts[id]
+		if !ok {
+			return Account{}, ErrNotFound
+		}
+		return a, nil
+	})
 }
 
 // Debit implements Accounts.
 func (l *MemoryLedger) Debit(ctx context.Context, id string, amount int64, expectedVersion *int64, opID string) (Account, error) {
-	if err := ctx.Err(); err != nil {
-		return Account{}, err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	a, ok := l.accounts[id]
-	if !ok {
-		return Account{}, ErrNotFound
-	}
-	if expectedVersion != nil && *expectedVersion != a.Version {
-		return Account{}, &StaleError{Current: a.Version}
-	}
-	if a.Balance < amount {
-		return Account{}, ErrInsufficientFunds
-	}
-	a.Balance -= amount
-	a.Version++
-	l.accounts[id] = a
-	l.debits[id] = append(l.debits[id], Debit{OpID: opID, Amount: amount, Version: a.Version})
-	return a, nil
+	return locked(ctx, &l.mu, func() (Account, error) {
+		a, ok := l.accounts[id]
+		if !ok {
+			return Account{}, ErrNotFound
+		}
+		if expectedVersion != nil && *expectedVersion != a.Version {
+			return Account{}, &StaleError{Current: a.Version}
+		}
+		if a.Balance < amount {
+			return Account{}, ErrInsufficientFunds
+		}
+		a.Balance -= amount
+		a.Version++
+		l.accounts[id] = a
+		l.debits[id] = append(l.debits[id], Debit{OpID: opID, Amount: amount, Version: a.Version})
+		return a, nil
+	})
 }
 
 // Debits implements Accounts.
 func (l *MemoryLedger) Debits(ctx context.Context, id string) ([]Debit, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if _, ok := l.accounts[id]; !ok {
-		return nil, ErrNotFound
-	}
-	return append([]Debit{}, l.debits[id]...), nil
+	return locked(ctx, &l.mu, func() ([]Debit, error) {
+		if _, ok := l.accounts[id]; !ok {
+			return nil, ErrNotFound
+		}
+		return append([]Debit{}, l.debits[id]...), nil
+	})
 }
 
 // Like implements Posts.
 func (l *MemoryLedger) Like(ctx context.Context, post, opID string, dedup bool) (Post, error) {
-	if err := ctx.Err(); err != nil {
-		return Post{}, err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	k := likeOp{post, opID}
-	if dedup {
-		if l.likeOps[k] {
-			return Post{ID: post, Likes: l.posts[post]}, nil
+	return locked(ctx, &l.mu, func() (Post, error) {
+		k := likeOp{post, opID}
+		if dedup {
+			if l.likeOps[k] {
+				return Post{ID: post, Likes: l.posts[post]}, nil
+			}
+			l.likeOps[k] = true
+		} else if opID != "" {
+			if _, ok := l.likeOps[k]; !ok {
+				l.likeOps[k] = false
+			}
 		}
-		l.likeOps[k] = true
-	} else if opID != "" {
-		if _, ok := l.likeOps[k]; !ok {
-			l.likeOps[k] = false
-		}
-	}
-	l.posts[post]++
-	return Post{ID: post, Likes: l.posts[post]}, nil
+		l.posts[post]++
+		return Post{ID: post, Likes: l.posts[post]}, nil
+	})
 }
 
 // HasLikeOp implements Posts.
 func (l *MemoryLedger) HasLikeOp(ctx context.Context, post, opID string) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	_, ok := l.likeOps[likeOp{post, opID}]
-	return ok, nil
+	return locked(ctx, &l.mu, func() (bool, error) {
+		_, ok := l.likeOps[likeOp{post, opID}]
+		return ok, nil
+	})
 }
 
 // Post implements Posts.
 func (l *MemoryLedger) Post(ctx context.Context, id string) (Post, error) {
-	if err := ctx.Err(); err != nil {
-		return Post{}, err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return Post{ID: id, Likes: l.posts[id]}, nil
+	return locked(ctx, &l.mu, func() (Post, error) {
+		return Post{ID: id, Likes: l.posts[id]}, nil
+	})
 }
 
 // Reset implements Ledger. Charge ids keep counting.
 func (l *MemoryLedger) Reset(ctx context.Context) error {
+	return l.do(ctx, func() error {
+		l.clear()
+		return nil
+	})
+}
+
+// do runs f holding l's mutex, unless ctx has ended.
+func (l *MemoryLedger) do(ctx context.Context, f func() error) error {
+	_, err := locked(ctx, &l.mu, func() (struct{}, error) { return struct{}{}, f() })
+	return err
+}
+
+// locked returns what f returns, run holding mu, or ctx's error without
+// running f when ctx has ended: each call of a memory backend is atomic.
+func locked[T any](ctx context.Context, mu *sync.Mutex, f func() (T, error)) (T, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		var zero T
+		return zero, err
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.clear()
-	return nil
+	mu.Lock()
+	defer mu.Unlock()
+	return f()
 }
 
 // MemoryCache is a Cache held in memory, with expiry read from a clock.
@@ -322,72 +291,56 @@ func NewMemoryCache(clock func() time.Time) *MemoryCache {
 
 // Lock implements Cache.
 func (c *MemoryCache) Lock(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
-	now := c.clock()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if l, ok := c.locks[key]; ok && l.expires.After(now) {
-		return false, nil
-	}
-	c.locks[key] = cacheLock{token: token, expires: now.Add(ttl)}
-	return true, nil
+	return locked(ctx, &c.mu, func() (bool, error) {
+		now := c.clock()
+		if l, ok := c.locks[key]; ok && l.expires.After(now) {
+			return false, nil
+		}
+		c.locks[key] = cacheLock{token: token, expires: now.Add(ttl)}
+		return true, nil
+	})
 }
 
 // Unlock implements Cache.
 func (c *MemoryCache) Unlock(ctx context.Context, key, token string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if l, ok := c.locks[key]; ok && l.token == token {
-		delete(c.locks, key)
-	}
-	return nil
+	return c.do(ctx, func() {
+		if l, ok := c.locks[key]; ok && l.token == token {
+			delete(c.locks, key)
+		}
+	})
 }
 
 // Get implements Cache.
-func (c *MemoryCache) Get(ctx context.Context, key string) (Entry, bool, error) {
-	if err := ctx.Err(); err != nil {
-		return Entry{}, false, err
-	}
-	now := c.clock()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ce, ok := c.entries[key]
-	if !ok || !ce.expires.After(now) {
-		return Entry{}, false, nil
-	}
-	e := ce.e
-	e.Response.Body = slices.Clone(e.Response.Body)
-	return e, true, nil
+func (c *MemoryCache) Get(ctx context.Context, key string) (e Entry, found bool, err error) {
+	err = c.do(ctx, func() {
+		if ce, ok := c.entries[key]; ok && ce.expires.After(c.clock()) {
+			e, found = ce.e, true
+			e.Response.Body = slices.Clone(e.Response.Body)
+		}
+	})
+	return e, found, err
 }
 
 // Put implements Cache.
 func (c *MemoryCache) Put(ctx context.Context, key string, e Entry, ttl time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	now := c.clock()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e.Response.Body = slices.Clone(e.Response.Body)
-	c.entries[key] = cacheEntry{e: e, expires: now.Add(ttl)}
-	return nil
+	return c.do(ctx, func() {
+		e.Response.Body = slices.Clone(e.Response.Body)
+		c.entries[key] = cacheEntry{e: e, expires: c.clock().Add(ttl)}
+	})
 }
 
 // Reset implements Cache.
 func (c *MemoryCache) Reset(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	clear(c.locks)
-	clear(c.entries)
-	return nil
+	return c.do(ctx, func() {
+		clear(c.locks)
+		clear(c.entries)
+	})
+}
+
+// do runs f holding c's mutex, unless ctx has ended.
+func (c *MemoryCache) do(ctx context.Context, f func()) error {
+	_, err := locked(ctx, &c.mu, func() (struct{}, error) { f(); return struct{}{}, nil })
+	return err
 }
 
 // Compile-time checks.

@@ -37,11 +37,7 @@ func (s *Server) handlePostLike() http.HandlerFunc {
 			return
 		}
 		p, err := s.ledger.Like(ctx, id, req.OpID, true)
-		if err != nil {
-			s.unavailable(w, "like", err)
-			return
-		}
-		encode(w, http.StatusOK, postJSON(p))
+		s.answerPost(w, "like", p, err)
 	}
 }
 
@@ -60,11 +56,7 @@ func (s *Server) likeCheckThenInsert(ctx context.Context, w http.ResponseWriter,
 		sleep(ctx, s.raceWindow)
 		p, err = s.ledger.Like(ctx, id, opID, false)
 	}
-	if err != nil {
-		s.unavailable(w, "like", err)
-		return
-	}
-	encode(w, http.StatusOK, postJSON(p))
+	s.answerPost(w, "like", p, err)
 }
 
 func (s *Server) handleNaivePostLike() http.HandlerFunc {
@@ -79,23 +71,24 @@ func (s *Server) handleNaivePostLike() http.HandlerFunc {
 			return
 		}
 		p, err := s.ledger.Like(context.WithoutCancel(r.Context()), r.PathValue("id"), req.OpID, false)
-		if err != nil {
-			s.unavailable(w, "like", err)
-			return
-		}
-		encode(w, http.StatusOK, postJSON(p))
+		s.answerPost(w, "like", p, err)
 	}
 }
 
 func (s *Server) handlePostGet() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.ledger.Post(r.Context(), r.PathValue("id"))
-		if err != nil {
-			s.unavailable(w, "get post", err)
-			return
-		}
-		encode(w, http.StatusOK, postJSON(p))
+		s.answerPost(w, "get post", p, err)
 	}
+}
+
+// answerPost writes p, or the failure of what when err is set.
+func (s *Server) answerPost(w http.ResponseWriter, what string, p Post, err error) {
+	if err != nil {
+		s.unavailable(w, what, err)
+		return
+	}
+	encode(w, http.StatusOK, postJSON(p))
 }
 
 // sleep waits d or until ctx is done.

@@ -231,6 +231,13 @@ func (w *worker) build(ctx context.Context, v scenarios.Vars) (*http.Request, er
 	if err != nil {
 		return nil, err
 	}
+	return r.keyedRequest(ctx, v, body)
+}
+
+// keyedRequest builds the operation's request for v with body, the op's key
+// put in the body field and the header the run keys with.
+func (r *run) keyedRequest(ctx context.Context, v scenarios.Vars, body []byte) (*http.Request, error) {
+	var err error
 	if r.keyField != "" {
 		if body, err = setField(body, r.keyField, v.Key); err != nil {
 			return nil, err
@@ -396,28 +403,13 @@ func (b backoff) wait(op, n int) time.Duration {
 		d = float64(b.max)
 	}
 	if b.jitter > 0 {
-		u := unit(b.seed, op, n)
+		u := faults.Unit(b.seed, uint64(op), uint64(n))
 		d -= d * min(b.jitter, 1) * u
 	}
 	if d >= math.MaxInt64 {
 		return math.MaxInt64
 	}
 	return time.Duration(d)
-}
-
-// unit is a uniform number in [0, 1) that depends only on its arguments.
-func unit(seed uint64, op, n int) float64 {
-	h := splitmix64(seed)
-	h = splitmix64(h ^ uint64(op))
-	h = splitmix64(h ^ uint64(n))
-	return float64(h>>11) * (1.0 / (1 << 53))
-}
-
-func splitmix64(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
 }
 
 // snippet is the start of a body for an error message.

@@ -103,19 +103,5 @@ func (w *worker) buildReplay(ctx context.Context, v scenarios.Vars) (*http.Reque
 	if err != nil {
 		return nil, err
 	}
-	body := []byte(s)
-	if r.keyField != "" {
-		if body, err = setField(body, r.keyField, v.Key); err != nil {
-			return nil, err
-		}
-	}
-	req, err := r.op.BuildWithBody(ctx, r.base, v, body)
-	if err != nil {
-		return nil, err
-	}
-	if r.keyHeader != "" {
-		req.Header.Set(r.keyHeader, v.Key)
-	}
-	req.GetBody = nil // see static.request: no hidden resends
-	return req, nil
+	return r.keyedRequest(ctx, v, []byte(s))
 }

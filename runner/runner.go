@@ -230,7 +230,7 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 		sc:        sc,
 		base:      opts.Target,
 		seed:      keySeed(opts.Seed, sc.Name),
-		tmplSeed:  splitmix64(opts.Seed ^ 0x7e3a1a7e5eed),
+		tmplSeed:  faults.Hash(opts.Seed ^ 0x7e3a1a7e5eed),
 		load:      sc.Load,
 		keyHeader: sc.Operation.Key.Header,
 		keyField:  sc.Operation.Key.BodyField,
@@ -241,7 +241,7 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 			max:        time.Duration(sc.Retry.Backoff.Max),
 			multiplier: sc.Retry.Backoff.Multiplier,
 			jitter:     sc.Retry.Backoff.Jitter,
-			seed:       splitmix64(opts.Seed ^ 0xb0ff),
+			seed:       faults.Hash(opts.Seed ^ 0xb0ff),
 		},
 		obs: opts.Observer,
 	}
@@ -424,5 +424,5 @@ loop:
 func keySeed(seed uint64, scenario string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(scenario))
-	return splitmix64(seed ^ h.Sum64())
+	return faults.Hash(seed ^ h.Sum64())
 }
