@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/idemcheck/idemcheck/checks"
@@ -57,8 +58,11 @@ func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execu
 		if ctx.Err() != nil {
 			return nil, withCode(ExitInterrupted, ctx.Err())
 		}
-		return nil, withHint(ExitRuntime, fmt.Errorf("%s: %w", sc.Name, err),
-			fmt.Sprintf("is the API running at %s? Start the built-in lab with 'idemcheck lab --addr %s'", target, target.Host))
+		hint := fmt.Sprintf("is the API running at %s? Start the built-in lab with 'idemcheck lab --addr %s'", target, target.Host)
+		if strings.Contains(err.Error(), "malformed HTTP") || strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
+			hint = "the target answered, but not in HTTP: is that the API's port, and the right scheme (http:// or https://)?"
+		}
+		return nil, withHint(ExitRuntime, fmt.Errorf("%s: %w", sc.Name, err), hint)
 	}
 	before := map[string]error{}
 	for _, or := range oracles {

@@ -241,7 +241,7 @@ func TestRunBadInput(t *testing.T) {
 		{"template error", strings.Replace(payScenario, "path: /pay", "path: /pay/{{.Nope", 1), ok, ExitUsage, []string{"operation", "template"}},
 		{"missing target", payScenario, "", ExitUsage, []string{"target"}},
 		{"unreachable target", payScenario, "http://" + closed, ExitRuntime, []string{"unreachable"}},
-		{"target answering garbage", payScenario, "http://" + garbage, ExitRuntime, []string{"pay"}},
+		{"target answering garbage", payScenario, "http://" + garbage, ExitRuntime, []string{"pay", "not in HTTP"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
