@@ -1,0 +1,155 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idemcheck/idemcheck/faults"
+)
+
+// ProxyOptions are the inputs of `idemcheck proxy`.
+type ProxyOptions struct {
+	Streams Streams
+	Listen  string
+	Target  string
+	Faults  []string
+	Seed    uint64
+}
+
+// NewCmdProxy builds `idemcheck proxy`.
+func NewCmdProxy(f *Factory, runF func(context.Context, *ProxyOptions) error) *cobra.Command {
+	opts := &ProxyOptions{Streams: f.Streams}
+	c := &cobra.Command{
+		Use:   "proxy",
+		Short: "Put a fault-injecting reverse proxy in front of an API, for clients that are not idemcheck",
+		Long: `Proxy forwards every request to --target and injects the same faults as
+'idemcheck run', so your own client, SDK or end-to-end suite meets lost
+acknowledgements, timeouts, duplicate sends and resets. The n-th request is
+op n; faults are placed from --seed, so a run is reproducible.
+
+What the client sees, by fault:
+  drop_ack   the API answers in full, then the client's connection is closed
+  timeout    the API's answer is abandoned after 'after'; the client gets 504
+  duplicate  the API gets 'copies' identical requests, the client one answer
+  reset      the API never sees the request; the connection is closed
+  delay      the request is forwarded after 'delay'
+
+A fault is KIND=RATE, with parameters after commas: timeout=0.1,after=50ms;
+duplicate=0.05,copies=3; delay=0.2,delay=20ms.`,
+		Example: `  idemcheck proxy --target http://127.0.0.1:8080 --listen 127.0.0.1:9090 \
+      --fault drop_ack=0.1 --fault timeout=0.05,after=50ms --fault duplicate=0.05,copies=3
+  # then point your client at http://127.0.0.1:9090`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if opts.Target == "" {
+				return withHint(ExitUsage, errors.New("proxy needs --target"), "the API to forward to, e.g. --target http://127.0.0.1:8080")
+			}
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return proxyRun(c.Context(), opts)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&opts.Listen, "listen", "127.0.0.1:9090", "address to listen on")
+	fl.StringVarP(&opts.Target, "target", "t", "", "base URL of the API to forward to")
+	fl.StringArrayVar(&opts.Faults, "fault", nil, "a fault to inject, KIND=RATE[,PARAM=VALUE...] (repeatable): "+strings.Join(faults.Kinds(), ", "))
+	fl.Uint64Var(&opts.Seed, "seed", 1, "seed for fault placement")
+	return c
+}
+
+// parseFault reads KIND=RATE[,PARAM=VALUE...].
+func parseFault(s string) (faults.Spec, error) {
+	parts := strings.Split(s, ",")
+	kind, rate, ok := strings.Cut(parts[0], "=")
+	if !ok {
+		return faults.Spec{}, fmt.Errorf("--fault %q: want KIND=RATE, like drop_ack=0.1", s)
+	}
+	r, err := strconv.ParseFloat(rate, 64)
+	if err != nil {
+		return faults.Spec{}, fmt.Errorf("--fault %q: rate %q is not a number between 0 and 1", s, rate)
+	}
+	spec := faults.Spec{Kind: kind, Rate: r}
+	for _, p := range parts[1:] {
+		name, val, ok := strings.Cut(p, "=")
+		if !ok {
+			return faults.Spec{}, fmt.Errorf("--fault %q: parameter %q: want NAME=VALUE", s, p)
+		}
+		switch name {
+		case "after", "delay":
+			d, err := time.ParseDuration(val)
+			if err != nil {
+				return faults.Spec{}, fmt.Errorf("--fault %q: %s %q is not a duration like 50ms", s, name, val)
+			}
+			if name == "after" {
+				spec.After = d
+			} else {
+				spec.Delay = d
+			}
+		case "copies":
+			n, err := strconv.Atoi(val)
+			if err != nil {
+				return faults.Spec{}, fmt.Errorf("--fault %q: copies %q is not a whole number", s, val)
+			}
+			spec.Copies = n
+		default:
+			return faults.Spec{}, fmt.Errorf("--fault %q: unknown parameter %q: want after, copies or delay", s, name)
+		}
+	}
+	return spec, nil
+}
+
+func proxyRun(ctx context.Context, opts *ProxyOptions) error {
+	target, err := url.Parse(opts.Target)
+	if err != nil || (target.Scheme != "http" && target.Scheme != "https") || target.Host == "" {
+		return withHint(ExitUsage, fmt.Errorf("--target %q is not an http(s) URL", opts.Target), "e.g. --target http://127.0.0.1:8080")
+	}
+	var specs []faults.Spec
+	for _, f := range opts.Faults {
+		spec, err := parseFault(f)
+		if err != nil {
+			return withCode(ExitUsage, err)
+		}
+		specs = append(specs, spec)
+	}
+	plan, err := faults.NewPlan(opts.Seed, specs)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	ln, err := net.Listen("tcp", opts.Listen)
+	if err != nil {
+		return withHint(ExitRuntime, fmt.Errorf("proxy: %w", err), "choose another --listen address")
+	}
+	p := faults.NewProxy(target, plan)
+	hs := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	fmt.Fprintf(opts.Streams.Err, "proxy on http://%s → %s (faults: %s; seed %d); Ctrl-C to stop\n", ln.Addr(), target, faultList(opts.Faults), opts.Seed)
+	select {
+	case <-ctx.Done():
+	case err := <-done:
+		return withCode(ExitRuntime, fmt.Errorf("proxy: %w", err))
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(sctx)
+	fmt.Fprintf(opts.Streams.Err, "proxy stopped after %d requests\n", p.Requests())
+	return nil
+}
+
+func faultList(fs []string) string {
+	if len(fs) == 0 {
+		return "none"
+	}
+	return strings.Join(fs, " ")
+}
