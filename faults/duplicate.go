@@ -27,7 +27,8 @@ type copyResult struct {
 // first complete answer (headers and whole body), with its body buffered.
 // The other answers are drained and closed. It returns only when every copy
 // has finished, so no goroutine outlives the call. If every copy fails it
-// returns the first error. Copies below 2 count as 2.
+// returns the first error that may have reached the server, else the first
+// error. Copies below 2 count as 2.
 func (d Duplicate) Inject(next http.RoundTripper, req *http.Request) (*http.Response, error) {
 	n := max(d.Copies, 2)
 	bodies, err := copyBodies(req, n)
@@ -44,13 +45,16 @@ func (d Duplicate) Inject(next http.RoundTripper, req *http.Request) (*http.Resp
 		wg.Go(func() { results <- sendCopy(next, r) })
 	}
 	var winner *http.Response
-	var firstErr error
+	var firstErr, firstSent error
 	for range n {
 		res := <-results
 		switch {
 		case res.err != nil:
 			if firstErr == nil {
 				firstErr = res.err
+			}
+			if firstSent == nil && Sent(res.err) {
+				firstSent = res.err
 			}
 		case winner == nil:
 			winner = res.resp
@@ -60,6 +64,12 @@ func (d Duplicate) Inject(next http.RoundTripper, req *http.Request) (*http.Resp
 	}
 	wg.Wait()
 	if winner == nil {
+		// One copy that may have reached the server makes the attempt
+		// indeterminate, whichever copy failed first: reporting a dial
+		// error would call it unsent and let a checker demand 0 effects.
+		if firstSent != nil {
+			return nil, firstSent
+		}
 		return nil, firstErr
 	}
 	return winner, nil

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -390,5 +392,35 @@ func TestDuplicateGetBodyFails(t *testing.T) {
 	}
 	if Sent(err) {
 		t.Errorf("Sent(%v) = true, want false", err)
+	}
+}
+
+// A duplicate whose copies all fail is unsent only when every copy is: one
+// copy that may have reached the server makes the attempt indeterminate,
+// even when a dial error came back first.
+func TestDuplicateMixedErrorsCountAsSent(t *testing.T) {
+	var n atomic.Int32
+	next := &fakeRT{fn: func(r *http.Request) (*http.Response, error) {
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		if n.Add(1) == 1 {
+			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+		}
+		time.Sleep(10 * time.Millisecond)
+		return nil, &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
+	}}
+	req, _ := http.NewRequest("POST", "http://127.0.0.1:1/charges", strings.NewReader(`{"amount":1}`))
+	_, err := Duplicate{Copies: 2}.Inject(next, req)
+	if !Sent(err) {
+		t.Errorf("Duplicate.Inject with one copy refused and one reset = %v: Sent = false, want true (one copy reached the server)", err)
+	}
+	n.Store(0)
+	allRefused := &fakeRT{fn: func(r *http.Request) (*http.Response, error) {
+		r.Body.Close()
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	}}
+	req, _ = http.NewRequest("POST", "http://127.0.0.1:1/charges", strings.NewReader(`{"amount":1}`))
+	if _, err := (Duplicate{Copies: 3}).Inject(allRefused, req); Sent(err) {
+		t.Errorf("Duplicate.Inject with every copy refused = %v: Sent = true, want false", err)
 	}
 }
