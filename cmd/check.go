@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -117,7 +118,9 @@ func loadRun(dir string) (*history.History, *reports.Summary, error) {
 
 func limitsFrom(ts []reports.Threshold) reports.Limits {
 	var l reports.Limits
-	d := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	// Limits were saved in ms as floats: round, so 1.005ms comes back as
+	// 1.005ms and not 1.004999ms, and check judges as run did.
+	d := func(v float64) time.Duration { return time.Duration(math.Round(v * float64(time.Millisecond))) }
 	for _, t := range ts {
 		switch t.Name {
 		case "p50":

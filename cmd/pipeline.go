@@ -22,6 +22,7 @@ import (
 type execOptions struct {
 	Target    string // overrides the scenario's target when set
 	Seed      uint64
+	KeyNonce  uint64 // mixed into generated keys; 0 for keys from the seed alone
 	Out       string // directory for report.json and history.jsonl; "" writes nothing
 	Transport http.RoundTripper
 	Getenv    func(string) string
@@ -53,7 +54,7 @@ func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execu
 	if err != nil {
 		return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", sc.Name, err))
 	}
-	ropts := runner.Options{Target: target, Seed: o.Seed, Transport: o.Transport, Env: o.Getenv, Observer: o.Observer}
+	ropts := runner.Options{Target: target, Seed: o.Seed, KeyNonce: o.KeyNonce, Transport: o.Transport, Env: o.Getenv, Observer: o.Observer}
 	if err := preflight(ctx, sc, target, client, ropts); err != nil {
 		if ctx.Err() != nil {
 			return nil, withCode(ExitInterrupted, ctx.Err())
@@ -73,15 +74,20 @@ func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execu
 
 	h, runErr := runner.Run(ctx, sc, ropts)
 	if h == nil {
-		h = &history.History{Meta: history.Meta{Scenario: sc.Name, Target: target.String(), Seed: o.Seed}}
+		h = &history.History{Meta: history.Meta{Scenario: sc.Name, Target: target.String(), Seed: o.Seed, KeyNonce: o.KeyNonce}}
 	}
 	// The oracles read after the load even when it was interrupted: the
 	// report must say what was done. They get their own deadline.
 	octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), orDefault(o.ObserveTimeout, time.Minute))
 	defer cancel()
-	if ctx.Err() == nil {
-		sleep(ctx, time.Duration(sc.Quiet))
+	// The quiet period lets work the client gave up on finish before the
+	// state is read. An interrupted run still waits, briefly, for the
+	// attempts it cancelled.
+	quiet := time.Duration(sc.Quiet)
+	if ctx.Err() != nil {
+		quiet = min(quiet, 2*time.Second)
 	}
+	sleep(octx, quiet)
 	obs := map[string]*checks.Observation{}
 	var obsList []*checks.Observation
 	for _, or := range oracles {

@@ -25,6 +25,8 @@ type RunOptions struct {
 	Target      string
 	Seed        uint64
 	SeedSet     bool
+	KeyNonce    uint64
+	NonceSet    bool
 	Ops         int
 	Duration    time.Duration
 	Concurrency int
@@ -78,6 +80,7 @@ an expected violation was not caught), 2 usage or config error,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Scenarios = args
 			opts.SeedSet = c.Flags().Changed("seed")
+			opts.NonceSet = c.Flags().Changed("key-nonce")
 			if opts.Target == "" {
 				opts.Target = opts.Getenv("IDEMCHECK_TARGET")
 			}
@@ -94,6 +97,7 @@ an expected violation was not caught), 2 usage or config error,
 	fl := c.Flags()
 	fl.StringVarP(&opts.Target, "target", "t", "", "base URL of the API under test (default: $IDEMCHECK_TARGET, else the scenario's target)")
 	fl.Uint64Var(&opts.Seed, "seed", 0, "seed for keys, fault placement and jitter (default: random, printed in the report)")
+	fl.Uint64Var(&opts.KeyNonce, "key-nonce", 0, "mixed into the keys so a re-run with the same seed sends new ones (default: random, printed in the report; give the report's to resend its exact keys, 0 for keys from the seed alone)")
 	fl.IntVar(&opts.Ops, "ops", 0, "override the number of ops")
 	fl.DurationVar(&opts.Duration, "duration", 0, "override how long to send load")
 	fl.IntVar(&opts.Concurrency, "concurrency", 0, "override: closed model with this many workers")
@@ -119,6 +123,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if !opts.SeedSet {
 		seed = randomSeed()
 	}
+	nonce := opts.KeyNonce
+	if !opts.NonceSet {
+		// A target keeps its keys: the same seed again must not send the
+		// last run's keys, which a correct API would rightly replay.
+		nonce = randomSeed()
+	}
 	write, _ := reports.Writer(opts.Format)
 	var sums []*reports.Summary
 	code := ExitOK
@@ -129,7 +139,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			out = filepath.Join(out, sc.Name)
 		}
 		prog := newProgress(opts.Streams, opts.Progress, sc.Name)
-		ex, err := execute(ctx, sc, execOptions{Target: opts.Target, Seed: seed, Out: out, Transport: opts.Transport, Getenv: opts.Getenv, Observer: prog})
+		ex, err := execute(ctx, sc, execOptions{Target: opts.Target, Seed: seed, KeyNonce: nonce, Out: out, Transport: opts.Transport, Getenv: opts.Getenv, Observer: prog})
 		prog.Close()
 		if err != nil {
 			return err

@@ -179,9 +179,10 @@ func TestRunExpectViolationSucceedsWhenCaught(t *testing.T) {
 }
 
 func TestRunSameSeedSameFaults(t *testing.T) {
-	faultsOf := func() []string {
+	run := func(extra ...string) *history.History {
 		dir := t.TempDir()
-		r := runMain(t, nil, "run", writeScenario(t, payScenario), "--target", newPayServer(t, true).URL, "--seed", "99", "--out", dir)
+		args := append([]string{"run", writeScenario(t, payScenario), "--target", newPayServer(t, true).URL, "--seed", "99", "--out", dir}, extra...)
+		r := runMain(t, nil, args...)
 		if r.code != ExitOK {
 			t.Fatalf("exit %d\n%s%s", r.code, r.out, r.err)
 		}
@@ -194,15 +195,34 @@ func TestRunSameSeedSameFaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		return h
+	}
+	seqOf := func(h *history.History, withKeys bool) []string {
 		var seq []string
 		for _, a := range h.Attempts {
-			seq = append(seq, fmt.Sprintf("%s/%d/%s", h.Ops[a.Op].Key, a.N, a.Fault))
+			name := fmt.Sprint(a.Op)
+			if withKeys {
+				name = h.Ops[a.Op].Key
+			}
+			seq = append(seq, fmt.Sprintf("%s/%d/%s", name, a.N, a.Fault))
 		}
 		return seq
 	}
-	a, b := faultsOf(), faultsOf()
+	// Two runs with the seed: the same faults for the same (op, attempt),
+	// but new keys (a random key nonce each), so a stateful target never
+	// sees the last run's keys again.
+	h1, h2 := run(), run()
+	a, b := seqOf(h1, false), seqOf(h2, false)
 	if strings.Join(a, ",") != strings.Join(b, ",") {
-		t.Errorf("same seed gave different (key, attempt, fault) sequences:\n%v\n%v", a, b)
+		t.Errorf("same seed gave different (op, attempt, fault) sequences:\n%v\n%v", a, b)
+	}
+	if h1.Ops[0].Key == h2.Ops[0].Key || h1.Meta.KeyNonce == h2.Meta.KeyNonce {
+		t.Errorf("two runs with one seed sent the same key %s (nonces %d, %d)", h1.Ops[0].Key, h1.Meta.KeyNonce, h2.Meta.KeyNonce)
+	}
+	// The report's nonce resends the exact keys.
+	nonce := fmt.Sprint(h1.Meta.KeyNonce)
+	if k1, k3 := seqOf(h1, true), seqOf(run("--key-nonce", nonce), true); strings.Join(k1, ",") != strings.Join(k3, ",") {
+		t.Errorf("--seed 99 --key-nonce %s did not resend the first run's keys:\n%v\n%v", nonce, k1, k3)
 	}
 	injected := 0
 	for _, s := range a {
@@ -359,5 +379,16 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 10s")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A re-run with the same seed against a target that kept its state must not
+// accuse it: the second run's keys are new.
+func TestRerunSameSeedOnStatefulTarget(t *testing.T) {
+	url := startTestLab(t, memoryBackend())
+	for i := range 2 {
+		if code, _, out := runBuiltin(t, url, "likes-duplicate", 42, 60); code != ExitOK {
+			t.Fatalf("run %d of likes-duplicate --seed 42 on one lab: exit %d, want 0\n%s", i+1, code, out)
+		}
 	}
 }

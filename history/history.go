@@ -91,9 +91,12 @@ func (a *Attempt) Acked() bool { return a.Outcome == OK && a.Status >= 200 && a.
 
 // Meta describes the run a history belongs to.
 type Meta struct {
-	Scenario string    `json:"scenario"`
-	Target   string    `json:"target,omitempty"`
-	Seed     uint64    `json:"seed"`
+	Scenario string `json:"scenario"`
+	Target   string `json:"target,omitempty"`
+	Seed     uint64 `json:"seed"`
+	// KeyNonce was mixed into the generated keys (0: keys from the seed
+	// alone); the same seed and nonce give the same keys.
+	KeyNonce uint64    `json:"key_nonce,omitempty"`
 	Started  time.Time `json:"started"`
 	// Ended is when the load stopped; zero while running.
 	Ended time.Time `json:"ended"`

@@ -35,6 +35,7 @@ type Summary struct {
 	Tool          string       `json:"tool"`
 	Scenario      ScenarioInfo `json:"scenario"`
 	Seed          uint64       `json:"seed"`
+	KeyNonce      uint64       `json:"key_nonce"`
 	Started       time.Time    `json:"started"`
 	Ended         time.Time    `json:"ended"`
 	Interrupted   bool         `json:"interrupted"`
@@ -134,6 +135,7 @@ func Build(h *history.History, in Input) (*Summary, error) {
 		Tool:          in.Tool,
 		Scenario:      in.Scenario,
 		Seed:          h.Meta.Seed,
+		KeyNonce:      h.Meta.KeyNonce,
 		Started:       h.Meta.Started,
 		Ended:         h.Meta.Ended,
 		Interrupted:   h.Meta.Interrupted,

@@ -90,6 +90,9 @@ func writeText(w *errWriter, s *Summary) {
 		w.printf("%s\n", oneLine(s.Scenario.Description))
 	}
 	w.printf("target %s  seed %d", s.Scenario.Target, s.Seed)
+	if s.KeyNonce != 0 {
+		w.printf("  key-nonce %d", s.KeyNonce)
+	}
 	if s.Interrupted {
 		w.printf("  INTERRUPTED: partial run")
 	}

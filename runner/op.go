@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/idemcheck/idemcheck/faults"
@@ -174,6 +175,7 @@ func (w *worker) attempt(op int, v scenarios.Vars, intended time.Duration) (a hi
 // fingerprint and fields.
 func (w *worker) send(a *history.Attempt, req *http.Request) {
 	r := w.r
+	noHiddenResend(req)
 	w.sent++
 	a.Start = r.since()
 	resp, err := r.rt.RoundTrip(req)
@@ -420,4 +422,27 @@ func snippet(b []byte) string {
 		return strconv.Quote(string(b[:n])) + "..."
 	}
 	return strconv.Quote(string(b))
+}
+
+// noHiddenResend keeps net/http from resending a request on its own. The
+// transport resends a request it deems replayable when a kept-alive
+// connection breaks, and it deems a body-less POST replayable when it
+// carries an Idempotency-Key or X-Idempotency-Key header (it looks them up
+// by their canonical names): a send the history would never see, which
+// could turn a lost answer into a second effect the checkers cannot
+// explain. A request with a body and no GetBody is never resent; a
+// body-less one keeps its body-less wire form (Content-Length: 0) and gets
+// those two headers under their lower-case names, which HTTP treats as the
+// same header and the transport does not recognise.
+func noHiddenResend(req *http.Request) {
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		return
+	}
+	req.GetBody = nil
+	for _, name := range []string{"Idempotency-Key", "X-Idempotency-Key"} {
+		if v, ok := req.Header[name]; ok {
+			delete(req.Header, name)
+			req.Header[strings.ToLower(name)] = v
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -744,3 +745,66 @@ func TestGivenTransport(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// The key nonce changes every key and nothing else: a second run with the
+// same seed against a stateful target must not send the first run's keys.
+func TestKeyNonce(t *testing.T) {
+	sc := scenario(func(sc *scenarios.Scenario) {
+		sc.Load = scenarios.Load{Ops: 20, Concurrency: 4}
+		sc.Faults = []scenarios.Fault{{Kind: "drop_ack", Rate: 0.3}}
+	})
+	s := newServer(t, nil)
+	run := func(nonce uint64) *history.History {
+		h, err := Run(runCtx(t), sc, Options{Target: s.URL, Seed: 9, KeyNonce: nonce})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	a, b, c := run(0), run(77), run(77)
+	if diff := cmp.Diff(b.Ops, c.Ops); diff != "" {
+		t.Errorf("same seed and nonce, different keys (-first +second):\n%s", diff)
+	}
+	if b.Meta.KeyNonce != 77 {
+		t.Errorf("Meta.KeyNonce = %d, want 77", b.Meta.KeyNonce)
+	}
+	for i := range a.Ops {
+		if a.Ops[i].Key == b.Ops[i].Key {
+			t.Errorf("op %d: key %s with nonce 0 and with nonce 77, want different keys", i, a.Ops[i].Key)
+		}
+	}
+	faultsOf := func(h *history.History) (out []string) {
+		for _, at := range h.Attempts {
+			out = append(out, fmt.Sprintf("%d/%d/%s", at.Op, at.N, at.Fault))
+		}
+		return out
+	}
+	if diff := cmp.Diff(faultsOf(a), faultsOf(b)); diff != "" {
+		t.Errorf("the nonce changed the fault placement (-nonce 0 +nonce 77):\n%s", diff)
+	}
+}
+
+// A body-less POST with an Idempotency-Key header must still reach the
+// server as an empty body, and must not be one net/http may resend.
+func TestBodylessPostIsNotReplayable(t *testing.T) {
+	var cl atomic.Value
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cl.Store(fmt.Sprintf("%d %v %q", r.ContentLength, r.TransferEncoding, r.Header.Get("Idempotency-Key")))
+		w.WriteHeader(http.StatusCreated)
+	}))
+	defer s.Close()
+	req, _ := http.NewRequest(http.MethodPost, s.URL, nil)
+	req.Header.Set("Idempotency-Key", "k1")
+	noHiddenResend(req)
+	if _, ok := req.Header["Idempotency-Key"]; ok || req.GetBody != nil {
+		t.Fatalf("noHiddenResend left a request net/http may resend: header %v, GetBody set %v", req.Header, req.GetBody != nil)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got, want := cl.Load(), `0 [] "k1"`; got != want {
+		t.Errorf("server saw content-length, transfer-encoding, key = %v, want %v", got, want)
+	}
+}

@@ -26,6 +26,11 @@ type Options struct {
 	// Seed drives every key, fault placement, backoff jitter and template
 	// randInt/uuid: the same seed sends the same requests.
 	Seed uint64
+	// KeyNonce is mixed into every generated key, so a run's keys differ
+	// from those of an earlier run with the same seed against the same
+	// (stateful) target, which would rightly treat them as retries. Zero
+	// leaves the keys a function of the seed alone.
+	KeyNonce uint64
 	// Transport sends the requests. Nil means a tuned *http.Transport
 	// (keep-alive, enough idle connections for every worker, HTTP/1.1),
 	// closed when Run returns. Run wraps it in a faults.Transport.
@@ -111,7 +116,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 	if now == nil {
 		now = time.Now
 	}
-	h := &history.History{Meta: history.Meta{Scenario: sc.Name, Seed: opts.Seed}}
+	h := &history.History{Meta: history.Meta{Scenario: sc.Name, Seed: opts.Seed, KeyNonce: opts.KeyNonce}}
 	if opts.Target != nil {
 		h.Meta.Target = opts.Target.String()
 	}
@@ -229,7 +234,7 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 	r := &run{
 		sc:        sc,
 		base:      opts.Target,
-		seed:      keySeed(opts.Seed, sc.Name),
+		seed:      keySeed(opts.Seed, opts.KeyNonce, sc.Name),
 		tmplSeed:  faults.Hash(opts.Seed ^ 0x7e3a1a7e5eed),
 		load:      sc.Load,
 		keyHeader: sc.Operation.Key.Header,
@@ -417,12 +422,15 @@ loop:
 	return ws
 }
 
-// keySeed derives the seed of a scenario's keys from the run's seed and the
-// scenario's name, so two scenarios run with one seed against one target
-// (the demo's naive and protected variants) never share a key, while the
-// same seed still gives the same keys.
-func keySeed(seed uint64, scenario string) uint64 {
+// keySeed derives the seed of a scenario's keys from the run's seed, its
+// key nonce and the scenario's name, so two scenarios run with one seed
+// against one target (the demo's naive and protected variants) never share
+// a key, while the same seed and nonce still give the same keys.
+func keySeed(seed, nonce uint64, scenario string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(scenario))
-	return faults.Hash(seed ^ h.Sum64())
+	if nonce == 0 {
+		return faults.Hash(seed ^ h.Sum64())
+	}
+	return faults.Hash(seed^h.Sum64(), nonce)
 }
