@@ -304,8 +304,21 @@ func garbageServer(t *testing.T) string {
 			if err != nil {
 				return
 			}
-			c.Write([]byte("SSH-2.0-not-http\r\n\r\n"))
-			c.Close()
+			// Read the request first, so the client is waiting for an
+			// answer when the garbage comes, not still writing.
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 4096)
+				var got []byte
+				for !bytes.Contains(got, []byte("\r\n\r\n")) {
+					n, err := c.Read(buf)
+					if err != nil {
+						return
+					}
+					got = append(got, buf[:n]...)
+				}
+				c.Write([]byte("SSH-2.0-not-http\r\n\r\n"))
+			}()
 		}
 	}()
 	return ln.Addr().String()
