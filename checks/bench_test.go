@@ -28,11 +28,11 @@ func bigHistory() (*history.History, *Observation) {
 			var atts []history.Attempt
 			switch i % 3 {
 			case 0:
-				atts = []history.Attempt{{Outcome: history.OK, Status: 201, Fingerprint: uint64(i)}}
+				atts = []history.Attempt{{Outcome: history.OK, Status: 201, Fingerprint: history.Fingerprint(i)}}
 			case 1:
-				atts = []history.Attempt{{Outcome: history.Info, Fault: "drop_ack"}, {Outcome: history.OK, Status: 201, Fingerprint: uint64(i)}}
+				atts = []history.Attempt{{Outcome: history.Info, Fault: "drop_ack"}, {Outcome: history.OK, Status: 201, Fingerprint: history.Fingerprint(i)}}
 			default:
-				atts = []history.Attempt{{Outcome: history.Fail, Fault: "reset"}, {Outcome: history.Info, Fault: "timeout"}, {Outcome: history.OK, Status: 201, Fingerprint: uint64(i)}}
+				atts = []history.Attempt{{Outcome: history.Fail, Fault: "reset"}, {Outcome: history.Info, Fault: "timeout"}, {Outcome: history.OK, Status: 201, Fingerprint: history.Fingerprint(i)}}
 			}
 			for j, a := range atts {
 				a.Op, a.N = i, j+1

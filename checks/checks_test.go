@@ -16,7 +16,7 @@ import (
 func ok(status int) history.Attempt {
 	return history.Attempt{Outcome: history.OK, Status: status, Fingerprint: 1}
 }
-func okFP(status int, fp uint64, fields map[string]string) history.Attempt {
+func okFP(status int, fp history.Fingerprint, fields map[string]string) history.Attempt {
 	return history.Attempt{Outcome: history.OK, Status: status, Fingerprint: fp, Fields: fields}
 }
 func lost() history.Attempt {

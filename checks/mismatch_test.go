@@ -17,7 +17,7 @@ func mm(status int) history.Attempt {
 func mmLost() history.Attempt {
 	return history.Attempt{Outcome: history.Info, Fault: history.FaultMismatch, Err: "timeout"}
 }
-func rp(status int, fp uint64) history.Attempt {
+func rp(status int, fp history.Fingerprint) history.Attempt {
 	return history.Attempt{Outcome: history.OK, Status: status, Fault: history.FaultReplay, Fingerprint: fp}
 }
 

@@ -49,9 +49,11 @@ func hasBuiltin(name string) bool {
 type DemoOptions struct {
 	Lab    LabOptions
 	Getenv func(string) string
-	Ops    int
-	Seed   uint64
-	Out    string
+	Ops      int
+	Seed     uint64
+	KeyNonce uint64
+	NonceSet bool
+	Out      string
 	// Only limits the demo to these scenario pairs (tests).
 	Only []string
 }
@@ -84,6 +86,7 @@ mistake, and the demo shows idemcheck catching it (exit 1).`,
 			if opts.Ops < 0 {
 				return usageError("--ops must not be negative")
 			}
+			opts.NonceSet = c.Flags().Changed("key-nonce")
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -93,6 +96,7 @@ mistake, and the demo shows idemcheck catching it (exit 1).`,
 	addLabFlags(c, &opts.Lab)
 	c.Flags().IntVar(&opts.Ops, "ops", 0, "ops per scenario (default: each scenario's own, a few hundred)")
 	c.Flags().Uint64Var(&opts.Seed, "seed", 1, "seed for keys, fault placement and jitter")
+	c.Flags().Uint64Var(&opts.KeyNonce, "key-nonce", 0, "mixed into the keys, so a demo on Redis/Postgres that kept an earlier demo's data sends new keys (default: random)")
 	c.Flags().StringVarP(&opts.Out, "out", "o", "idemcheck-report", "directory for the reports, one subdirectory per scenario")
 	return c
 }
@@ -116,6 +120,11 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	}
 	fmt.Fprintln(streams.Err, ")")
 
+	if !opts.NonceSet {
+		// Redis and Postgres keep what an earlier demo wrote: the same seed
+		// must not send its keys again.
+		opts.KeyNonce = randomSeed()
+	}
 	pairs := demoScenarios()
 	if len(opts.Only) > 0 {
 		pairs = opts.Only
@@ -141,7 +150,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 				sc.Load.Ops, sc.Load.Duration = opts.Ops, 0
 			}
 			prog := newProgress(streams, streams.ErrTerminal, name)
-			ex, err := execute(ctx, sc, execOptions{Target: rl.URL, Seed: opts.Seed, Out: filepath.Join(opts.Out, name), Getenv: opts.Getenv, Observer: prog})
+			ex, err := execute(ctx, sc, execOptions{Target: rl.URL, Seed: opts.Seed, KeyNonce: opts.KeyNonce, Out: filepath.Join(opts.Out, name), Getenv: opts.Getenv, Observer: prog})
 			prog.Close()
 			if err != nil {
 				return err
@@ -195,7 +204,7 @@ func writeDemo(w io.Writer, rows []demoRow, opts *DemoOptions) {
 			met++
 		}
 	}
-	fmt.Fprintf(w, "\n%d of %d expectations met (seed %d). Reports: %s/<scenario>/report.json\n", met, len(rows), opts.Seed, opts.Out)
+	fmt.Fprintf(w, "\n%d of %d expectations met (seed %d, key-nonce %d). Reports: %s/<scenario>/report.json\n", met, len(rows), opts.Seed, opts.KeyNonce, opts.Out)
 }
 
 func demoVerdict(r demoRow) string {

@@ -49,4 +49,9 @@ func TestDemoOnRedisAndPostgres(t *testing.T) {
 	if !strings.Contains(r.err, "store redis://") || !strings.Contains(r.err, "ledger postgres://") {
 		t.Errorf("demo does not say it runs on Redis and Postgres:\n%s", r.err)
 	}
+	// Again on the same servers, which kept the first demo's data.
+	r = runMain(t, nil, "demo", "--ops", "40", "--out", t.TempDir(), "--store", be.store, "--ledger", be.ledger, "--namespace", "demo_test")
+	if r.code != ExitOK {
+		t.Fatalf("second demo on the same Redis+Postgres: exit %d, want 0\n%s%s", r.code, r.out, r.err)
+	}
 }

@@ -157,7 +157,7 @@ func newLabServer(ctx context.Context, cfg lab.Config, store, ledger, namespace 
 	}
 	var l lab.Ledger
 	switch {
-	case ledger == "" || ledger == "memory":
+	case ledger == "memory":
 		l = lab.NewMemoryLedger()
 	case strings.HasPrefix(ledger, "postgres://") || strings.HasPrefix(ledger, "postgresql://"):
 		if !strings.Contains(ledger, "pool_max_conns") {
@@ -177,7 +177,7 @@ func newLabServer(ctx context.Context, cfg lab.Config, store, ledger, namespace 
 	}
 	var c lab.Cache
 	switch {
-	case store == "" || store == "memory":
+	case store == "memory":
 		c = lab.NewMemoryCache(nil)
 	case strings.HasPrefix(store, "redis://") || strings.HasPrefix(store, "rediss://"):
 		rc, err := lab.NewRedisCache(ctx, store, redisOpts...)

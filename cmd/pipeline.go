@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -46,8 +47,7 @@ type execution struct {
 func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execution, error) {
 	target, err := sc.TargetURL(o.Target)
 	if err != nil {
-		return nil, withHint(ExitUsage, fmt.Errorf("%s: %w", sc.Name, err),
-			"give the target in the scenario (target: http://127.0.0.1:8080), with --target, or in IDEMCHECK_TARGET")
+		return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", sc.Name, err)) // the diagnostic carries its hint
 	}
 	client := &http.Client{Transport: o.Transport, Timeout: 30 * time.Second}
 	oracles, err := buildOracles(sc, target, client, o.Getenv)
@@ -59,7 +59,10 @@ func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execu
 		if ctx.Err() != nil {
 			return nil, withCode(ExitInterrupted, ctx.Err())
 		}
-		hint := fmt.Sprintf("is the API running at %s? Start the built-in lab with 'idemcheck lab --addr %s'", target, target.Host)
+		hint := fmt.Sprintf("is the API running at %s?", target.Redacted())
+		if isLoopback(target.Hostname()) {
+			hint += fmt.Sprintf(" Start the built-in lab with 'idemcheck lab --addr %s'", target.Host)
+		}
 		if strings.Contains(err.Error(), "malformed HTTP") || strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
 			hint = "the target answered, but not in HTTP: is that the API's port, and the right scheme (http:// or https://)?"
 		}
@@ -74,7 +77,7 @@ func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execu
 
 	h, runErr := runner.Run(ctx, sc, ropts)
 	if h == nil {
-		h = &history.History{Meta: history.Meta{Scenario: sc.Name, Target: target.String(), Seed: o.Seed, KeyNonce: o.KeyNonce}}
+		h = &history.History{Meta: history.Meta{Scenario: sc.Name, Target: target.Redacted(), Seed: o.Seed, KeyNonce: o.KeyNonce}}
 	}
 	// The oracles read after the load even when it was interrupted: the
 	// report must say what was done. They get their own deadline.
@@ -142,7 +145,7 @@ func preflight(ctx context.Context, sc *scenarios.Scenario, target *url.URL, cli
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("target %s unreachable: %w", target, err)
+		return fmt.Errorf("target %s unreachable: %w", target.Redacted(), err)
 	}
 	resp.Body.Close()
 	return nil
@@ -194,7 +197,7 @@ func invariants(sc *scenarios.Scenario) []checks.Invariant {
 }
 
 func scenarioInfo(sc *scenarios.Scenario, target *url.URL) reports.ScenarioInfo {
-	return reports.ScenarioInfo{Name: sc.Name, Description: sc.Description, Source: sc.Source, Expect: string(sc.Expect), Target: target.String()}
+	return reports.ScenarioInfo{Name: sc.Name, Description: sc.Description, Source: sc.Source, Expect: string(sc.Expect), Target: target.Redacted()}
 }
 
 func limits(sc *scenarios.Scenario) reports.Limits {
@@ -220,4 +223,12 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-t.C:
 	}
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

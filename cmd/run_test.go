@@ -405,3 +405,29 @@ func TestRerunSameSeedOnStatefulTarget(t *testing.T) {
 		}
 	}
 }
+
+// A password in the target URL reaches no report, history or message.
+func TestTargetPasswordNeverReported(t *testing.T) {
+	srv := newPayServer(t, false)
+	target := strings.Replace(srv.URL, "http://", "http://bob:s3cretpw@", 1)
+	dir := t.TempDir()
+	r := runMain(t, nil, "run", writeScenario(t, payScenario), "--target", target, "--seed", "1", "--out", dir, "--format", "json")
+	if r.code != ExitFailed {
+		t.Fatalf("exit %d, want %d\n%s%s", r.code, ExitFailed, r.out, r.err)
+	}
+	files := r.out + r.err
+	for _, f := range []string{"report.json", "history.jsonl"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files += string(b)
+	}
+	if strings.Contains(files, "s3cretpw") {
+		t.Errorf("the target's password appears in the output or the saved run")
+	}
+	r = runMain(t, nil, "run", writeScenario(t, payScenario), "--target", "http://bob:s3cretpw@"+closedAddr(t), "--seed", "1")
+	if r.code != ExitRuntime || strings.Contains(r.err, "s3cretpw") {
+		t.Errorf("unreachable target with a password: exit %d, stderr %q", r.code, r.err)
+	}
+}

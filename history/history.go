@@ -3,6 +3,7 @@ package history
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 )
 
@@ -74,12 +75,30 @@ type Attempt struct {
 	End      time.Duration `json:"end_ns"`           // when it ended (answer, error or give-up)
 	// Fingerprint is a hash of the normalised response body (volatile
 	// fields removed, keys sorted); 0 when there was no body.
-	Fingerprint uint64 `json:"fingerprint,omitempty"`
+	Fingerprint Fingerprint `json:"fingerprint,omitempty"`
 	// Fields holds the response fields the scenario asked to keep
 	// (e.g. a charge id), by name; nil when none.
 	Fields map[string]string `json:"fields,omitempty"`
 	// Err is the transport error for fail and info outcomes.
 	Err string `json:"error,omitempty"`
+}
+
+// Fingerprint is a 64-bit hash of a normalised response body. In JSON it is
+// 16 hex digits, as in history.jsonl: a number that large loses precision
+// in JavaScript and jq.
+type Fingerprint uint64
+
+// MarshalText implements encoding.TextMarshaler.
+func (f Fingerprint) MarshalText() ([]byte, error) { return fmt.Appendf(nil, "%016x", uint64(f)), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (f *Fingerprint) UnmarshalText(b []byte) error {
+	v, err := strconv.ParseUint(string(b), 16, 64)
+	if err != nil {
+		return fmt.Errorf("fingerprint %q: want 16 hex digits", b)
+	}
+	*f = Fingerprint(v)
+	return nil
 }
 
 // Latency is the attempt's latency measured from its intended start, so a

@@ -39,7 +39,7 @@ type attemptLine struct {
 	IntendedNS  int64             `json:"intended_ns"`
 	StartNS     int64             `json:"start_ns"`
 	EndNS       int64             `json:"end_ns"`
-	Fingerprint string            `json:"fingerprint,omitempty"`
+	Fingerprint Fingerprint       `json:"fingerprint,omitempty"`
 	Fields      map[string]string `json:"fields,omitempty"`
 	Err         string            `json:"error,omitempty"`
 }
@@ -62,10 +62,7 @@ func Encode(w io.Writer, h *History) error {
 		l := attemptLine{
 			Type: "attempt", Op: a.Op, N: a.N, Fault: a.Fault, Outcome: a.Outcome, Status: a.Status,
 			IntendedNS: int64(a.Intended), StartNS: int64(a.Start), EndNS: int64(a.End),
-			Fields: a.Fields, Err: a.Err,
-		}
-		if a.Fingerprint != 0 {
-			l.Fingerprint = fmt.Sprintf("%016x", a.Fingerprint)
+			Fingerprint: a.Fingerprint, Fields: a.Fields, Err: a.Err,
 		}
 		if err := enc.Encode(l); err != nil {
 			return err
@@ -128,12 +125,7 @@ func Decode(r io.Reader) (*History, error) {
 			a := Attempt{
 				Op: l.Op, N: l.N, Fault: l.Fault, Outcome: l.Outcome, Status: l.Status,
 				Intended: time.Duration(l.IntendedNS), Start: time.Duration(l.StartNS), End: time.Duration(l.EndNS),
-				Fields: l.Fields, Err: l.Err,
-			}
-			if l.Fingerprint != "" {
-				if _, err := fmt.Sscanf(l.Fingerprint, "%x", &a.Fingerprint); err != nil {
-					return nil, fmt.Errorf("%w: line %d: fingerprint %q: %v", ErrFormat, line, l.Fingerprint, err)
-				}
+				Fingerprint: l.Fingerprint, Fields: l.Fields, Err: l.Err,
 			}
 			h.Attempts = append(h.Attempts, a)
 		default:

@@ -109,7 +109,7 @@ func BenchmarkHistoryMemory(b *testing.B) {
 		w.pcg.Seed(1, uint64(i))
 		w.rec.ops.add(history.Op{ID: i, Key: scenarios.NewKey(w.rnd)})
 		w.rec.attempts.add(history.Attempt{Op: i, N: 1, Outcome: history.OK, Status: 201,
-			Intended: time.Duration(i), Start: time.Duration(i), End: time.Duration(i + 1000), Fingerprint: uint64(i) + 1})
+			Intended: time.Duration(i), Start: time.Duration(i), End: time.Duration(i + 1000), Fingerprint: history.Fingerprint(i + 1)})
 	}
 	ops, attempts := merge([]*recorder{&w.rec})
 	h := &history.History{Ops: ops, Attempts: attempts}

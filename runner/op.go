@@ -201,7 +201,9 @@ func (w *worker) send(a *history.Attempt, req *http.Request) {
 	}
 	a.Outcome = history.OK
 	a.Status = resp.StatusCode
-	a.Fingerprint, a.Fields = w.inspect(body)
+	var fp uint64
+	fp, a.Fields = w.inspect(body)
+	a.Fingerprint = history.Fingerprint(fp)
 }
 
 // build renders the operation's request for v, with the op's key in place.

@@ -474,7 +474,7 @@ func TestFieldsAndVolatileFingerprint(t *testing.T) {
 	h := mustRun(t, s, sc, 1)
 	want := Normalize([]byte(`{"amount":100,"id":"ch_1"}`), nil)
 	for _, a := range h.Attempts {
-		if a.Fingerprint != want {
+		if uint64(a.Fingerprint) != want {
 			t.Errorf("attempt %d fingerprint %x, want %x (date removed, keys sorted)", a.Op, a.Fingerprint, want)
 		}
 		if diff := cmp.Diff(map[string]string{"id": "ch_1", "amount": "100"}, a.Fields); diff != "" {

@@ -118,7 +118,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 	}
 	h := &history.History{Meta: history.Meta{Scenario: sc.Name, Seed: opts.Seed, KeyNonce: opts.KeyNonce}}
 	if opts.Target != nil {
-		h.Meta.Target = opts.Target.String()
+		h.Meta.Target = opts.Target.Redacted() // a password in the URL never reaches a report
 	}
 
 	ctx, cancel := context.WithCancel(ctx)

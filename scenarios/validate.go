@@ -971,8 +971,9 @@ func parseTarget(raw string) (*url.URL, error) {
 	const hint = "write a base URL like http://localhost:8080 or https://staging.example.com/api"
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, &hintError{msg: fmt.Sprintf("bad target URL %q: %v", raw, errors.Unwrap(err)), hint: hint}
+		return nil, &hintError{msg: fmt.Sprintf("bad target URL: %v", errors.Unwrap(err)), hint: hint}
 	}
+	raw = u.Redacted() // a password in the URL never reaches a message
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return nil, &hintError{msg: fmt.Sprintf("target %q is not an http or https URL", raw), hint: hint}
 	}
