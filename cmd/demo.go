@@ -47,8 +47,8 @@ func hasBuiltin(name string) bool {
 
 // DemoOptions are the inputs of `idemcheck demo`.
 type DemoOptions struct {
-	Lab    LabOptions
-	Getenv func(string) string
+	Lab      LabOptions
+	Getenv   func(string) string
 	Ops      int
 	Seed     uint64
 	KeyNonce uint64
