@@ -394,21 +394,24 @@ func TestConditionalUpdate(t *testing.T) {
 		want    brief
 		summary string
 	}{
-		{"stale after lost ack applied", account(100, 70, 3, 5, Applied{"d1", 10}, Applied{"d2", 20}), brief{Pass, 4, 0, 2, 0, 0, 0},
-			"balance 100 -> 70 and version 3 -> 5 match 2 applied ops totalling 30; 4 keys: 1 acknowledged, 2 indeterminate (1 applied), 1 never sent"},
-		{"stale after lost ack not applied", account(100, 90, 3, 4, Applied{"d1", 10}), brief{Pass, 4, 0, 2, 0, 0, 0}, ""},
-		{"other run's entries count in the arithmetic only", account(100, 85, 3, 5, Applied{"d1", 10}, Applied{"elsewhere", 5}), brief{Pass, 4, 0, 2, 0, 0, 0}, ""},
-		{"double debit", account(100, 80, 3, 5, Applied{"d1", 10}, Applied{"d1", 10}), brief{Fail, 4, 1, 2, 1, 0, 1},
+		{"stale after lost ack applied", account(100, 70, 3, 5, Applied{"d1", 10}, Applied{"d2", 20}), brief{Pass, 4, 0, 1, 0, 0, 0},
+			"balance 100 -> 70 and version 3 -> 5 match 2 applied ops totalling 30; 4 keys: 1 acknowledged, 1 indeterminate (1 applied), 1 never sent, 1 rejected"},
+		{"stale after lost ack not applied", account(100, 90, 3, 4, Applied{"d1", 10}), brief{Pass, 4, 0, 1, 0, 0, 0}, ""},
+		{"other run's entries count in the arithmetic only", account(100, 85, 3, 5, Applied{"d1", 10}, Applied{"elsewhere", 5}), brief{Pass, 4, 0, 1, 0, 0, 0}, ""},
+		{"double debit", account(100, 80, 3, 5, Applied{"d1", 10}, Applied{"d1", 10}), brief{Fail, 4, 1, 1, 1, 0, 1},
 			"1 of 4 keys applied more than allowed (1 extra)"},
-		{"balance mismatch", account(100, 80, 3, 4, Applied{"d1", 10}), brief{Fail, 4, 0, 2, 0, 0, 0},
+		{"balance mismatch", account(100, 80, 3, 4, Applied{"d1", 10}), brief{Fail, 4, 0, 1, 0, 0, 0},
 			"balance 100 -> 80, want 90 (100 − 10 over 1 applied op)"},
-		{"version mismatch", account(100, 90, 3, 5, Applied{"d1", 10}), brief{Fail, 4, 0, 2, 0, 0, 0},
+		{"version mismatch", account(100, 90, 3, 5, Applied{"d1", 10}), brief{Fail, 4, 0, 1, 0, 0, 0},
 			"version 3 -> 5, want 4 (one step per applied op)"},
-		{"acked not applied", account(100, 100, 3, 3), brief{Fail, 4, 1, 2, 0, 1, 1},
+		{"acked not applied", account(100, 100, 3, 3), brief{Fail, 4, 1, 1, 0, 1, 1},
 			"1 op acknowledged but not applied"},
-		{"never sent applied", account(100, 80, 3, 5, Applied{"d1", 10}, Applied{"d4", 10}), brief{Fail, 4, 1, 2, 1, 0, 1},
+		{"never sent applied", account(100, 80, 3, 5, Applied{"d1", 10}, Applied{"d4", 10}), brief{Fail, 4, 1, 1, 1, 0, 1},
 			"1 of 4 keys applied more than allowed (1 extra)"},
-		{"stale applied twice", account(100, 50, 3, 6, Applied{"d1", 10}, Applied{"d3", 20}, Applied{"d3", 20}), brief{Fail, 4, 1, 2, 1, 0, 1},
+		{"stale applied twice", account(100, 50, 3, 6, Applied{"d1", 10}, Applied{"d3", 20}, Applied{"d3", 20}), brief{Fail, 4, 1, 1, 2, 0, 1},
+			"1 of 4 keys applied more than allowed (2 extra)"},
+		// A debit answered only with a stale-version 409 must not apply.
+		{"debit despite a failed precondition", account(100, 70, 3, 5, Applied{"d1", 10}, Applied{"d3", 20}), brief{Fail, 4, 1, 1, 1, 0, 1},
 			"1 of 4 keys applied more than allowed (1 extra)"},
 	}
 	for _, tt := range tests {
@@ -487,5 +490,25 @@ func TestNamesAndKinds(t *testing.T) {
 	}
 	if _, ok := OracleKind("nope"); ok {
 		t.Errorf("OracleKind(nope) ok, want unknown")
+	}
+}
+
+// An op the API rejected every time it was asked (4xx to single sends)
+// must have no effect; a 4xx to a duplicated send proves nothing.
+func TestRejectedOps(t *testing.T) {
+	dup := ok(409)
+	dup.Fault = history.FaultDuplicate
+	h := hist(o("r", ok(422)), o("d", dup), o("a", ok(201)))
+	obs := &Observation{Oracle: "ledger", Kind: KindEffects, Effects: map[string]int{"r": 1, "d": 1, "a": 1}}
+	v := Check(h, Invariant{Check: ExactlyOnce, Oracle: "ledger"}, obs)
+	if v.Status != Fail || v.Violations != 1 || len(v.Examples) != 1 || v.Examples[0].Key != "r" {
+		t.Fatalf("exactly_once with a rejected op applied = %+v, want a Fail naming key r only", v)
+	}
+	if p := v.Examples[0].Problem; !strings.Contains(p, "rejected it (422)") {
+		t.Errorf("problem = %q, want it to say every answer rejected it (422)", p)
+	}
+	obs.Effects["r"] = 0
+	if v := Check(h, Invariant{Check: ExactlyOnce, Oracle: "ledger"}, obs); v.Status != Pass || !strings.Contains(v.Summary, "1 rejected") {
+		t.Errorf("exactly_once with the rejected op not applied = %s %q, want pass and 1 rejected", v.Status, v.Summary)
 	}
 }

@@ -27,7 +27,7 @@ func (n noun) count(k int) string {
 type keyResult struct {
 	checked, violations, extra, missing int
 	over, under                         int // keys with too many, too few effects
-	acked, indet, notSent               int
+	acked, indet, notSent, rejected     int
 	indetApplied                        int // effects of indeterminate operations
 	examples                            []Example
 }
@@ -48,6 +48,7 @@ func perKey(g *keys, effects map[string]int, exact bool, n noun) keyResult {
 		r.acked += t.acked
 		r.indet += t.indet
 		r.notSent += t.notSent
+		r.rejected += t.rejected
 		e := effects[ops[i].Key]
 		lo, hi := 0, t.units
 		if exact {
@@ -105,6 +106,8 @@ func problem(g *keys, i int, t tally, e, lo, hi int, exact bool, n noun) string 
 			return fmt.Sprintf("%s for one acknowledged op %s", n.count(e), extra)
 		case t.notSent == 1:
 			return fmt.Sprintf("%s although no attempt was sent (every attempt failed before writing)", n.count(e))
+		case t.rejected == 1:
+			return fmt.Sprintf("%s although every answer rejected it (%s)", n.count(e), rejections(g.h.AttemptsOf(i)))
 		default:
 			return fmt.Sprintf("%s for one op whose outcome is unknown %s", n.count(e), extra)
 		}
@@ -136,6 +139,9 @@ func tallyText(t tally) string {
 	}
 	if t.notSent > 0 {
 		parts = append(parts, fmt.Sprintf("%d never sent", t.notSent))
+	}
+	if t.rejected > 0 {
+		parts = append(parts, fmt.Sprintf("%d rejected", t.rejected))
 	}
 	return plural(t.units, "user", "users") + ": " + strings.Join(parts, ", ")
 }
@@ -178,6 +184,9 @@ func stateText(r keyResult) string {
 	if r.notSent > 0 {
 		s += fmt.Sprintf(", %d never sent", r.notSent)
 	}
+	if r.rejected > 0 {
+		s += fmt.Sprintf(", %d rejected", r.rejected)
+	}
 	return s
 }
 
@@ -188,4 +197,15 @@ func pluralWord(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// rejections lists the 4xx answers an op got, e.g. "409, 409".
+func rejections(as []history.Attempt) string {
+	var out []string
+	for i := range as {
+		if as[i].Rejection() && as[i].Fault != history.FaultMismatch {
+			out = append(out, fmt.Sprint(as[i].Status))
+		}
+	}
+	return strings.Join(out, ", ")
 }

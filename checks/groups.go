@@ -21,7 +21,7 @@ type keys struct {
 // tally is what the client learnt about one key, counted in logical
 // operations: ops sharing a key and a user are one operation.
 type tally struct {
-	units, acked, indet, notSent int
+	units, acked, indet, notSent, rejected int
 }
 
 func groupKeys(h *history.History) *keys {
@@ -61,21 +61,7 @@ func groupKeys(h *history.History) *keys {
 // payload under the op's key is another request, whose answer says nothing
 // of the op (a 422 does not make it indeterminate, a wrong 2xx does not
 // acknowledge it); its effects, if any, show up as extra effects of the key.
-func opState(attempts []history.Attempt) history.OpState {
-	state := history.NotSent
-	for i := range attempts {
-		a := &attempts[i]
-		switch {
-		case a.Fault == history.FaultMismatch:
-		case a.Acked():
-			return history.Acked
-		case a.Outcome == history.Fail:
-		default:
-			state = history.Indeterminate
-		}
-	}
-	return state
-}
+func opState(attempts []history.Attempt) history.OpState { return history.State(attempts) }
 
 // leader reports whether op i is the first op of its key.
 func (g *keys) leader(i int) bool { return g.follower == nil || !g.follower[i] }
@@ -111,6 +97,8 @@ func tallyOf(s history.OpState, t tally) tally {
 		t.acked++
 	case history.NotSent:
 		t.notSent++
+	case history.Rejected:
+		t.rejected++
 	default:
 		t.indet++
 	}
@@ -122,10 +110,12 @@ func combine(a, b history.OpState) history.OpState {
 	switch {
 	case a == history.Acked || b == history.Acked:
 		return history.Acked
-	case a == history.NotSent && b == history.NotSent:
-		return history.NotSent
+	case a == history.Indeterminate || b == history.Indeterminate:
+		return history.Indeterminate
+	case a == history.Rejected || b == history.Rejected:
+		return history.Rejected
 	}
-	return history.Indeterminate
+	return history.NotSent
 }
 
 // maxExampleAttempts bounds the attempts copied into one example.

@@ -185,9 +185,19 @@ const (
 	// NotSent: every attempt failed before sending; the op had no effect.
 	NotSent
 	// Indeterminate: no 2xx, and at least one attempt may have been
-	// processed (info outcome, or a non-2xx answer).
+	// processed (an info outcome, a 5xx or 3xx answer, or a 4xx to a
+	// duplicated send whose other copies went unseen).
 	Indeterminate
+	// Rejected: no 2xx, and every answer was a 4xx to a single send, the
+	// other attempts certainly unsent: the API said no every time it was
+	// asked, so the op must have had no effect.
+	Rejected
 )
+
+// FaultDuplicate is the fault that sends an attempt several times at once
+// (faults.KindDuplicate); only the first answer is recorded, so a 4xx to it
+// says nothing of the other copies.
+const FaultDuplicate = "duplicate"
 
 // String returns "acked", "not_sent" or "indeterminate".
 func (s OpState) String() string {
@@ -198,25 +208,39 @@ func (s OpState) String() string {
 		return "not_sent"
 	case Indeterminate:
 		return "indeterminate"
+	case Rejected:
+		return "rejected"
 	}
 	return fmt.Sprintf("opstate(%d)", uint8(s))
 }
 
 // State classifies an op by its attempts. An op with no attempts was never
-// sent.
+// sent. Replays of another payload (FaultMismatch) are another request and
+// say nothing of the op.
 func State(attempts []Attempt) OpState {
 	state := NotSent
 	for i := range attempts {
 		a := &attempts[i]
 		switch {
+		case a.Fault == FaultMismatch:
 		case a.Acked():
 			return Acked
 		case a.Outcome == Fail:
+		case a.Rejection():
+			if state == NotSent {
+				state = Rejected
+			}
 		default:
 			state = Indeterminate
 		}
 	}
 	return state
+}
+
+// Rejection reports whether the attempt was answered with a 4xx to a single
+// send: a definite "not done".
+func (a *Attempt) Rejection() bool {
+	return a.Outcome == OK && a.Status >= 400 && a.Status < 500 && a.Fault != FaultDuplicate
 }
 
 // Final returns the op's last attempt that received an answer, or the last

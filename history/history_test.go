@@ -78,7 +78,13 @@ func TestAttemptsOfAndState(t *testing.T) {
 		{"none", nil, NotSent},
 		{"all fail", []Attempt{{Outcome: Fail}, {Outcome: Fail}}, NotSent},
 		{"info", []Attempt{{Outcome: Fail}, {Outcome: Info}}, Indeterminate},
-		{"non-2xx", []Attempt{{Outcome: OK, Status: 409}}, Indeterminate},
+		{"4xx", []Attempt{{Outcome: OK, Status: 409}}, Rejected},
+		{"reset then 4xx", []Attempt{{Outcome: Fail}, {Outcome: OK, Status: 422}}, Rejected},
+		{"lost then 4xx", []Attempt{{Outcome: Info}, {Outcome: OK, Status: 409}}, Indeterminate},
+		{"4xx then lost", []Attempt{{Outcome: OK, Status: 409}, {Outcome: Info}}, Indeterminate},
+		{"5xx", []Attempt{{Outcome: OK, Status: 500}}, Indeterminate},
+		{"4xx to a duplicate", []Attempt{{Outcome: OK, Status: 409, Fault: FaultDuplicate}}, Indeterminate},
+		{"a mismatch says nothing", []Attempt{{Outcome: Fail}, {Outcome: OK, Status: 201, Fault: FaultMismatch}}, NotSent},
 		{"acked after info", []Attempt{{Outcome: Info}, {Outcome: OK, Status: 201}}, Acked},
 	}
 	for _, c := range cases {

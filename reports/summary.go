@@ -71,6 +71,7 @@ type Load struct {
 	Replays       int     `json:"replays"` // attempts sent again after a 2xx on purpose (operation.replay)
 	Acked         int     `json:"acked"`
 	NotSent       int     `json:"not_sent"`
+	Rejected      int     `json:"rejected"` // every answer a 4xx: the API said no
 	Indeterminate int     `json:"indeterminate"`
 	ErrorRate     float64 `json:"error_rate"` // share of ops without a 2xx
 	DurationMS    float64 `json:"duration_ms"`
@@ -170,6 +171,8 @@ func Build(h *history.History, in Input) (*Summary, error) {
 			s.Load.Acked++
 		case history.NotSent:
 			s.Load.NotSent++
+		case history.Rejected:
+			s.Load.Rejected++
 		default:
 			s.Load.Indeterminate++
 		}

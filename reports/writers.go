@@ -98,8 +98,8 @@ func writeText(w *errWriter, s *Summary) {
 	}
 	w.printf("\n")
 	l := s.Load
-	w.printf("ops %d (%.0f/s), attempts %d, retries %d, replays %d; acked %d, indeterminate %d, not sent %d\n",
-		l.Ops, l.OpsPerSecond, l.Attempts, l.Retries, l.Replays, l.Acked, l.Indeterminate, l.NotSent)
+	w.printf("ops %d (%.0f/s), attempts %d, retries %d, replays %d; acked %d, rejected %d, indeterminate %d, not sent %d\n",
+		l.Ops, l.OpsPerSecond, l.Attempts, l.Retries, l.Replays, l.Acked, l.Rejected, l.Indeterminate, l.NotSent)
 	w.printf("faults injected: %s\n", countList(s.Faults, "none"))
 	w.printf("answers: %s\n", countList(s.Statuses, "none"))
 	for _, e := range s.Errors {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
@@ -806,5 +807,13 @@ func TestBodylessPostIsNotReplayable(t *testing.T) {
 	resp.Body.Close()
 	if got, want := cl.Load(), `0 [] "k1"`; got != want {
 		t.Errorf("server saw content-length, transfer-encoding, key = %v, want %v", got, want)
+	}
+}
+
+// history cannot import faults: the duplicate fault's name is written twice
+// and must agree, or a 4xx to a duplicated send would count as a rejection.
+func TestDuplicateFaultNameAgrees(t *testing.T) {
+	if faults.KindDuplicate != history.FaultDuplicate {
+		t.Errorf("faults.KindDuplicate = %q, history.FaultDuplicate = %q: they must be equal", faults.KindDuplicate, history.FaultDuplicate)
 	}
 }
