@@ -39,6 +39,14 @@ const (
 // IDEMCHECK_REQUIRE_SERVICES=1).
 func Redis(t testing.TB) string {
 	t.Helper()
+	u, _ := RedisWithStop(t)
+	return u
+}
+
+// RedisWithStop is Redis, and also returns a function that stops the server
+// before the test ends (for fail-closed tests); it may be called again.
+func RedisWithStop(t testing.TB) (string, func()) {
+	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		missing(t, "redis-server", "redis-server", err)
@@ -73,12 +81,13 @@ func Redis(t testing.TB) string {
 			lastErr = fmt.Errorf("%w\n%s", err, tail(logPath))
 			continue
 		}
-		t.Cleanup(func() { p.stop(syscall.SIGTERM) })
+		stop := func() { p.stop(syscall.SIGTERM) }
+		t.Cleanup(stop)
 		t.Logf("testsvc: redis-server ready on %s in %v", addr, time.Since(begin).Round(time.Millisecond))
-		return "redis://" + addr + "/0"
+		return "redis://" + addr + "/0", stop
 	}
 	t.Fatalf("testsvc: redis-server did not start: %v", lastErr)
-	return ""
+	return "", nil
 }
 
 // Postgres initialises a fresh cluster (initdb -A trust -U postgres
@@ -93,6 +102,15 @@ func Redis(t testing.TB) string {
 // root) the server runs as the user postgres, or nobody. Without the binaries
 // the test is skipped (or fails when IDEMCHECK_REQUIRE_SERVICES=1).
 func Postgres(t testing.TB) string {
+	t.Helper()
+	u, _ := PostgresWithStop(t)
+	return u
+}
+
+// PostgresWithStop is Postgres, and also returns a function that stops the
+// server before the test ends (for fail-closed tests); it may be called
+// again.
+func PostgresWithStop(t testing.TB) (string, func()) {
 	t.Helper()
 	initdb, postgres, err := postgresBinaries()
 	if err != nil {
@@ -155,13 +173,14 @@ func Postgres(t testing.TB) string {
 			continue
 		}
 		// SIGQUIT is postgres's immediate shutdown (pg_ctl stop -m immediate).
-		t.Cleanup(func() { p.stop(syscall.SIGQUIT) })
+		stop := func() { p.stop(syscall.SIGQUIT) }
+		t.Cleanup(stop)
 		t.Logf("testsvc: postgres ready on 127.0.0.1:%d in %v (initdb %v)", port,
 			time.Since(begin).Round(time.Millisecond), initTook.Round(time.Millisecond))
-		return dsn
+		return dsn, stop
 	}
 	t.Fatalf("testsvc: postgres did not start: %v", lastErr)
-	return ""
+	return "", nil
 }
 
 // missing skips the test, or fails it when RequireEnv is "1".
