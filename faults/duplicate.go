@@ -82,13 +82,9 @@ func sendCopy(next http.RoundTripper, r *http.Request) copyResult {
 	if err != nil {
 		return copyResult{err: err}
 	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
+	if err := bufferBody(resp); err != nil {
 		return copyResult{err: err}
 	}
-	resp.Body = io.NopCloser(bytes.NewReader(body))
-	resp.ContentLength = int64(len(body))
 	return copyResult{resp: resp}
 }
 

@@ -55,9 +55,6 @@ func NewPlan(seed uint64, specs []Spec) (*Plan, error) {
 	return p, nil
 }
 
-// Seed returns the seed the plan draws from.
-func (p *Plan) Seed() uint64 { return p.seed }
-
 // Pick returns the fault for attempt number attempt (1 = first send) of op,
 // or nil for none. It allocates nothing, takes no lock and is safe for
 // concurrent use. A nil Plan picks no fault.

@@ -32,14 +32,23 @@ func (t Timeout) Inject(next http.RoundTripper, req *http.Request) (*http.Respon
 	if err != nil {
 		return nil, t.classify(parent, ctx, err, "no answer")
 	}
+	if err := bufferBody(resp); err != nil {
+		return nil, t.classify(parent, ctx, err, fmt.Sprintf("the server answered %d but the body did not arrive", resp.StatusCode))
+	}
+	return resp, nil
+}
+
+// bufferBody reads resp's body whole and closes it, then puts the bytes
+// read back in its place, with ContentLength set to their length.
+func bufferBody(resp *http.Response) error {
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		return nil, t.classify(parent, ctx, err, fmt.Sprintf("the server answered %d but the body did not arrive", resp.StatusCode))
+		return err
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
-	return resp, nil
+	return nil
 }
 
 // classify turns a failure caused by the injected deadline into an error

@@ -136,6 +136,10 @@ type History struct {
 // Sort orders attempts by op then attempt number and rebuilds the index used
 // by AttemptsOf. Call it after the attempts were appended in any order.
 func (h *History) Sort() {
+	h.index = nil
+	if h.Sorted() {
+		return
+	}
 	sort.SliceStable(h.Attempts, func(i, j int) bool {
 		a, b := &h.Attempts[i], &h.Attempts[j]
 		if a.Op != b.Op {
@@ -143,7 +147,18 @@ func (h *History) Sort() {
 		}
 		return a.N < b.N
 	})
-	h.index = nil
+}
+
+// Sorted reports whether the attempts are ordered by op then attempt
+// number, as Sort leaves them.
+func (h *History) Sorted() bool {
+	for i := 1; i < len(h.Attempts); i++ {
+		a, b := &h.Attempts[i-1], &h.Attempts[i]
+		if a.Op > b.Op || (a.Op == b.Op && a.N > b.N) {
+			return false
+		}
+	}
+	return true
 }
 
 // AttemptsOf returns the attempts of op in order. The history must be sorted.

@@ -112,3 +112,61 @@ func TestOutcomeText(t *testing.T) {
 		t.Error("ParseOutcome(maybe) = nil error, want an error")
 	}
 }
+
+// The attempt line's bytes are part of the history.jsonl format.
+func TestEncodeAttemptLine(t *testing.T) {
+	h := &History{
+		Ops: []Op{{ID: 0, Key: "k0", User: "alice"}},
+		Attempts: []Attempt{
+			{Op: 0, N: 2, Fault: "drop_ack", Outcome: OK, Status: 201, Intended: 5 * time.Millisecond, Start: 6, End: 9,
+				Fingerprint: 0xabc, Fields: map[string]string{"id": "ch_1", "a": "x"}, Err: "e"},
+			{Op: 0, N: 3, Outcome: Fail},
+		},
+	}
+	var buf bytes.Buffer
+	if err := Encode(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	want := []string{
+		`{"type":"op","op":0,"key":"k0","user":"alice"}`,
+		`{"type":"attempt","op":0,"n":2,"fault":"drop_ack","outcome":"ok","status":201,"intended_ns":5000000,"start_ns":6,"end_ns":9,"fingerprint":"0000000000000abc","fields":{"a":"x","id":"ch_1"},"error":"e"}`,
+		`{"type":"attempt","op":0,"n":3,"outcome":"fail","intended_ns":0,"start_ns":0,"end_ns":0}`,
+	}
+	if diff := cmp.Diff(want, lines[1:]); diff != "" {
+		t.Errorf("Encode lines mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestSorted(t *testing.T) {
+	h := sample()
+	if !h.Sorted() {
+		t.Fatalf("Sorted() after Sort = false, want true")
+	}
+	if got := len(h.AttemptsOf(2)); got != 0 {
+		t.Fatalf("len(AttemptsOf(2)) = %d, want 0", got)
+	}
+	// Already sorted: Sort must still drop the stale index.
+	h.Attempts = append(h.Attempts, Attempt{Op: 2, N: 1, Outcome: OK})
+	h.Sort()
+	if got := len(h.AttemptsOf(2)); got != 1 {
+		t.Errorf("len(AttemptsOf(2)) after append and Sort = %d, want 1", got)
+	}
+	cases := []struct {
+		name string
+		as   []Attempt
+		want bool
+	}{
+		{"none", nil, true},
+		{"one", []Attempt{{Op: 3, N: 2}}, true},
+		{"ties", []Attempt{{Op: 0, N: 1}, {Op: 0, N: 1}}, true},
+		{"op order", []Attempt{{Op: 1, N: 1}, {Op: 0, N: 2}}, false},
+		{"attempt order", []Attempt{{Op: 0, N: 2}, {Op: 0, N: 1}}, false},
+	}
+	for _, c := range cases {
+		h := &History{Attempts: c.as}
+		if got := h.Sorted(); got != c.want {
+			t.Errorf("Sorted(%s) = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

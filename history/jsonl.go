@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 )
 
 // FormatVersion is the version of the JSON Lines format written by Encode.
@@ -29,19 +28,22 @@ type opLine struct {
 	User string `json:"user,omitempty"`
 }
 
+// attemptLine is an attempt as written: its own JSON tags, after the type.
 type attemptLine struct {
-	Type        string            `json:"type"`
-	Op          int               `json:"op"`
-	N           int               `json:"n"`
-	Fault       string            `json:"fault,omitempty"`
-	Outcome     Outcome           `json:"outcome"`
-	Status      int               `json:"status,omitempty"`
-	IntendedNS  int64             `json:"intended_ns"`
-	StartNS     int64             `json:"start_ns"`
-	EndNS       int64             `json:"end_ns"`
-	Fingerprint Fingerprint       `json:"fingerprint,omitempty"`
-	Fields      map[string]string `json:"fields,omitempty"`
-	Err         string            `json:"error,omitempty"`
+	Type string `json:"type"`
+	Attempt
+}
+
+// anyLine is any line as read: the header's, op's and attempt's fields in one
+// struct, so each line is parsed once. An op line's "op" (its ID) lands in
+// Attempt.Op.
+type anyLine struct {
+	Type          string `json:"type"`
+	FormatVersion int    `json:"format_version"`
+	Meta
+	Key  string `json:"key"`
+	User string `json:"user"`
+	Attempt
 }
 
 // Encode writes h as JSON Lines: a header line with the format version and
@@ -58,13 +60,7 @@ func Encode(w io.Writer, h *History) error {
 		}
 	}
 	for i := range h.Attempts {
-		a := &h.Attempts[i]
-		l := attemptLine{
-			Type: "attempt", Op: a.Op, N: a.N, Fault: a.Fault, Outcome: a.Outcome, Status: a.Status,
-			IntendedNS: int64(a.Intended), StartNS: int64(a.Start), EndNS: int64(a.End),
-			Fingerprint: a.Fingerprint, Fields: a.Fields, Err: a.Err,
-		}
-		if err := enc.Encode(l); err != nil {
+		if err := enc.Encode(attemptLine{Type: "attempt", Attempt: h.Attempts[i]}); err != nil {
 			return err
 		}
 	}
@@ -85,51 +81,32 @@ func Decode(r io.Reader) (*History, error) {
 		if len(b) == 0 {
 			continue
 		}
-		var probe struct {
-			Type string `json:"type"`
-		}
-		if err := json.Unmarshal(b, &probe); err != nil {
+		var l anyLine
+		if err := json.Unmarshal(b, &l); err != nil {
 			return nil, fmt.Errorf("%w: line %d: %v", ErrFormat, line, err)
 		}
-		if !sawHeader && probe.Type != "header" {
-			return nil, fmt.Errorf("%w: line %d: first line must be the header, got type %q", ErrFormat, line, probe.Type)
+		if !sawHeader && l.Type != "header" {
+			return nil, fmt.Errorf("%w: line %d: first line must be the header, got type %q", ErrFormat, line, l.Type)
 		}
-		switch probe.Type {
+		switch l.Type {
 		case "header":
-			var hd header
-			if err := json.Unmarshal(b, &hd); err != nil {
-				return nil, fmt.Errorf("%w: line %d: %v", ErrFormat, line, err)
+			if l.FormatVersion != FormatVersion {
+				return nil, fmt.Errorf("%w: line %d: format_version %d, this idemcheck reads %d", ErrFormat, line, l.FormatVersion, FormatVersion)
 			}
-			if hd.FormatVersion != FormatVersion {
-				return nil, fmt.Errorf("%w: line %d: format_version %d, this idemcheck reads %d", ErrFormat, line, hd.FormatVersion, FormatVersion)
-			}
-			h.Meta = hd.Meta
+			h.Meta = l.Meta
 			sawHeader = true
 		case "op":
-			var o opLine
-			if err := json.Unmarshal(b, &o); err != nil {
-				return nil, fmt.Errorf("%w: line %d: %v", ErrFormat, line, err)
+			if l.Op != len(h.Ops) {
+				return nil, fmt.Errorf("%w: line %d: op %d out of order, expected %d", ErrFormat, line, l.Op, len(h.Ops))
 			}
-			if o.ID != len(h.Ops) {
-				return nil, fmt.Errorf("%w: line %d: op %d out of order, expected %d", ErrFormat, line, o.ID, len(h.Ops))
-			}
-			h.Ops = append(h.Ops, Op{ID: o.ID, Key: o.Key, User: o.User})
+			h.Ops = append(h.Ops, Op{ID: l.Op, Key: l.Key, User: l.User})
 		case "attempt":
-			var l attemptLine
-			if err := json.Unmarshal(b, &l); err != nil {
-				return nil, fmt.Errorf("%w: line %d: %v", ErrFormat, line, err)
-			}
 			if l.Op < 0 || l.Op >= len(h.Ops) {
 				return nil, fmt.Errorf("%w: line %d: attempt for unknown op %d", ErrFormat, line, l.Op)
 			}
-			a := Attempt{
-				Op: l.Op, N: l.N, Fault: l.Fault, Outcome: l.Outcome, Status: l.Status,
-				Intended: time.Duration(l.IntendedNS), Start: time.Duration(l.StartNS), End: time.Duration(l.EndNS),
-				Fingerprint: l.Fingerprint, Fields: l.Fields, Err: l.Err,
-			}
-			h.Attempts = append(h.Attempts, a)
+			h.Attempts = append(h.Attempts, l.Attempt)
 		default:
-			return nil, fmt.Errorf("%w: line %d: unknown line type %q", ErrFormat, line, probe.Type)
+			return nil, fmt.Errorf("%w: line %d: unknown line type %q", ErrFormat, line, l.Type)
 		}
 	}
 	if err := sc.Err(); err != nil {

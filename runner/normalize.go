@@ -57,14 +57,20 @@ func (c *canon) fingerprint(body []byte, volatile []*jsonpath.Path) uint64 {
 		if !ok {
 			return fnv1a(body)
 		}
-		doc = remove(doc, volatile)
-		c.reset()
-		c.encode(doc)
-		return fnv1a(c.out)
+		return c.hashDoc(doc, volatile)
 	}
 	if !c.canonical(body) {
 		return fnv1a(body)
 	}
+	return fnv1a(c.out)
+}
+
+// hashDoc hashes the normal form of the decoded document doc with the
+// volatile paths removed.
+func (c *canon) hashDoc(doc any, volatile []*jsonpath.Path) uint64 {
+	doc = remove(doc, volatile)
+	c.reset()
+	c.encode(doc)
 	return fnv1a(c.out)
 }
 

@@ -29,12 +29,8 @@ type worker struct {
 	canon canon
 	timer *time.Timer
 
-	// the current op's key header value and key-edited static body, kept
-	// for its retries (shared, read-only, by its requests)
-	keyVal struct {
-		op  int
-		val []string
-	}
+	// the current op's key-edited static body, kept for its retries
+	// (shared, read-only, by its requests)
 	keyed struct {
 		op   int
 		body []byte
@@ -85,18 +81,13 @@ func (w *worker) runOp(id int, intended time.Duration) {
 		return
 	}
 	if keyErr != nil {
-		w.unrendered(id, 1, "", intended, keyErr)
+		w.rec.attempts.add(w.unrendered(id, 1, "", intended, keyErr))
 		return
 	}
 	if r.before != nil {
 		vars, err := w.capture(v)
 		if err != nil {
-			now := r.since()
-			w.rec.attempts.add(history.Attempt{
-				Op: id, N: 1, Outcome: history.Fail,
-				Intended: intended, Start: now, End: now,
-				Err: "operation.before: " + err.Error(),
-			})
+			w.rec.attempts.add(r.unsent(id, 1, "", intended, "operation.before: "+err.Error()))
 			return
 		}
 		v.Vars = vars
@@ -128,19 +119,25 @@ func (w *worker) runOp(id int, intended time.Duration) {
 	}
 }
 
-// unrendered records attempt n of op as not sent because its request (or
-// its key) could not be rendered.
-func (w *worker) unrendered(op, n int, fault string, intended time.Duration, err error) {
-	now := w.r.since()
-	a := history.Attempt{
+// unsent returns attempt n of op as failed before it was sent, stamped
+// now, with msg as its error.
+func (r *run) unsent(op, n int, fault string, intended time.Duration, msg string) history.Attempt {
+	now := r.since()
+	return history.Attempt{
 		Op: op, N: n, Fault: fault, Outcome: history.Fail,
 		Intended: intended, Start: now, End: now,
-		Err: "render: " + err.Error(),
+		Err: msg,
 	}
+}
+
+// unrendered returns attempt n of op as not sent because its request (or
+// its key) could not be rendered, and keeps err if it is the worker's first
+// render error.
+func (w *worker) unrendered(op, n int, fault string, intended time.Duration, err error) history.Attempt {
 	if w.renderErr == nil {
 		w.renderErr = err
 	}
-	w.rec.attempts.add(a)
+	return w.r.unsent(op, n, fault, intended, "render: "+err.Error())
 }
 
 // attempt makes attempt v.Attempt of op and returns its record; rendered is
@@ -158,14 +155,7 @@ func (w *worker) attempt(op int, v scenarios.Vars, intended time.Duration) (a hi
 	w.pcg.Seed(r.tmplSeed, uint64(op))
 	req, err := w.build(ctx, v)
 	if err != nil {
-		a.Start = r.since()
-		a.End = a.Start
-		a.Outcome = history.Fail
-		a.Err = "render: " + err.Error()
-		if w.renderErr == nil {
-			w.renderErr = err
-		}
-		return a, false
+		return w.unrendered(op, v.Attempt, a.Fault, intended, err), false
 	}
 	w.send(&a, req)
 	return a, true
@@ -224,10 +214,7 @@ func (w *worker) build(ctx context.Context, v scenarios.Vars) (*http.Request, er
 		}
 		var keyVal []string
 		if r.keyHeader != "" {
-			if w.keyVal.op != v.Seq || w.keyVal.val == nil {
-				w.keyVal.op, w.keyVal.val = v.Seq, []string{v.Key}
-			}
-			keyVal = w.keyVal.val
+			keyVal = []string{v.Key}
 		}
 		return st.request(ctx, body, r.keyHeader, keyVal)
 	}
@@ -254,7 +241,6 @@ func (r *run) keyedRequest(ctx context.Context, v scenarios.Vars, body []byte) (
 	if r.keyHeader != "" {
 		req.Header.Set(r.keyHeader, v.Key)
 	}
-	req.GetBody = nil // see static.request: no hidden resends
 	return req, nil
 }
 
@@ -278,11 +264,20 @@ func setField(body []byte, field, key string) ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// read reads resp's body (up to maxBody, draining and discarding up to
-// maxDrain more) into the worker's buffer and closes it.
+// read reads resp's body into the worker's buffer (see readBody).
 func (w *worker) read(resp *http.Response) ([]byte, error) {
+	var err error
+	w.buf, err = readBody(resp, w.buf)
+	return w.buf, err
+}
+
+// readBody reads resp's body (up to maxBody, draining and discarding up to
+// maxDrain more) into buf, reused from its start and grown as needed, and
+// closes it. It returns the body read, in buf or its replacement, even with
+// an error.
+func readBody(resp *http.Response, buf []byte) ([]byte, error) {
 	defer resp.Body.Close()
-	buf := w.buf[:0]
+	buf = buf[:0]
 	for {
 		if len(buf) == cap(buf) {
 			if len(buf) >= maxBody {
@@ -290,7 +285,6 @@ func (w *worker) read(resp *http.Response) ([]byte, error) {
 				if err == io.EOF {
 					err = nil
 				}
-				w.buf = buf
 				return buf, err
 			}
 			buf = append(buf, 0)[:len(buf)]
@@ -298,13 +292,31 @@ func (w *worker) read(resp *http.Response) ([]byte, error) {
 		n, err := resp.Body.Read(buf[len(buf):min(cap(buf), maxBody)])
 		buf = buf[:len(buf)+n]
 		if err != nil {
-			w.buf = buf
 			if err == io.EOF {
 				return buf, nil
 			}
 			return buf, err
 		}
 	}
+}
+
+// fetch sends req through rt and reads the answer into buf (see readBody).
+// A transport error, a body that does not arrive or a non-2xx answer is an
+// error naming the request, with the status and the start of the body when
+// there was an answer.
+func fetch(rt http.RoundTripper, req *http.Request, buf []byte) ([]byte, error) {
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		return buf, fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, err)
+	}
+	body, err := readBody(resp, buf)
+	if err != nil {
+		return body, fmt.Errorf("%s %s: status %d, then reading the body: %w", req.Method, req.URL.Path, resp.StatusCode, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return body, fmt.Errorf("%s %s: status %d: %s", req.Method, req.URL.Path, resp.StatusCode, snippet(body))
+	}
+	return body, nil
 }
 
 // inspect returns the fingerprint of body and the fields the scenario keeps.
@@ -326,10 +338,7 @@ func (w *worker) inspect(body []byte) (uint64, map[string]string) {
 	if len(fields) == 0 {
 		fields = nil
 	}
-	doc = remove(doc, r.volatile)
-	w.canon.reset()
-	w.canon.encode(doc)
-	return fnv1a(w.canon.out), fields
+	return w.canon.hashDoc(doc, r.volatile), fields
 }
 
 // capture makes the op's before read and returns the captured variables.
@@ -341,16 +350,10 @@ func (w *worker) capture(v scenarios.Vars) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := r.rt.RoundTrip(req)
+	body, err := fetch(r.rt, req, w.buf)
+	w.buf = body
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, err)
-	}
-	body, err := w.read(resp)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: reading the body: %w", req.Method, req.URL.Path, err)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, fmt.Errorf("%s %s: status %d: %s", req.Method, req.URL.Path, resp.StatusCode, snippet(body))
+		return nil, err
 	}
 	doc, ok := decodeJSON(body)
 	if !ok {
@@ -432,15 +435,16 @@ func snippet(b []byte) string {
 // carries an Idempotency-Key or X-Idempotency-Key header (it looks them up
 // by their canonical names): a send the history would never see, which
 // could turn a lost answer into a second effect the checkers cannot
-// explain. A request with a body and no GetBody is never resent; a
-// body-less one keeps its body-less wire form (Content-Length: 0) and gets
-// those two headers under their lower-case names, which HTTP treats as the
-// same header and the transport does not recognise.
+// explain. A request with a body and no GetBody is never resent, so
+// GetBody is cleared; a body-less one keeps its body-less wire form
+// (Content-Length: 0) and gets those two headers under their lower-case
+// names, which HTTP treats as the same header and the transport does not
+// recognise.
 func noHiddenResend(req *http.Request) {
-	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+	req.GetBody = nil
+	if req.Body != nil && req.Body != http.NoBody {
 		return
 	}
-	req.GetBody = nil
 	for _, name := range []string{"Idempotency-Key", "X-Idempotency-Key"} {
 		if v, ok := req.Header[name]; ok {
 			delete(req.Header, name)

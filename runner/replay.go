@@ -82,7 +82,7 @@ func (w *worker) replays(op int, v scenarios.Vars, prev time.Duration) {
 		w.pcg.Seed(r.tmplSeed, uint64(op))
 		req, err := w.buildReplay(r.ctx, v)
 		if err != nil {
-			w.unrendered(op, v.Attempt, p.fault, intended, err)
+			w.rec.attempts.add(w.unrendered(op, v.Attempt, p.fault, intended, err))
 			return
 		}
 		a := history.Attempt{Op: op, N: v.Attempt, Fault: p.fault, Intended: intended}

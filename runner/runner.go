@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"net"
 	"net/http"
 	"net/url"
@@ -427,10 +426,9 @@ loop:
 // against one target (the demo's naive and protected variants) never share
 // a key, while the same seed and nonce still give the same keys.
 func keySeed(seed, nonce uint64, scenario string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(scenario))
+	h := fnv1a([]byte(scenario))
 	if nonce == 0 {
-		return faults.Hash(seed ^ h.Sum64())
+		return faults.Hash(seed ^ h)
 	}
-	return faults.Hash(seed^h.Sum64(), nonce)
+	return faults.Hash(seed^h, nonce)
 }

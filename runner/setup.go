@@ -24,7 +24,7 @@ func Setup(ctx context.Context, sc *scenarios.Scenario, opts Options) error {
 		defer tr.CloseIdleConnections()
 		rt = tr
 	}
-	w := &worker{buf: make([]byte, 0, 4<<10)}
+	buf := make([]byte, 0, 4<<10)
 	for i, rq := range sc.Setup {
 		field := fmt.Sprintf("setup[%d]", i)
 		t, err := scenarios.NewTemplate(field, rq, http.MethodGet, opts.Env)
@@ -35,16 +35,8 @@ func Setup(ctx context.Context, sc *scenarios.Scenario, opts Options) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", field, err)
 		}
-		resp, err := rt.RoundTrip(req)
-		if err != nil {
-			return fmt.Errorf("%w: %s %s %s: %w", ErrTarget, field, req.Method, req.URL.Path, err)
-		}
-		body, err := w.read(resp)
-		if err != nil {
-			return fmt.Errorf("%w: %s %s %s: status %d, then reading the body: %w", ErrTarget, field, req.Method, req.URL.Path, resp.StatusCode, err)
-		}
-		if resp.StatusCode < 200 || resp.StatusCode > 299 {
-			return fmt.Errorf("%w: %s %s %s: status %d: %s", ErrTarget, field, req.Method, req.URL.Path, resp.StatusCode, snippet(body))
+		if buf, err = fetch(rt, req, buf); err != nil {
+			return fmt.Errorf("%w: %s %w", ErrTarget, field, err)
 		}
 	}
 	return nil

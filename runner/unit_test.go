@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"hash/fnv"
 	"testing"
 	"time"
 
@@ -186,6 +187,18 @@ func TestMerge(t *testing.T) {
 				t.Fatalf("attempts[%d] = op %d n %d, want op %d n %d", j, a.Op, a.N, i, n)
 			}
 			j++
+		}
+	}
+}
+
+// fnv1a must stay the standard 64-bit FNV-1a: keySeed hashes the scenario
+// name with it, and the same seed must keep giving the same keys.
+func TestFNV1a(t *testing.T) {
+	for _, in := range []string{"", "a", "charges-naive", "posts/like \x00\xff"} {
+		h := fnv.New64a()
+		h.Write([]byte(in))
+		if got, want := fnv1a([]byte(in)), h.Sum64(); got != want {
+			t.Errorf("fnv1a(%q) = %x, want %x", in, got, want)
 		}
 	}
 }
