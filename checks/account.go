@@ -21,8 +21,7 @@ func checkAccount(v Verdict, h *history.History, acc *Account) Verdict {
 		sum += a.Amount
 	}
 	r := perKey(groupKeys(h), applied, true, appliedNoun)
-	v.Checked, v.Violations, v.Indeterminate = r.checked, r.violations, r.indet
-	v.Extra, v.Missing, v.Examples = r.extra, r.missing, r.examples
+	r.fill(&v)
 
 	var problems []string
 	wantBalance := acc.BalanceBefore - sum

@@ -192,7 +192,7 @@ func Check(h *history.History, inv Invariant, obs *Observation) Verdict {
 	if h == nil || len(h.Ops) == 0 {
 		return unknown(v, "the history has no ops")
 	}
-	if !sorted(h) {
+	if !h.Sorted() {
 		return unknown(v, "the history's attempts are not sorted by op and attempt number (History.Sort was not called)")
 	}
 	if kind != "" {
@@ -260,16 +260,6 @@ func unusable(inv Invariant, obs *Observation, kind string) string {
 
 // sorted reports whether h's attempts are in (op, attempt number) order,
 // which History.AttemptsOf relies on.
-func sorted(h *history.History) bool {
-	for i := 1; i < len(h.Attempts); i++ {
-		a, b := &h.Attempts[i-1], &h.Attempts[i]
-		if a.Op > b.Op || (a.Op == b.Op && a.N > b.N) {
-			return false
-		}
-	}
-	return true
-}
-
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return fmt.Sprintf("%d %s", n, one)

@@ -15,12 +15,7 @@ var (
 	appliedNoun = noun{"application", "applications"}
 )
 
-func (n noun) count(k int) string {
-	if k == 1 {
-		return fmt.Sprintf("%d %s", k, n.one)
-	}
-	return fmt.Sprintf("%d %s", k, n.many)
-}
+func (n noun) count(k int) string { return plural(k, n.one, n.many) }
 
 // keyResult is the per-key part of at_most_once, exactly_once and
 // conditional_update.
@@ -30,6 +25,12 @@ type keyResult struct {
 	acked, indet, notSent, rejected     int
 	indetApplied                        int // effects of indeterminate operations
 	examples                            []Example
+}
+
+// fill copies the counts and examples into a verdict.
+func (r *keyResult) fill(v *Verdict) {
+	v.Checked, v.Violations, v.Indeterminate = r.checked, r.violations, r.indet
+	v.Extra, v.Missing, v.Examples = r.extra, r.missing, r.examples
 }
 
 // perKey compares each key's effect count with what its operations allow:
@@ -149,8 +150,7 @@ func tallyText(t tally) string {
 // checkEffects is at_most_once (exact false) and exactly_once (exact true).
 func checkEffects(v Verdict, h *history.History, effects map[string]int, exact bool) Verdict {
 	r := perKey(groupKeys(h), effects, exact, effectNoun)
-	v.Checked, v.Violations, v.Indeterminate = r.checked, r.violations, r.indet
-	v.Extra, v.Missing, v.Examples = r.extra, r.missing, r.examples
+	r.fill(&v)
 	v.Status = Pass
 	if r.violations > 0 {
 		v.Status = Fail

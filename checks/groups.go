@@ -1,6 +1,8 @@
 package checks
 
 import (
+	"slices"
+
 	"github.com/idemcheck/idemcheck/history"
 )
 
@@ -30,7 +32,7 @@ func groupKeys(h *history.History) *keys {
 	head := make(map[string]int32, n)
 	var tail []int32
 	for i := range h.Ops {
-		g.states[i] = opState(h.AttemptsOf(i))
+		g.states[i] = history.State(h.AttemptsOf(i))
 		k := h.Ops[i].Key
 		j, ok := head[k]
 		if !ok {
@@ -56,12 +58,6 @@ func groupKeys(h *history.History) *keys {
 	g.n = len(head)
 	return g
 }
-
-// opState is history.State without the op's mismatch attempts: another
-// payload under the op's key is another request, whose answer says nothing
-// of the op (a 422 does not make it indeterminate, a wrong 2xx does not
-// acknowledge it); its effects, if any, show up as extra effects of the key.
-func opState(attempts []history.Attempt) history.OpState { return history.State(attempts) }
 
 // leader reports whether op i is the first op of its key.
 func (g *keys) leader(i int) bool { return g.follower == nil || !g.follower[i] }
@@ -120,6 +116,12 @@ func combine(a, b history.OpState) history.OpState {
 
 // maxExampleAttempts bounds the attempts copied into one example.
 const maxExampleAttempts = 50
+
+// exampleAttempts copies at most maxExampleAttempts of an op's attempts
+// into an example.
+func exampleAttempts(atts []history.Attempt) []history.Attempt {
+	return slices.Clone(atts[:min(len(atts), maxExampleAttempts)])
+}
 
 // attempts returns a copy of the attempts of leader i's key, every op of the
 // key included.

@@ -54,13 +54,10 @@ func checkPayloadMismatch(v Verdict, h *history.History) Verdict {
 		v.Violations++
 		if len(v.Examples) < MaxExamples {
 			op := h.Ops[i]
-			if len(atts) > maxExampleAttempts {
-				atts = atts[:maxExampleAttempts]
-			}
 			v.Examples = append(v.Examples, Example{
 				Op: op.ID, Key: op.Key, User: op.User, Want: mismatchWant,
 				Problem:  mismatchProblem(atts[wrong]),
-				Attempts: slices.Clone(atts),
+				Attempts: exampleAttempts(atts),
 			})
 		}
 	}

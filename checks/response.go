@@ -74,7 +74,7 @@ func responseExample(op history.Op, atts []history.Attempt, first, j int) Exampl
 	}
 	return Example{
 		Op: op.ID, Key: op.Key, User: op.User, Want: want, Problem: p.String(),
-		Attempts: slices.Clone(atts),
+		Attempts: exampleAttempts(atts),
 	}
 }
 

@@ -67,24 +67,18 @@ func checkRun(_ context.Context, opts *CheckOptions) error {
 			obs[o.Oracle] = o
 		}
 	}
-	sum, err := reports.Build(h, reports.Input{
+	sum := reports.Build(h, reports.Input{
 		Tool:         "idemcheck " + Version,
 		Scenario:     prev.Scenario,
 		Verdicts:     checks.Run(h, invs, obs),
 		Observations: prev.Observations,
 		Limits:       limitsFrom(prev.Thresholds),
 	})
-	if err != nil {
-		return withCode(ExitRuntime, err)
-	}
 	write, _ := reports.Writer(opts.Format)
 	if err := write(opts.Streams.Out, []*reports.Summary{sum}); err != nil {
 		return withCode(ExitRuntime, err)
 	}
 	code := resultCode(sum.Result)
-	if sum.Interrupted && code == ExitOK {
-		code = ExitInconclusive
-	}
 	if code != ExitOK {
 		return silentExit{code}
 	}

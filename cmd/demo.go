@@ -2,10 +2,10 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -36,14 +36,7 @@ func demoScenarios() []string {
 	return out
 }
 
-func hasBuiltin(name string) bool {
-	for _, n := range scenarios.BuiltinNames() {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
+func hasBuiltin(name string) bool { return slices.Contains(scenarios.BuiltinNames(), name) }
 
 // DemoOptions are the inputs of `idemcheck demo`.
 type DemoOptions struct {
@@ -146,8 +139,8 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 			if err != nil {
 				return withCode(ExitRuntime, err)
 			}
-			if opts.Ops > 0 {
-				sc.Load.Ops, sc.Load.Duration = opts.Ops, 0
+			if err := applyOverrides(sc, opts.Ops, 0, 0, 0); err != nil {
+				return err
 			}
 			prog := newProgress(streams, streams.ErrTerminal, name)
 			ex, err := execute(ctx, sc, execOptions{Target: rl.URL, Seed: opts.Seed, KeyNonce: opts.KeyNonce, Out: filepath.Join(opts.Out, name), Getenv: opts.Getenv, Observer: prog})
@@ -170,13 +163,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	}
 	writeDemo(streams.Out, rows, opts)
 	fmt.Fprintf(streams.Err, "reports written under %s\n", opts.Out)
-	if len(errs) > 0 {
-		return withCode(code, errors.Join(errs...))
-	}
-	if code != ExitOK {
-		return silentExit{code}
-	}
-	return nil
+	return finish(code, errs)
 }
 
 func writeDemo(w io.Writer, rows []demoRow, opts *DemoOptions) {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
-	"text/template"
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/scenarios"
@@ -96,19 +94,16 @@ func buildOracles(sc *scenarios.Scenario, target *url.URL, client *http.Client, 
 // renderURL renders a database URL, which may read a secret from the
 // environment: '{{env "LEDGER_URL"}}'.
 func renderURL(field, text string, getenv func(string) string) (string, error) {
-	if !strings.Contains(text, "{{") {
-		return text, nil
-	}
-	t, err := template.New(field).Option("missingkey=error").Funcs(template.FuncMap{"env": getenv}).Parse(text)
+	t, err := scenarios.NewText(field, text, getenv)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", field, err)
+		return "", err
 	}
-	var b strings.Builder
-	if err := t.Execute(&b, nil); err != nil {
-		return "", fmt.Errorf("%s: %w", field, err)
+	u, err := t.Render(scenarios.Vars{})
+	if err != nil {
+		return "", err
 	}
-	if b.Len() == 0 {
+	if u == "" {
 		return "", fmt.Errorf("%s: renders empty: is the environment variable set?", field)
 	}
-	return b.String(), nil
+	return u, nil
 }

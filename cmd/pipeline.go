@@ -28,9 +28,10 @@ type execOptions struct {
 	Transport http.RoundTripper
 	Getenv    func(string) string
 	Observer  runner.Observer
-	// ObserveTimeout bounds the oracles' reads.
-	ObserveTimeout time.Duration
 }
+
+// observeTimeout bounds the oracles' reads after a run.
+const observeTimeout = time.Minute
 
 // execution is what one scenario's run produced.
 type execution struct {
@@ -81,7 +82,7 @@ func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execu
 	}
 	// The oracles read after the load even when it was interrupted: the
 	// report must say what was done. They get their own deadline.
-	octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), orDefault(o.ObserveTimeout, time.Minute))
+	octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), observeTimeout)
 	defer cancel()
 	// The quiet period lets work the client gave up on finish before the
 	// state is read. An interrupted run still waits, briefly, for the
@@ -94,33 +95,28 @@ func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execu
 	obs := map[string]*checks.Observation{}
 	var obsList []*checks.Observation
 	for _, or := range oracles {
-		var ob *checks.Observation
+		ob := &checks.Observation{Oracle: or.Name()}
 		if err := before[or.Name()]; err != nil {
-			ob = &checks.Observation{Oracle: or.Name(), Err: "reading before the run: " + err.Error()}
-		} else if ob, err = or.Observe(octx, h); err != nil {
-			ob = &checks.Observation{Oracle: or.Name(), Err: err.Error()}
+			ob.Err = "reading before the run: " + err.Error()
+		} else {
+			ob = checks.Observe(octx, or, h)
 		}
 		obs[or.Name()] = ob
 		obsList = append(obsList, ob)
 	}
 	verdicts := checks.Run(h, invariants(sc), obs)
-	sum, err := reports.Build(h, reports.Input{
+	sum := reports.Build(h, reports.Input{
 		Tool:         "idemcheck " + Version,
 		Scenario:     scenarioInfo(sc, target),
 		Verdicts:     verdicts,
 		Observations: obsList,
 		Limits:       limits(sc),
 	})
-	if err != nil {
-		return nil, withCode(ExitRuntime, err)
-	}
 	ex := &execution{Summary: sum, History: h, Code: resultCode(sum.Result)}
 	switch {
 	case errors.Is(runErr, context.Canceled) || (runErr != nil && ctx.Err() != nil):
 		ex.Code, ex.Err = ExitInterrupted, fmt.Errorf("%s: interrupted: %w", sc.Name, context.Canceled)
-	case errors.Is(runErr, runner.ErrTarget):
-		ex.Code, ex.Err = ExitRuntime, fmt.Errorf("%s: %w", sc.Name, runErr)
-	case runErr != nil:
+	case runErr != nil: // runner.ErrTarget among them
 		ex.Code, ex.Err = ExitRuntime, fmt.Errorf("%s: %w", sc.Name, runErr)
 	}
 	if o.Out != "" {
@@ -204,13 +200,6 @@ func limits(sc *scenarios.Scenario) reports.Limits {
 	t := sc.Thresholds
 	return reports.Limits{P50: time.Duration(t.P50), P90: time.Duration(t.P90), P99: time.Duration(t.P99),
 		P999: time.Duration(t.P999), Max: time.Duration(t.Max), ErrorRate: t.ErrorRate}
-}
-
-func orDefault(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }
 
 func sleep(ctx context.Context, d time.Duration) {

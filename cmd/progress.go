@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/vbauerster/mpb/v8"
@@ -22,7 +21,6 @@ type progress struct {
 	once  sync.Once
 	p     *mpb.Progress
 	bar   *mpb.Bar
-	done  atomic.Int64
 	total int64
 	start time.Time
 	dur   time.Duration
@@ -83,7 +81,6 @@ func (p *progress) OpDone(op int, state history.OpState) {
 	if !p.enabled || p.bar == nil || p.dur > 0 {
 		return
 	}
-	p.done.Add(1)
 	p.bar.Increment()
 }
 

@@ -134,7 +134,7 @@ func proxyRun(ctx context.Context, opts *ProxyOptions) error {
 	hs := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
-	fmt.Fprintf(opts.Streams.Err, "proxy on http://%s → %s (faults: %s; seed %d); Ctrl-C to stop\n", ln.Addr(), target, faultList(opts.Faults), opts.Seed)
+	fmt.Fprintf(opts.Streams.Err, "proxy on http://%s → %s (faults: %s; seed %d); Ctrl-C to stop\n", ln.Addr(), target.Redacted(), faultList(opts.Faults), opts.Seed)
 	select {
 	case <-ctx.Done():
 	case err := <-done:

@@ -159,6 +159,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if opts.Out != "" {
 		fmt.Fprintf(opts.Streams.Err, "report written to %s\n", opts.Out)
 	}
+	return finish(code, errs)
+}
+
+// finish ends a command that already printed its report: with the runtime
+// errors beside the verdicts, else silently with the verdicts' code.
+func finish(code ExitCode, errs []error) error {
 	if len(errs) > 0 {
 		return withCode(code, errors.Join(errs...))
 	}

@@ -130,7 +130,7 @@ type Limits struct {
 }
 
 // Build computes the summary of a checked run.
-func Build(h *history.History, in Input) (*Summary, error) {
+func Build(h *history.History, in Input) *Summary {
 	s := &Summary{
 		FormatVersion: FormatVersion,
 		Tool:          in.Tool,
@@ -142,10 +142,6 @@ func Build(h *history.History, in Input) (*Summary, error) {
 		Interrupted:   h.Meta.Interrupted,
 		Verdicts:      in.Verdicts,
 		Observations:  in.Observations,
-		Faults:        []Count{},
-		Statuses:      []Count{},
-		Errors:        []Count{},
-		Thresholds:    []Threshold{},
 	}
 	if s.Verdicts == nil {
 		s.Verdicts = []checks.Verdict{}
@@ -187,9 +183,7 @@ func Build(h *history.History, in Input) (*Summary, error) {
 			if a.Outcome == history.OK {
 				statuses[strconv.Itoa(a.Status)]++
 				if a.Fault == "" {
-					if err := record(attemptH, a.Latency()); err != nil {
-						return nil, err
-					}
+					record(attemptH, a.Latency())
 				}
 			} else {
 				statuses[a.Outcome.String()]++
@@ -198,9 +192,7 @@ func Build(h *history.History, in Input) (*Summary, error) {
 				}
 			}
 		}
-		if err := record(opH, history.OpLatency(as)); err != nil {
-			return nil, err
-		}
+		record(opH, history.OpLatency(as))
 	}
 	s.Faults, s.Statuses, s.Errors = counts(faults), counts(statuses), counts(errs)
 	s.Latency = Latency{Attempt: percentiles(attemptH), Op: percentiles(opH)}
@@ -214,7 +206,7 @@ func Build(h *history.History, in Input) (*Summary, error) {
 	}
 	s.Thresholds = thresholds(in.Limits, s)
 	s.Result, s.Why = decide(in.Scenario.Expect, s)
-	return s, nil
+	return s
 }
 
 func thresholds(l Limits, s *Summary) []Threshold {
@@ -279,6 +271,8 @@ func decide(expect string, s *Summary) (Result, string) {
 		return NotMet, "invariant violated: " + strings.Join(failed, ", ")
 	case len(unknown) > 0:
 		return Inconclusive, "could not decide: " + strings.Join(unknown, ", ")
+	case s.Interrupted:
+		return Inconclusive, "every invariant held on what ran, but the run was interrupted before its end"
 	}
 	return Met, "every invariant held"
 }
@@ -287,18 +281,13 @@ func newHist() *hdrhistogram.Histogram {
 	return hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
 }
 
-func record(h *hdrhistogram.Histogram, d time.Duration) error {
-	us := d.Microseconds()
-	if us < 1 {
-		us = 1
-	}
-	if max := h.HighestTrackableValue(); us > max {
-		us = max // clamp: a latency beyond an hour is reported as an hour
-	}
+// record adds d in µs, clamped to the histogram's range (a latency beyond
+// an hour is reported as an hour), where RecordValue cannot fail.
+func record(h *hdrhistogram.Histogram, d time.Duration) {
+	us := min(max(d.Microseconds(), 1), h.HighestTrackableValue())
 	if err := h.RecordValue(us); err != nil {
-		return fmt.Errorf("recording latency %v: %w", d, err)
+		panic(fmt.Sprintf("recording %dµs within the histogram's range: %v", us, err))
 	}
-	return nil
 }
 
 func percentiles(h *hdrhistogram.Histogram) Percentiles {

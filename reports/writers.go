@@ -113,11 +113,7 @@ func writeText(w *errWriter, s *Summary) {
 		w.printf("  %-9s %8.2fms %7.2fms %7.2fms %7.2fms %7.2fms  (n=%d)\n", row.name, row.p.P50, row.p.P90, row.p.P99, row.p.P999, row.p.Max, row.p.Count)
 	}
 	for _, v := range s.Verdicts {
-		on := ""
-		if v.Oracle != "" {
-			on = " on " + v.Oracle
-		}
-		w.printf("%-7s %s%s: %s\n", statusMark[v.Status], v.Invariant, on, verdictLine(v))
+		w.printf("%-7s %s%s: %s\n", statusMark[v.Status], v.Invariant, onOracle(v.Oracle), verdictLine(v))
 		for i, ex := range v.Examples {
 			if i == 3 {
 				w.printf("        … %d more examples in report.json\n", len(v.Examples)-3)
