@@ -120,6 +120,10 @@ func proxyRun(ctx context.Context, opts *ProxyOptions) error {
 		if err != nil {
 			return withCode(ExitUsage, err)
 		}
+		if _, err := faults.New(spec); err != nil {
+			return withHint(ExitUsage, fmt.Errorf("--fault %q: %s", f, strings.ReplaceAll(err.Error(), "\n", "; ")),
+				"KIND=RATE with RATE in [0, 1], e.g. drop_ack=0.1 or timeout=0.05,after=50ms")
+		}
 		specs = append(specs, spec)
 	}
 	plan, err := faults.NewPlan(opts.Seed, specs)
