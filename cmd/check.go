@@ -29,13 +29,15 @@ func NewCmdCheck(f *Factory, runF func(context.Context, *CheckOptions) error) *c
 	c := &cobra.Command{
 		Use:   "check DIR",
 		Short: "Check a saved run again, offline",
-		Long: `Check re-runs the invariant checkers on a run saved with 'idemcheck run --out DIR':
+		Long: `Check re-runs the invariant checkers on a run saved with 'idemcheck run --out DIR'
+(or on every run saved below DIR, as several scenarios or the demo save them):
 it reads DIR/history.jsonl (every attempt) and the observations in
 DIR/report.json, and reports as run did, without sending a request. Use it to
 re-judge evidence, or after upgrading idemcheck.`,
 		Example: `  idemcheck run charges.yaml --out ./report
   idemcheck check ./report
-  idemcheck check ./report --format json`,
+  idemcheck check ./report --format json
+  idemcheck demo --out ./demo && idemcheck check ./demo`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Dir = args[0]
@@ -53,9 +55,51 @@ re-judge evidence, or after upgrading idemcheck.`,
 }
 
 func checkRun(_ context.Context, opts *CheckOptions) error {
-	h, prev, err := loadRun(opts.Dir)
+	dirs, err := runDirs(opts.Dir)
 	if err != nil {
 		return err
+	}
+	var sums []*reports.Summary
+	code := ExitOK
+	for _, dir := range dirs {
+		sum, err := recheck(dir)
+		if err != nil {
+			return err
+		}
+		sums = append(sums, sum)
+		code = worst(code, resultCode(sum.Result))
+	}
+	write, _ := reports.Writer(opts.Format)
+	if err := write(opts.Streams.Out, sums); err != nil {
+		return withCode(ExitRuntime, err)
+	}
+	return finish(code, nil)
+}
+
+// runDirs is dir when it holds a saved run, else its subdirectories that
+// do (what 'idemcheck run --out DIR' writes for several scenarios, and the
+// demo under its --out).
+func runDirs(dir string) ([]string, error) {
+	if _, err := os.Stat(filepath.Join(dir, "history.jsonl")); err == nil {
+		return []string{dir}, nil
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "*", "history.jsonl"))
+	if len(matches) == 0 {
+		return nil, withHint(ExitUsage, fmt.Errorf("%s holds no saved run (history.jsonl)", dir),
+			"DIR must be a directory written by 'idemcheck run --out DIR' or 'idemcheck demo --out DIR'")
+	}
+	out := make([]string, len(matches))
+	for i, m := range matches {
+		out[i] = filepath.Dir(m)
+	}
+	return out, nil
+}
+
+// recheck re-runs the checkers on the run saved in dir.
+func recheck(dir string) (*reports.Summary, error) {
+	h, prev, err := loadRun(dir)
+	if err != nil {
+		return nil, err
 	}
 	invs := make([]checks.Invariant, len(prev.Verdicts))
 	for i, v := range prev.Verdicts {
@@ -67,22 +111,13 @@ func checkRun(_ context.Context, opts *CheckOptions) error {
 			obs[o.Oracle] = o
 		}
 	}
-	sum := reports.Build(h, reports.Input{
+	return reports.Build(h, reports.Input{
 		Tool:         "idemcheck " + Version,
 		Scenario:     prev.Scenario,
 		Verdicts:     checks.Run(h, invs, obs),
 		Observations: prev.Observations,
 		Limits:       limitsFrom(prev.Thresholds),
-	})
-	write, _ := reports.Writer(opts.Format)
-	if err := write(opts.Streams.Out, []*reports.Summary{sum}); err != nil {
-		return withCode(ExitRuntime, err)
-	}
-	code := resultCode(sum.Result)
-	if code != ExitOK {
-		return silentExit{code}
-	}
-	return nil
+	}), nil
 }
 
 func loadRun(dir string) (*history.History, *reports.Summary, error) {

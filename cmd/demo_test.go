@@ -55,3 +55,22 @@ func TestDemoOnRedisAndPostgres(t *testing.T) {
 		t.Fatalf("second demo on the same Redis+Postgres: exit %d, want 0\n%s%s", r.code, r.out, r.err)
 	}
 }
+
+// check DIR on the demo's --out re-judges every saved scenario offline, as
+// the demo judged them.
+func TestCheckDemoDir(t *testing.T) {
+	dir := t.TempDir()
+	if r := runMain(t, nil, "demo", "--ops", "30", "--out", dir); r.code != ExitOK {
+		t.Fatalf("demo: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	r := runMain(t, nil, "check", dir)
+	if r.code != ExitOK {
+		t.Fatalf("check %s: exit %d, want 0\n%s%s", dir, r.code, r.out, r.err)
+	}
+	if n := strings.Count(r.out, "result: MET"); n != 14 {
+		t.Errorf("check of the demo dir judged %d runs met, want 14\n%s", n, r.out)
+	}
+	if r := runMain(t, nil, "check", t.TempDir()); r.code != ExitUsage || !strings.Contains(r.err, "no saved run") {
+		t.Errorf("check of an empty dir: exit %d, stderr %q", r.code, r.err)
+	}
+}
