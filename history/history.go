@@ -258,20 +258,6 @@ func (a *Attempt) Rejection() bool {
 	return a.Outcome == OK && a.Status >= 400 && a.Status < 500 && a.Fault != FaultDuplicate
 }
 
-// Final returns the op's last attempt that received an answer, or the last
-// attempt when none did; ok is false when there are no attempts.
-func Final(attempts []Attempt) (a Attempt, ok bool) {
-	if len(attempts) == 0 {
-		return Attempt{}, false
-	}
-	for i := len(attempts) - 1; i >= 0; i-- {
-		if attempts[i].Outcome == OK {
-			return attempts[i], true
-		}
-	}
-	return attempts[len(attempts)-1], true
-}
-
 // The Fault of a replay attempt (scenario operation.replay): sent after the
 // op's first 2xx on purpose, not injected, never retried.
 const (

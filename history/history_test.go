@@ -95,9 +95,6 @@ func TestAttemptsOfAndState(t *testing.T) {
 	if got := OpLatency(h.AttemptsOf(0)); got != 7 {
 		t.Errorf("OpLatency = %v, want 7ns (first intended to last end)", got)
 	}
-	if a, ok := Final(h.AttemptsOf(0)); !ok || a.N != 2 {
-		t.Errorf("Final = %+v, %v; want attempt 2", a, ok)
-	}
 }
 
 func TestOutcomeText(t *testing.T) {

@@ -125,7 +125,7 @@ func writeText(w *errWriter, s *Summary) {
 			}
 			w.printf(": %s\n", exampleProblem(ex))
 			for _, a := range ex.Attempts {
-				w.printf("          #%d %s\n", a.N, AttemptLine(a))
+				w.printf("          #%d %s\n", a.N, attemptLine(a))
 			}
 		}
 	}
@@ -154,9 +154,9 @@ func exampleProblem(ex checks.Example) string {
 	return p
 }
 
-// AttemptLine describes one attempt in a few words: fault, outcome or
+// attemptLine describes one attempt in a few words: fault, outcome or
 // status, captured fields, latency.
-func AttemptLine(a history.Attempt) string {
+func attemptLine(a history.Attempt) string {
 	var b strings.Builder
 	if a.Fault != "" {
 		fmt.Fprintf(&b, "[%s] ", a.Fault)
