@@ -1,0 +1,110 @@
+package scenarios
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/idemcheck/idemcheck/faults"
+)
+
+// FaultSpecs converts the scenario's faults for faults.NewPlan.
+func (s *Scenario) FaultSpecs() []faults.Spec {
+	out := make([]faults.Spec, len(s.Faults))
+	for i, f := range s.Faults {
+		out[i] = faults.Spec{
+			Kind:     f.Kind,
+			Rate:     f.Rate,
+			After:    time.Duration(f.After),
+			Copies:   f.Copies,
+			Delay:    time.Duration(f.Delay),
+			Attempts: slices.Clone(f.Attempts),
+		}
+	}
+	return out
+}
+
+func (c *checker) faults() {
+	kinds := faults.Kinds()
+	sum := 0.0
+	specs := c.s.FaultSpecs()
+	for i, f := range c.s.Faults {
+		at := fmt.Sprintf("faults[%d]", i)
+		kindOK := true
+		if f.Kind == "" {
+			c.add(at+".kind", "kind is required", "kind: one of "+strings.Join(kinds, ", "))
+			kindOK = false
+		} else if !slices.Contains(kinds, f.Kind) {
+			c.add(at+".kind", fmt.Sprintf("unknown fault %q", f.Kind), suggest(f.Kind, kinds, "faults"))
+			kindOK = false
+		}
+		if f.Rate == 0 && !c.s.set(at+".rate") {
+			c.add(at+".rate", "rate is required", "rate is the share of attempts hit: 0.2 is one in five")
+		}
+		if f.Rate > 0 && f.Rate <= 1 {
+			sum += f.Rate
+		}
+		_, err := faults.New(specs[i])
+		for _, se := range specErrors(err) {
+			if se.Field == "kind" && !kindOK {
+				continue
+			}
+			c.add(at+"."+se.Field, se.Problem, faultHint(f.Kind, se.Field))
+		}
+		if err != nil && len(specErrors(err)) == 0 {
+			c.add(at, err.Error(), "")
+		}
+	}
+	if sum > 1+1e-9 {
+		c.add("faults", fmt.Sprintf("fault rates add up to %g, above 1", sum), "at most one fault hits an attempt: lower the rates so they sum to 1 or less")
+	}
+}
+
+// specErrors flattens the *faults.SpecError values joined in err.
+func specErrors(err error) []*faults.SpecError {
+	var out []*faults.SpecError
+	var walk func(error)
+	walk = func(err error) {
+		if err == nil {
+			return
+		}
+		if se, ok := err.(*faults.SpecError); ok {
+			out = append(out, se)
+			return
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				walk(e)
+			}
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap())
+		}
+	}
+	walk(err)
+	return out
+}
+
+func faultHint(kind, field string) string {
+	switch field {
+	case "rate":
+		return "rate is the share of attempts hit: 0.2 is one in five"
+	case "attempts":
+		return "attempts: [1] hits first sends only"
+	case "after", "copies", "delay":
+		if field == map[string]string{"timeout": "after", "duplicate": "copies", "delay": "delay"}[kind] {
+			break
+		}
+		return "remove " + field + " from this " + kind + " fault"
+	}
+	switch kind {
+	case "timeout":
+		return "a timeout needs after: the client deadline, like after: 50ms"
+	case "duplicate":
+		return "a duplicate needs copies: 2 or more"
+	case "delay":
+		return "a delay needs delay: the wait, like delay: 20ms"
+	}
+	return ""
+}

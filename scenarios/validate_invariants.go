@@ -1,0 +1,99 @@
+package scenarios
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The invariant checks a scenario can name.
+const (
+	CheckAtMostOnce        = "at_most_once"
+	CheckExactlyOnce       = "exactly_once"
+	CheckSameResponse      = "same_response"
+	CheckExactCounter      = "exact_counter"
+	CheckConditionalUpdate = "conditional_update"
+	CheckPayloadMismatch   = "payload_mismatch"
+)
+
+// checkOracle is the oracle kind each check reads; "" for none.
+var checkOracle = map[string]string{
+	CheckAtMostOnce:        "effects",
+	CheckExactlyOnce:       "effects",
+	CheckSameResponse:      "",
+	CheckExactCounter:      "counter",
+	CheckConditionalUpdate: "account",
+	CheckPayloadMismatch:   "",
+}
+
+// Checks lists the invariant checks a scenario can name, sorted.
+func Checks() []string {
+	out := make([]string, 0, len(checkOracle))
+	for c := range checkOracle {
+		out = append(out, c)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (c *checker) invariants(kinds map[string]string) {
+	s := c.s
+	if len(s.Invariants) == 0 && s.Thresholds == (Thresholds{}) {
+		c.add("invariants", "the scenario checks nothing", "invariants: [{check: exactly_once, oracle: ledger}]")
+	}
+	if len(s.Invariants) == 0 && s.Expect == ExpectViolation {
+		c.add("expect", "expect: violation needs an invariant that can be violated", "add invariants, or expect: pass")
+	}
+	names := make([]string, 0, len(kinds))
+	for n := range kinds {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	seen := map[Invariant]bool{}
+	for i, inv := range s.Invariants {
+		at := fmt.Sprintf("invariants[%d]", i)
+		want, known := checkOracle[inv.Check]
+		if !known {
+			c.add(at+".check", fmt.Sprintf("unknown check %q", inv.Check), suggest(inv.Check, Checks(), "check"))
+			continue
+		}
+		if seen[inv] {
+			c.add(at, fmt.Sprintf("%s on %q is listed twice", inv.Check, inv.Oracle), "keep one")
+		}
+		seen[inv] = true
+		if inv.Check == CheckPayloadMismatch && (s.Operation.Replay == nil || s.Operation.Replay.Body == "") {
+			c.add(at+".check", "payload_mismatch needs operation.replay.body: another payload to send under each acknowledged op's key",
+				`operation: {replay: {after: 100ms, body: '{"amount":999,"currency":"usd","customer":"cus_{{.Seq}}"}'}}`, "operation.replay")
+		}
+		if want == "" {
+			if inv.Oracle != "" {
+				c.add(at+".oracle", inv.Check+" reads no oracle: it compares the answers in the history", "remove oracle")
+			}
+			continue
+		}
+		if inv.Oracle == "" {
+			c.add(at+".oracle", fmt.Sprintf("%s needs an %s oracle", inv.Check, want), oracleHint(want, names, kinds))
+			continue
+		}
+		got, ok := kinds[inv.Oracle]
+		switch {
+		case !ok:
+			c.add(at+".oracle", fmt.Sprintf("no oracle named %q", inv.Oracle), oracleHint(want, names, kinds))
+		case got != want && got != "":
+			c.add(at+".oracle", fmt.Sprintf("%s needs an %s oracle, %q is a %s oracle", inv.Check, want, inv.Oracle, got), oracleHint(want, names, kinds))
+		}
+	}
+}
+
+func oracleHint(want string, names []string, kinds map[string]string) string {
+	var fit []string
+	for _, n := range names {
+		if kinds[n] == want {
+			fit = append(fit, n)
+		}
+	}
+	if len(fit) > 0 {
+		return "oracles of that kind: " + strings.Join(fit, ", ")
+	}
+	return "add an oracle with " + want + ": and name it here"
+}

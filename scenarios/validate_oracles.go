@@ -1,0 +1,153 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+)
+
+func (c *checker) oracles() map[string]string {
+	kinds := map[string]string{}
+	oracleVars := Vars{Key: "00000000-0000-4000-8000-000000000000"}
+	for i, o := range c.s.Oracles {
+		at := fmt.Sprintf("oracles[%d]", i)
+		if o.Name == "" {
+			c.add(at+".name", "name is required", "name: ledger (invariants name it)")
+		} else if _, dup := kinds[o.Name]; dup {
+			c.add(at+".name", fmt.Sprintf("two oracles are named %q", o.Name), "give each oracle its own name")
+		}
+		n := 0
+		kind := ""
+		if e := o.Effects; e != nil {
+			n++
+			kind = "effects"
+			ea := at + ".effects"
+			sources := 0
+			for _, set := range []bool{e.PerKey != nil, e.Bulk != nil, e.SQL != nil, e.Redis != nil} {
+				if set {
+					sources++
+				}
+			}
+			switch {
+			case sources > 1:
+				c.add(ea, "set one of per_key, bulk, sql or redis", "bulk reads every count in one GET; per_key makes one GET per key; sql and redis read the stores")
+			case e.SQL != nil:
+				c.sqlEffects(ea+".sql", e.SQL)
+			case e.Redis != nil:
+				c.redisEffects(ea+".redis", e.Redis)
+			case e.PerKey != nil:
+				c.probe(ea+".per_key", *e.PerKey, oracleVars)
+				if !mentionsKey(e.PerKey.Request) {
+					c.add(ea+".per_key", "per_key reads one key at a time but never sends {{.Key}}", "path: /charges?idempotency_key={{.Key}}")
+				}
+			case e.Bulk != nil:
+				c.probe(ea+".bulk", *e.Bulk, oracleVars)
+			default:
+				c.add(ea, "set one of per_key, bulk, sql or redis", "bulk: {path: /charges/counts, value: $.counts}")
+			}
+			if e.Concurrency < 1 {
+				c.add(ea+".concurrency", fmt.Sprintf("concurrency must be at least 1, got %d", e.Concurrency), fmt.Sprintf("leave it out for %d", DefaultOracleConcurrency))
+			}
+		}
+		if o.Counter != nil {
+			n++
+			kind = "counter"
+			ca := at + ".counter"
+			switch cn := o.Counter; {
+			case cn.SQL != nil && cn.Redis != nil, (cn.SQL != nil || cn.Redis != nil) && (cn.Path != "" || cn.Value != ""):
+				c.add(ca, "a counter reads one source: a request (path and value), sql or redis", "split it into two oracles")
+			case cn.SQL != nil:
+				c.url(ca+".sql.url", cn.SQL.URL, "postgres://", `url: '{{env "LEDGER_URL"}}'`)
+				if strings.TrimSpace(cn.SQL.Query) == "" {
+					c.add(ca+".sql.query", "query is required", "query: SELECT likes FROM posts WHERE id = 'post-1'")
+				}
+			case cn.Redis != nil:
+				c.url(ca+".redis.url", cn.Redis.URL, "redis://", `url: '{{env "REDIS_URL"}}'`)
+				if cn.Redis.Key == "" {
+					c.add(ca+".redis.key", "key is required", "key: likes:post-1")
+				}
+			default:
+				c.probe(ca, cn.Probe, oracleVars)
+			}
+		}
+		if a := o.Account; a != nil {
+			n++
+			kind = "account"
+			aa := at + ".account"
+			c.request(aa, a.Request, oracleVars, false)
+			c.jsonPath(aa+".balance", a.Balance)
+			c.jsonPath(aa+".version", a.Version)
+			c.request(aa+".applied", a.Applied.Request, oracleVars, false)
+			c.jsonPath(aa+".applied.list", a.Applied.List)
+			c.jsonPath(aa+".applied.key", a.Applied.Key)
+			c.jsonPath(aa+".applied.amount", a.Applied.Amount)
+		}
+		switch {
+		case n == 0:
+			c.add(at, "an oracle needs one of effects, counter or account", "effects counts effects per key; counter reads one number; account reads a balance and version")
+		case n > 1:
+			c.add(at, "an oracle reads one thing: set one of effects, counter or account", "split it into two oracles")
+		}
+		if o.Name != "" {
+			if _, dup := kinds[o.Name]; !dup {
+				kinds[o.Name] = kind
+			}
+		}
+	}
+	return kinds
+}
+
+func (c *checker) sqlEffects(at string, q *SQLEffects) {
+	c.url(at+".url", q.URL, "postgres://", `url: '{{env "LEDGER_URL"}}'`)
+	switch {
+	case q.PerKey != "" && q.Grouped != "":
+		c.add(at, "set per_key or grouped, not both", "grouped reads every count in one query")
+	case q.PerKey != "":
+		if !strings.Contains(q.PerKey, "$1") {
+			c.add(at+".per_key", "per_key must use $1, the key", "per_key: SELECT count(*) FROM payments WHERE idempotency_key = $1")
+		}
+	case q.Grouped == "":
+		c.add(at, "set per_key or grouped", "grouped: SELECT idempotency_key, count(*) FROM payments GROUP BY 1")
+	}
+}
+
+func (c *checker) redisEffects(at string, r *RedisEffects) {
+	c.url(at+".url", r.URL, "redis://", `url: '{{env "REDIS_URL"}}'`)
+	if r.Pattern != "" && strings.Count(r.Pattern, "%s") != 1 {
+		c.add(at+".pattern", fmt.Sprintf("pattern %q must hold %%s exactly once, where the key goes", r.Pattern), "pattern: 'idem:%s'")
+	}
+	if r.Mode != "" && r.Mode != "exists" && r.Mode != "get" {
+		c.add(at+".mode", fmt.Sprintf("unknown mode %q", r.Mode), "mode: exists (1 when the key is there) or get (the integer stored)")
+	}
+}
+
+// url checks a database URL: a template reading a secret from the
+// environment, or a URL with the given scheme.
+func (c *checker) url(at, u, scheme, hint string) {
+	switch {
+	case u == "":
+		c.add(at, "url is required", hint+" (secrets come from the environment)")
+	case strings.Contains(u, "{{"):
+		if _, err := NewText(at, u, nil); err != nil {
+			c.add(at, err.Error(), hint)
+		}
+	case !strings.HasPrefix(u, scheme) && !(scheme == "postgres://" && strings.HasPrefix(u, "postgresql://")) && !(scheme == "redis://" && strings.HasPrefix(u, "rediss://")):
+		c.add(at, fmt.Sprintf("url must start with %s", scheme), hint)
+	}
+}
+
+func mentionsKey(r Request) bool {
+	if strings.Contains(r.Path, ".Key") || strings.Contains(r.Body, ".Key") {
+		return true
+	}
+	for _, v := range r.Headers {
+		if strings.Contains(v, ".Key") {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *checker) probe(at string, p Probe, v Vars) {
+	c.request(at, p.Request, v, false)
+	c.jsonPath(at+".value", p.Value)
+}
