@@ -1,7 +1,7 @@
 // BACKEND INTERFACES READY
 //
 // This file holds the storage interfaces the lab's handlers use. They are
-// implemented in memory (memory.go), by Postgres (postgres.go: the ledger,
+// implemented in memory (memory.go), by Postgres (postgres*.go: the ledger,
 // source of truth) and by Redis (redis.go: the in-flight lock and the
 // response cache in front of the ledger). The seeded bugs are expressed by
 // the handlers calling these methods in a different (wrong) order or with

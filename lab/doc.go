@@ -14,7 +14,7 @@
 //	                   │
 //	                   ├─▶ Ledger    source of truth: idempotency keys, ledger rows,
 //	                   │             accounts + debit log, posts + like_ops
-//	                   │             memory (NewMemoryLedger) or Postgres (postgres.go)
+//	                   │             memory (NewMemoryLedger) or Postgres (postgres*.go)
 //	                   │
 //	                   └─▶ Processor stub card processor: deduplicates by the key it
 //	                                 is given, counts every real charge, takes

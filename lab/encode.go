@@ -69,6 +69,21 @@ func writeProblem(w http.ResponseWriter, p problemDetails) {
 	_, _ = w.Write(append(body, '\n'))
 }
 
+// inFlight answers 409 for a key whose first request is still running.
+func inFlight(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "1")
+	problem(w, http.StatusConflict, "request in progress",
+		"a request with this Idempotency-Key is in progress; retry later")
+}
+
+// unavailable answers 503 for a backend failure: the lab fails closed and
+// never charges without a record.
+func (s *Server) unavailable(w http.ResponseWriter, what string, err error) {
+	s.log.Error("backend failed", "op", what, "err", err)
+	w.Header().Set("Retry-After", "1")
+	problem(w, http.StatusServiceUnavailable, "store unavailable", what+": "+err.Error())
+}
+
 // readBody reads a request body of at most maxBody bytes.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))

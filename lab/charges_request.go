@@ -1,0 +1,100 @@
+package lab
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+)
+
+// chargeRequest is the body of POST /charges.
+type chargeRequest struct {
+	Amount   int64
+	Currency string
+	Customer string
+}
+
+// decodeCharge reads and validates a charge body and returns it with the
+// fingerprint of its canonical JSON.
+func decodeCharge(w http.ResponseWriter, r *http.Request) (chargeRequest, string, error) {
+	body, err := readBody(w, r)
+	if err != nil {
+		return chargeRequest{}, "", err
+	}
+	canon, v, err := canonical(body)
+	if err != nil {
+		return chargeRequest{}, "", err
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return chargeRequest{}, "", errors.New("the body must be a JSON object")
+	}
+	var req chargeRequest
+	n, ok := obj["amount"].(json.Number)
+	if !ok {
+		return chargeRequest{}, "", errors.New("amount must be a number")
+	}
+	req.Amount, err = n.Int64()
+	if err != nil || req.Amount <= 0 {
+		return chargeRequest{}, "", fmt.Errorf("amount must be a positive integer, got %s", n)
+	}
+	req.Currency, ok = obj["currency"].(string)
+	if !ok || !isCurrency(req.Currency) {
+		return chargeRequest{}, "", errors.New("currency must be a 3-letter code")
+	}
+	if c, present := obj["customer"]; present {
+		if req.Customer, ok = c.(string); !ok {
+			return chargeRequest{}, "", errors.New("customer must be a string")
+		}
+	}
+	return req, fingerprint("POST /charges", canon), nil
+}
+
+func isCurrency(s string) bool {
+	if len(s) != 3 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// chargeOp is one protected charge request, after validation.
+type chargeOp struct {
+	key string // the client's key, as sent (unquoted)
+	id  KeyID  // the key record it is deduplicated under
+	ck  string // the cache key of id
+	fp  string // payload fingerprint
+	req chargeRequest
+	// forward: the processor is called with id as its dedup key. Bug paths
+	// that lose the application's dedup call it with a fresh key instead,
+	// so the processor does not hide the mistake from either oracle.
+	forward bool
+}
+
+func (s *Server) newChargeOp(user, key string, req chargeRequest, fp string) chargeOp {
+	op := chargeOp{key: key, id: KeyID{User: user, Key: key}, fp: fp, req: req, forward: true}
+	if s.bugs[BugGlobalKeys] {
+		op.id.User = ""
+	}
+	if s.bugs[BugContentDedup] {
+		op.id.Key = "payload:" + fp
+	}
+	if s.bugs[BugCheckThenAct] || s.bugs[BugNotAtomic] || s.bugs[BugShortTTL] {
+		op.forward = false
+	}
+	// The user is escaped so it cannot hold the separator.
+	op.ck = url.QueryEscape(op.id.User) + "|" + op.id.Key
+	return op
+}
+
+func (op chargeOp) dedupKey(chargeID string) string {
+	if op.forward {
+		return op.id.User + ":" + op.id.Key
+	}
+	return "lab:" + chargeID
+}
