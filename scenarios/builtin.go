@@ -8,6 +8,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/idemcheck/idemcheck/internal/yamlstrict"
 )
 
 //go:embed builtin/*.yaml
@@ -46,7 +48,7 @@ func Builtin(name string) (*Scenario, error) {
 func unknownBuiltin(name string) error {
 	names := BuiltinNames()
 	hint := "built-ins: " + strings.Join(names, ", ")
-	if best, ok := closest(name, names); ok {
+	if best, ok := yamlstrict.Closest(name, names); ok {
 		hint = "did you mean " + best + "? " + hint
 	}
 	return Diagnostics{{

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 // valid is a small valid scenario; tests edit copies of it.
@@ -395,26 +393,5 @@ func TestLoadFile(t *testing.T) {
 	_, err = LoadFile(filepath.Join(dir, "missing.yaml"))
 	if !errors.As(err, &ds) || !strings.Contains(err.Error(), "missing.yaml") || !strings.Contains(err.Error(), "cannot read") {
 		t.Errorf("LoadFile(missing) = %v, want a diagnostic naming the file", err)
-	}
-}
-
-func TestSuggest(t *testing.T) {
-	tests := []struct {
-		name  string
-		known []string
-		want  string
-	}{
-		{"retires", []string{"attempts", "backoff", "on"}, "did you mean attempts? retry takes: attempts, backoff, on"},
-		{"concurency", []string{"concurrency", "ops", "rate"}, "did you mean concurrency?"},
-		{"Name", []string{"name", "users"}, "did you mean name?"},
-		{"x", nil, ""},
-	}
-	for _, tt := range tests {
-		if got := suggest(tt.name, tt.known, "retry"); got != tt.want {
-			t.Errorf("suggest(%q) = %q, want %q", tt.name, got, tt.want)
-		}
-	}
-	if diff := cmp.Diff([]int{0, 1, 3, 3}, []int{distance("a", "a"), distance("ab", "a"), distance("kitten", "sitting"), distance("", "abc")}); diff != "" {
-		t.Errorf("distance (-want +got):\n%s", diff)
 	}
 }

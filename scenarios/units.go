@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemcheck/idemcheck/internal/yamlstrict"
 	"gopkg.in/yaml.v3"
 )
 
@@ -15,6 +16,12 @@ import (
 type hintError struct {
 	msg, hint string
 }
+
+// Message is the problem without its hint.
+func (e *hintError) Message() string { return e.msg }
+
+// Hint says what to write instead; it may be empty.
+func (e *hintError) Hint() string { return e.hint }
 
 func (e *hintError) Error() string {
 	if e.hint == "" {
@@ -49,7 +56,7 @@ func ParseDuration(s string) (Duration, error) {
 // UnmarshalYAML implements yaml.Unmarshaler: "250ms", "2s", "1m".
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return &hintError{msg: "want a duration, got " + kindName(n), hint: "write a duration with a unit: 250ms, 2s, 1m"}
+		return &hintError{msg: "want a duration, got " + yamlstrict.KindName(n), hint: "write a duration with a unit: 250ms, 2s, 1m"}
 	}
 	v, err := ParseDuration(n.Value)
 	if err != nil {
@@ -95,7 +102,7 @@ func ParseRate(s string) (Rate, error) {
 // UnmarshalYAML implements yaml.Unmarshaler: 200, "200/s", "12000/m", "5/h".
 func (r *Rate) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return &hintError{msg: "want a rate, got " + kindName(n), hint: "write ops per second, minute or hour: 200/s, 12000/m, 5/h"}
+		return &hintError{msg: "want a rate, got " + yamlstrict.KindName(n), hint: "write ops per second, minute or hour: 200/s, 12000/m, 5/h"}
 	}
 	v, err := ParseRate(n.Value)
 	if err != nil {
@@ -120,28 +127,4 @@ func (r Rate) Interval() time.Duration {
 		return 0
 	}
 	return time.Duration(float64(time.Second) / float64(r))
-}
-
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.AliasNode:
-		return "an alias"
-	case yaml.DocumentNode:
-		return "a document"
-	}
-	switch n.ShortTag() {
-	case "!!null":
-		return "nothing (null)"
-	case "!!int":
-		return "the number " + n.Value
-	case "!!float":
-		return "the number " + n.Value
-	case "!!bool":
-		return "the boolean " + n.Value
-	}
-	return fmt.Sprintf("the string %q", n.Value)
 }

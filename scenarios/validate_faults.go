@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/internal/yamlstrict"
 )
 
 // FaultSpecs converts the scenario's faults for faults.NewPlan.
@@ -36,7 +37,7 @@ func (c *checker) faults() {
 			c.add(at+".kind", "kind is required", "kind: one of "+strings.Join(kinds, ", "))
 			kindOK = false
 		} else if !slices.Contains(kinds, f.Kind) {
-			c.add(at+".kind", fmt.Sprintf("unknown fault %q", f.Kind), suggest(f.Kind, kinds, "faults"))
+			c.add(at+".kind", fmt.Sprintf("unknown fault %q", f.Kind), yamlstrict.Suggest(f.Kind, kinds, "faults"))
 			kindOK = false
 		}
 		if f.Rate == 0 && !c.s.set(at+".rate") {

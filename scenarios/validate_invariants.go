@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/idemcheck/idemcheck/internal/yamlstrict"
 )
 
 // The invariant checks a scenario can name.
@@ -54,7 +56,7 @@ func (c *checker) invariants(kinds map[string]string) {
 		at := fmt.Sprintf("invariants[%d]", i)
 		want, known := checkOracle[inv.Check]
 		if !known {
-			c.add(at+".check", fmt.Sprintf("unknown check %q", inv.Check), suggest(inv.Check, Checks(), "check"))
+			c.add(at+".check", fmt.Sprintf("unknown check %q", inv.Check), yamlstrict.Suggest(inv.Check, Checks(), "check"))
 			continue
 		}
 		if seen[inv] {

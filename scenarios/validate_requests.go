@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/idemcheck/idemcheck/internal/yamlstrict"
 	"github.com/theory/jsonpath"
 )
 
@@ -244,7 +245,7 @@ var (
 func (c *checker) templateHint(msg string) string {
 	const all = "templates see .Key .Seq .User .Attempt .Vars.NAME and the functions env, randInt, uuid, add, mod, div: {{.Key}}, {{randInt . 1 100}}"
 	if m := badField.FindStringSubmatch(msg); m != nil {
-		if best, ok := closest(m[1], []string{"Key", "Seq", "User", "Attempt", "Vars"}); ok {
+		if best, ok := yamlstrict.Closest(m[1], []string{"Key", "Seq", "User", "Attempt", "Vars"}); ok {
 			return "did you mean ." + best + "? " + all
 		}
 	}
