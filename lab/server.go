@@ -20,6 +20,10 @@ const (
 	DefaultCrashEvery       = 4
 	// ShortKeyTTL is the key retention under the short-ttl bug.
 	ShortKeyTTL = time.Second
+	// NoProcessorLatency, as Config.ProcessorLatency, makes the card
+	// processor take no time per charge (0 there means
+	// DefaultProcessorLatency).
+	NoProcessorLatency time.Duration = -1
 )
 
 // raceWindow is the application work a check-then-act bug does between its
@@ -31,7 +35,8 @@ const raceWindow = 10 * time.Millisecond
 // default latencies and no reset endpoint.
 type Config struct {
 	// ProcessorLatency is how long each new charge takes at the card
-	// processor: 0 means DefaultProcessorLatency, negative means none.
+	// processor: 0 means DefaultProcessorLatency; NoProcessorLatency (any
+	// negative value) means none.
 	ProcessorLatency time.Duration
 	// StoreLatency is added to every call to the idempotency store (the
 	// Cache), to model the roundtrip to a remote store: 0 means none.
