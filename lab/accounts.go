@@ -36,6 +36,9 @@ func (s *Server) handleAccountPut() http.HandlerFunc {
 			problem(w, http.StatusBadRequest, "invalid account", "balance must be an integer >= 0")
 			return
 		}
+		if rejectText(w, "invalid account", "account id", r.PathValue("id")) {
+			return
+		}
 		a, err := s.ledger.PutAccount(context.WithoutCancel(r.Context()), r.PathValue("id"), *req.Balance)
 		if err != nil {
 			s.unavailable(w, "put account", err)
@@ -47,6 +50,9 @@ func (s *Server) handleAccountPut() http.HandlerFunc {
 
 func (s *Server) handleAccountGet() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if rejectText(w, "invalid account", "account id", r.PathValue("id")) {
+			return
+		}
 		a, err := s.ledger.Account(r.Context(), r.PathValue("id"))
 		if err != nil {
 			s.accountError(w, "get account", err)
@@ -79,6 +85,9 @@ func (s *Server) handleAccountDebit(naive bool) http.HandlerFunc {
 			problem(w, http.StatusBadRequest, "invalid debit", "expected_version is required")
 			return
 		}
+		if rejectText(w, "invalid debit", "account id", r.PathValue("id"), "op_id", req.OpID) {
+			return
+		}
 		expected := req.ExpectedVersion
 		if blind {
 			expected = nil
@@ -99,6 +108,9 @@ func (s *Server) handleAccountDebits() http.HandlerFunc {
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
+		if rejectText(w, "invalid account", "account id", id) {
+			return
+		}
 		ds, err := s.ledger.Debits(r.Context(), id)
 		if err != nil {
 			s.accountError(w, "list debits", err)

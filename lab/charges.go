@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -24,7 +25,12 @@ func (s *Server) handleChargesCreate() http.HandlerFunc {
 			problem(w, http.StatusBadRequest, "invalid charge", err.Error())
 			return
 		}
-		op := s.newChargeOp(principal(r), key, req, fp)
+		user := principal(r)
+		if err := storableText("the bearer token", user); err != nil {
+			problem(w, http.StatusBadRequest, "invalid authorization", err.Error())
+			return
+		}
+		op := s.newChargeOp(user, key, req, fp)
 		// From here on the work finishes even if the client goes away: a
 		// timed-out request still completes, as it would in production.
 		ctx := context.WithoutCancel(r.Context())
@@ -136,7 +142,7 @@ func (s *Server) chargeNotAtomic(ctx context.Context, w http.ResponseWriter, op 
 	if !ok {
 		return
 	}
-	if err := s.ledger.InsertCharge(ctx, ch); err != nil {
+	if err := s.ledger.InsertCharge(ctx, ch); err != nil && !s.recordedOrVoid(ctx, op, ch, "insert charge", err) {
 		s.unavailable(w, "insert charge", err)
 		return
 	}
@@ -176,10 +182,34 @@ func (s *Server) charge(ctx context.Context, w http.ResponseWriter, op chargeOp)
 	ch := s.newCharge(id, op.key, op.req)
 	body, err := marshal(chargeView(ch, false))
 	if err != nil {
+		s.proc.Void(op.dedupKey(id))
 		problem(w, http.StatusInternalServerError, "encoding failed", err.Error())
 		return Charge{}, Response{}, false
 	}
 	return ch, Response{Status: http.StatusCreated, Body: body}, true
+}
+
+// recordedOrVoid is called when the ledger write of ch failed after the
+// processor charged for it. If the row is in the ledger after all (the
+// write landed and only its acknowledgement was lost), it reports true and
+// the caller answers as if the write had succeeded. Otherwise it voids the
+// processor charge and reports false: the caller answers 503, and a 503
+// leaves no processor charge without its ledger row, whether the failure
+// is transient (the ledger is down; the retry charges afresh) or permanent
+// (a value the ledger refuses; every retry fails the same way and charges
+// nothing). A ledger that cannot even be read is taken as not written.
+func (s *Server) recordedOrVoid(ctx context.Context, op chargeOp, ch Charge, what string, err error) bool {
+	if ch.IdempotencyKey != "" {
+		rows, lerr := s.ledger.ChargesByKey(ctx, ch.IdempotencyKey)
+		if lerr == nil && slices.ContainsFunc(rows, func(r Charge) bool { return r.ID == ch.ID }) {
+			s.log.Warn("ledger write failed but its row is there", "op", what, "charge", ch.ID, "err", err)
+			return true
+		}
+	}
+	if !s.proc.Void(op.dedupKey(ch.ID)) {
+		s.log.Error("could not void an unrecorded processor charge", "op", what, "charge", ch.ID)
+	}
+	return false
 }
 
 // execute charges for a key record owned by owner ("" when unowned) and
@@ -196,9 +226,11 @@ func (s *Server) execute(ctx context.Context, w http.ResponseWriter, op chargeOp
 			inFlight(w)
 			return
 		}
-		s.release(ctx, op.id, owner)
-		s.unavailable(w, "complete charge", err)
-		return
+		if !s.recordedOrVoid(ctx, op, ch, "complete charge", err) {
+			s.release(ctx, op.id, owner)
+			s.unavailable(w, "complete charge", err)
+			return
+		}
 	}
 	if !s.bugs[BugKeyOnly] {
 		s.cachePut(ctx, op, resp)
@@ -290,12 +322,17 @@ func (s *Server) chargeNaive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := unquoteKey(r.Header.Get("Idempotency-Key"))
+	if err := storableText("the Idempotency-Key header", key); err != nil {
+		problem(w, http.StatusBadRequest, "invalid idempotency key", err.Error())
+		return
+	}
 	op := chargeOp{key: key, fp: fp, req: req}
-	ch, resp, ok := s.charge(context.WithoutCancel(r.Context()), w, op)
+	ctx := context.WithoutCancel(r.Context())
+	ch, resp, ok := s.charge(ctx, w, op)
 	if !ok {
 		return
 	}
-	if err := s.ledger.InsertCharge(context.WithoutCancel(r.Context()), ch); err != nil {
+	if err := s.ledger.InsertCharge(ctx, ch); err != nil && !s.recordedOrVoid(ctx, op, ch, "insert charge", err) {
 		s.unavailable(w, "insert charge", err)
 		return
 	}

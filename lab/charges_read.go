@@ -54,6 +54,10 @@ func (s *Server) handleChargesList() http.HandlerFunc {
 			problem(w, http.StatusBadRequest, "missing idempotency_key", "GET /charges needs ?idempotency_key=K")
 			return
 		}
+		if err := storableText("idempotency_key", key); err != nil {
+			problem(w, http.StatusBadRequest, "invalid idempotency_key", err.Error())
+			return
+		}
 		rows, err := s.ledger.ChargesByKey(r.Context(), key)
 		if err != nil {
 			s.unavailable(w, "list charges", err)

@@ -22,6 +22,9 @@ func decodeCharge(w http.ResponseWriter, r *http.Request) (chargeRequest, string
 	if err != nil {
 		return chargeRequest{}, "", err
 	}
+	if err := storableBody(body); err != nil {
+		return chargeRequest{}, "", err
+	}
 	canon, v, err := canonical(body)
 	if err != nil {
 		return chargeRequest{}, "", err
@@ -46,6 +49,9 @@ func decodeCharge(w http.ResponseWriter, r *http.Request) (chargeRequest, string
 	if c, present := obj["customer"]; present {
 		if req.Customer, ok = c.(string); !ok {
 			return chargeRequest{}, "", errors.New("customer must be a string")
+		}
+		if err := storableText("customer", req.Customer); err != nil {
+			return chargeRequest{}, "", err
 		}
 	}
 	return req, fingerprint("POST /charges", canon), nil

@@ -22,7 +22,7 @@
 //
 // The protected charge (POST /charges):
 //
-//	validate key and body ─▶ Cache.Get ──hit──▶ replay (422 if the payload differs)
+//	validate key and body (400) ─▶ Cache.Get ──hit──▶ replay (422 if the payload differs)
 //	        │ miss
 //	        ▼
 //	Cache.Lock ──held──▶ 409 Retry-After: 1
@@ -32,14 +32,22 @@
 //	Processor.Charge(dedup key user:key) ──fails──▶ ReleaseKey, 502
 //	        ▼
 //	Ledger.CompleteCharge (ledger row + key + response, one transaction)
+//	        │ ──fails──▶ Processor.Void, ReleaseKey, 503
 //	        ▼
 //	Cache.Put, Cache.Unlock, 201 (replays: byte-identical, Idempotent-Replayed: true)
 //
+// Validation rejects, with 400 and before anything is charged, every string
+// a ledger cannot store (a NUL byte or invalid UTF-8 in the customer, the
+// key, the bearer token, an id): Postgres text holds neither, and the memory
+// ledger refuses them too so that every backend answers alike.
+//
 // Everything after validation runs under context.WithoutCancel: a client
 // that times out does not stop the charge, exactly as in production. A
-// backend error answers 503 (fail closed); nothing is charged without a
-// record, and a charge whose record failed is retried safely because the
-// processor deduplicates by the same key.
+// backend error answers 503 (fail closed) and charges nothing: a ledger
+// write that fails after the processor charged voids that charge (unless
+// the row is in the ledger after all, its acknowledgement lost), so no
+// processor charge is ever left without its ledger row, and the retry
+// charges afresh.
 //
 // Seeded bugs (Config.Bugs) change only the protected endpoints; the naive
 // ones are always naive. Bug paths that lose the application's dedup also

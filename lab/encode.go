@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 )
 
 // maxBody caps request bodies.
@@ -151,6 +152,7 @@ var (
 	errKeyEmpty   = errors.New("the Idempotency-Key header is empty")
 	errKeyLong    = errors.New("the Idempotency-Key header is longer than 255 characters")
 	errKeyControl = errors.New("the Idempotency-Key header holds control characters")
+	errKeyUTF8    = errors.New("the Idempotency-Key header is not valid UTF-8")
 )
 
 // maxKeyLen is the longest key accepted, as at Stripe.
@@ -185,6 +187,9 @@ func idempotencyKey(h http.Header) (string, error) {
 		if c < 0x20 || c == 0x7f {
 			return "", errKeyControl
 		}
+	}
+	if !utf8.ValidString(k) {
+		return "", errKeyUTF8
 	}
 	return k, nil
 }

@@ -32,6 +32,9 @@ func (s *Server) handlePostLike() http.HandlerFunc {
 		}
 		ctx := context.WithoutCancel(r.Context())
 		id := r.PathValue("id")
+		if rejectText(w, "invalid like", "post id", id, "op_id", req.OpID) {
+			return
+		}
 		if s.bugs[BugNoUniqueIndex] {
 			s.likeCheckThenInsert(ctx, w, id, req.OpID)
 			return
@@ -70,6 +73,9 @@ func (s *Server) handleNaivePostLike() http.HandlerFunc {
 			problem(w, http.StatusBadRequest, "invalid like", err.Error())
 			return
 		}
+		if rejectText(w, "invalid like", "post id", r.PathValue("id"), "op_id", req.OpID) {
+			return
+		}
 		p, err := s.ledger.Like(context.WithoutCancel(r.Context()), r.PathValue("id"), req.OpID, false)
 		s.answerPost(w, "like", p, err)
 	}
@@ -77,6 +83,9 @@ func (s *Server) handleNaivePostLike() http.HandlerFunc {
 
 func (s *Server) handlePostGet() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if rejectText(w, "invalid post", "post id", r.PathValue("id")) {
+			return
+		}
 		p, err := s.ledger.Post(r.Context(), r.PathValue("id"))
 		s.answerPost(w, "get post", p, err)
 	}

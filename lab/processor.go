@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -137,6 +138,34 @@ func (p *Processor) wait(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// Void cancels the charge made under dedupKey, as a card processor voids
+// an authorisation before capture: the charge is no longer counted and the
+// key is forgotten, so a later request with it charges afresh. The lab
+// voids a charge it could not record, so that a charge it answered 503 for
+// charges nothing. It reports whether a charge was voided: an unknown key,
+// a failed charge or one still in flight is left alone.
+func (p *Processor) Void(dedupKey string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c, ok := p.byKey[dedupKey]
+	if !ok {
+		return false
+	}
+	select {
+	case <-c.done:
+	default:
+		return false
+	}
+	if c.err != nil {
+		return false
+	}
+	delete(p.byKey, dedupKey)
+	if c.gen == p.gen {
+		p.charges = slices.DeleteFunc(p.charges, func(pc ProcessorCharge) bool { return pc.ID == c.charge.ID })
+	}
+	return true
 }
 
 // Charges returns the real charges carrying client key key, in order;

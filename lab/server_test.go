@@ -465,7 +465,11 @@ func TestChargeFailsClosed(t *testing.T) {
 		if rows, _ := l.ChargesByKey(context.Background(), "k1"); len(rows) != 0 {
 			t.Errorf("ledger rows after a failed write = %d, want 0", len(rows))
 		}
-		// The retry succeeds and the processor does not charge twice.
+		// The processor charge the ledger could not record was voided.
+		if n := s.Processor().Total(); n != 0 {
+			t.Errorf("processor charges after a 503 = %d, want 0", n)
+		}
+		// The retry succeeds and the processor charges once.
 		l.failComplete = false
 		wantStatus(t, "retry", serve(s, charge("a", "k1", body1), context.Background()), http.StatusCreated)
 		if n := s.Processor().Total(); n != 1 {
