@@ -31,6 +31,17 @@ const (
 	startTries   = 3 // a free port can be taken between probe and bind: retry
 )
 
+// PostgresMaxConnections is the max_connections of the Postgres that
+// Postgres starts: enough for many labs and oracles, each with its own
+// pool, in tests run with a high -parallel on a machine with many cores
+// (the server's default of 100 is not).
+const PostgresMaxConnections = 1000
+
+// pgSharedBuffers keeps the server's shared memory small: with
+// max_connections at PostgresMaxConnections, the default 128MB of buffers
+// per throwaway server adds up, and tests need few.
+const pgSharedBuffers = "16MB"
+
 // Redis starts a redis-server on a free 127.0.0.1 port in t.TempDir() with
 // persistence off, waits until PING answers, registers t.Cleanup to stop it,
 // and returns its URL "redis://127.0.0.1:PORT/0".
@@ -92,8 +103,9 @@ func RedisWithStop(t testing.TB) (string, func()) {
 
 // Postgres initialises a fresh cluster (initdb -A trust -U postgres
 // --no-sync) in a temporary directory, starts postgres on a free 127.0.0.1
-// port with fsync, synchronous_commit and full_page_writes off, waits until it
-// accepts connections, registers t.Cleanup to stop it (immediate shutdown) and
+// port with fsync, synchronous_commit and full_page_writes off and
+// max_connections at PostgresMaxConnections, waits until it accepts
+// connections, registers t.Cleanup to stop it (immediate shutdown) and
 // remove its files, and returns
 // "postgres://postgres@127.0.0.1:PORT/postgres?sslmode=disable".
 //
@@ -160,6 +172,8 @@ func PostgresWithStop(t testing.TB) (string, func()) {
 			"-c", "fsync=off",
 			"-c", "synchronous_commit=off",
 			"-c", "full_page_writes=off",
+			"-c", "max_connections="+strconv.Itoa(PostgresMaxConnections),
+			"-c", "shared_buffers="+pgSharedBuffers,
 		)
 		cmd.Dir, cmd.Env = dir, env
 		p, err := start(cmd, logPath, cred)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -75,6 +76,50 @@ func TestPostgres(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Dir(dataDir)); !os.IsNotExist(err) {
 		t.Errorf("os.Stat(%s) after cleanup = %v, want not exist", filepath.Dir(dataDir), err)
+	}
+}
+
+// TestPostgresManyConnections holds more connections open at once than
+// Postgres's default max_connections (100) allows: parallel tests each
+// with a lab's pool must not run into "too many clients".
+func TestPostgresManyConnections(t *testing.T) {
+	t.Parallel()
+	const conns = 150
+	dsn := Postgres(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("pgx.Connect(%q) = %v", dsn, err)
+	}
+	defer c.Close(context.Background())
+	var maxConns, buffers string
+	if err := c.QueryRow(ctx, "SHOW max_connections").Scan(&maxConns); err != nil || maxConns != strconv.Itoa(PostgresMaxConnections) {
+		t.Errorf("SHOW max_connections = %q, %v, want %d", maxConns, err, PostgresMaxConnections)
+	}
+	if err := c.QueryRow(ctx, "SHOW shared_buffers").Scan(&buffers); err != nil || buffers != pgSharedBuffers {
+		t.Errorf("SHOW shared_buffers = %q, %v, want %s", buffers, err, pgSharedBuffers)
+	}
+
+	// Open them all, then count them from the server's side while they
+	// are all held.
+	open := make([]*pgx.Conn, 0, conns)
+	defer func() {
+		for _, oc := range open {
+			oc.Close(context.Background())
+		}
+	}()
+	for i := range conns {
+		oc, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatalf("connection %d of %d: pgx.Connect = %v", i+1, conns, err)
+		}
+		open = append(open, oc)
+	}
+	var n int
+	err = c.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'").Scan(&n)
+	if err != nil || n < conns+1 {
+		t.Errorf("client backends = %d, %v, want at least %d", n, err, conns+1)
 	}
 }
 
