@@ -104,8 +104,8 @@ type Spec struct {
 // return them joined (errors.Join), so every problem is reported at once;
 // find them with errors.As.
 type SpecError struct {
-	// Field is the parameter at fault, named as in a scenario: "kind",
-	// "rate", "after", "copies", "delay" or "attempts".
+	// Field is the parameter at fault, named as in a scenario: "kind" or
+	// the Name of one of Params.
 	Field string
 	// Problem says what is wrong and what is expected.
 	Problem string
@@ -127,14 +127,14 @@ var constructors = map[string]func(Spec) (Fault, []error){
 		return Reset{}, unexpected(s, KindReset)
 	},
 	KindTimeout: func(s Spec) (Fault, []error) {
-		errs := unexpected(s, KindTimeout, "after")
+		errs := unexpected(s, KindTimeout)
 		if s.After <= 0 {
 			errs = append(errs, specErr("after", "a timeout fault needs after > 0 (the client deadline), got %v", s.After))
 		}
 		return Timeout{After: s.After}, errs
 	},
 	KindDuplicate: func(s Spec) (Fault, []error) {
-		errs := unexpected(s, KindDuplicate, "copies")
+		errs := unexpected(s, KindDuplicate)
 		copies := s.Copies
 		if copies == 0 {
 			copies = 2
@@ -145,7 +145,7 @@ var constructors = map[string]func(Spec) (Fault, []error){
 		return Duplicate{Copies: copies}, errs
 	},
 	KindDelay: func(s Spec) (Fault, []error) {
-		errs := unexpected(s, KindDelay, "delay")
+		errs := unexpected(s, KindDelay)
 		if s.Delay <= 0 {
 			errs = append(errs, specErr("delay", "a delay fault needs delay > 0, got %v", s.Delay))
 		}
@@ -153,18 +153,15 @@ var constructors = map[string]func(Spec) (Fault, []error){
 	},
 }
 
-// unexpected reports the kind-specific parameters set on a fault that does
-// not take them (a likely typo or a misplaced line), except those in allowed.
-func unexpected(s Spec, kind string, allowed ...string) []error {
+// unexpected reports the kind-specific parameters (see Params) set on a
+// fault of kind that does not take them: a likely typo or a misplaced line.
+func unexpected(s Spec, kind string) []error {
 	var errs []error
-	check := func(field string, set bool, owner string) {
-		if set && !slices.Contains(allowed, field) {
-			errs = append(errs, specErr(field, "only a %s fault takes %s, not a %s fault", owner, field, kind))
+	for _, p := range params {
+		if p.Kind != "" && p.Kind != kind && p.IsSet(s) {
+			errs = append(errs, specErr(p.Name, "only a %s fault takes %s, not a %s fault", p.Kind, p.Name, kind))
 		}
 	}
-	check("after", s.After != 0, KindTimeout)
-	check("copies", s.Copies != 0, KindDuplicate)
-	check("delay", s.Delay != 0, KindDelay)
 	return errs
 }
 
