@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/idemcheck/idemcheck/faults"
 )
 
 // Defaults, applied to fields the scenario leaves out.
@@ -84,7 +86,7 @@ func (s *Scenario) applyDefaults() {
 	}
 	for i := range s.Faults {
 		f := &s.Faults[i]
-		if f.Kind == "duplicate" && f.Copies == 0 && !s.set(fmt.Sprintf("faults[%d].copies", i)) {
+		if f.Kind == faults.KindDuplicate && f.Copies == 0 && !s.set(fmt.Sprintf("faults[%d].copies", i)) {
 			f.Copies = DefaultDuplicateCopies
 		}
 	}

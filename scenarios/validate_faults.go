@@ -41,7 +41,7 @@ func (c *checker) faults() {
 			kindOK = false
 		}
 		if f.Rate == 0 && !c.s.set(at+".rate") {
-			c.add(at+".rate", "rate is required", "rate is the share of attempts hit: 0.2 is one in five")
+			c.add(at+".rate", "rate is required", faultHint(f.Kind, "rate"))
 		}
 		if f.Rate > 0 && f.Rate <= 1 {
 			sum += f.Rate
@@ -87,25 +87,23 @@ func specErrors(err error) []*faults.SpecError {
 	return out
 }
 
+// faultHint is the hint for a problem with field, a parameter of a kind
+// fault or its kind, from the parameters package faults declares: the
+// parameter's own hint, the advice to remove a parameter the kind does not
+// take, or else the hint for the kind's own parameter.
 func faultHint(kind, field string) string {
-	switch field {
-	case "rate":
-		return "rate is the share of attempts hit: 0.2 is one in five"
-	case "attempts":
-		return "attempts: [1] hits first sends only"
-	case "after", "copies", "delay":
-		if field == map[string]string{"timeout": "after", "duplicate": "copies", "delay": "delay"}[kind] {
-			break
+	if p, ok := faults.LookupParam(field); ok {
+		switch {
+		case p.Kind == "":
+			return p.Hint
+		case p.Kind != kind:
+			return "remove " + field + " from this " + kind + " fault"
 		}
-		return "remove " + field + " from this " + kind + " fault"
 	}
-	switch kind {
-	case "timeout":
-		return "a timeout needs after: the client deadline, like after: 50ms"
-	case "duplicate":
-		return "a duplicate needs copies: 2 or more"
-	case "delay":
-		return "a delay needs delay: the wait, like delay: 20ms"
+	for _, p := range faults.ParamsOf(kind) {
+		if p.Kind == kind {
+			return p.Hint
+		}
 	}
 	return ""
 }
