@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -40,8 +41,17 @@ func PostgresSchema(name string) PostgresOption {
 	return func(o *pgOptions) { o.schema = name }
 }
 
-// PostgresMaxConns caps the connection pool (default: pgxpool's, or the
-// URL's pool_max_conns).
+// DefaultPostgresMaxConns is the Postgres ledger's pool size unless the
+// URL's pool_max_conns or PostgresMaxConns sets another. pgxpool's own
+// default, max(4, CPUs), queues a protected charge (two transactions) behind
+// others on a small machine, and takes a connection per core on a large
+// one, so that many labs on one server run out of connections.
+const DefaultPostgresMaxConns = 16
+
+// PostgresMaxConns caps the connection pool at n connections, over the
+// URL's pool_max_conns; n <= 0 keeps the default (the URL's
+// pool_max_conns, else DefaultPostgresMaxConns). Tests that run many labs
+// against one server give each a small pool.
 func PostgresMaxConns(n int32) PostgresOption {
 	return func(o *pgOptions) { o.maxConns = n }
 }
@@ -70,8 +80,11 @@ func NewPostgresLedger(ctx context.Context, url string, opts ...PostgresOption) 
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = pgConnectTimeout
 	}
-	if o.maxConns > 0 {
+	switch {
+	case o.maxConns > 0:
 		cfg.MaxConns = o.maxConns
+	case !strings.Contains(url, "pool_max_conns"):
+		cfg.MaxConns = DefaultPostgresMaxConns
 	}
 	// Every connection resolves the lab's table names in its schema.
 	cfg.ConnConfig.RuntimeParams["search_path"] = o.schema

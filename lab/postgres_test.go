@@ -608,6 +608,55 @@ func checkSchemas(t *testing.T, dsn string) {
 	}
 }
 
+// TestPostgresPoolSize checks the pool cap: 16 by default, the URL's
+// pool_max_conns, and PostgresMaxConns over both. Then it holds more
+// default pools full at once than Postgres's default max_connections
+// (100) allows, as parallel tests each running a lab do.
+func TestPostgresPoolSize(t *testing.T) {
+	dsn := testsvc.Postgres(t)
+	ctx := testCtx(t)
+	tests := []struct {
+		name string
+		url  string
+		opts []PostgresOption
+		want int32
+	}{
+		{"default", dsn, nil, DefaultPostgresMaxConns},
+		{"option", dsn, []PostgresOption{PostgresMaxConns(2)}, 2},
+		{"option 0 keeps the default", dsn, []PostgresOption{PostgresMaxConns(0)}, DefaultPostgresMaxConns},
+		{"url", dsn + "&pool_max_conns=5", nil, 5},
+		{"option over url", dsn + "&pool_max_conns=5", []PostgresOption{PostgresMaxConns(3)}, 3},
+	}
+	for _, tt := range tests {
+		l, err := NewPostgresLedger(ctx, tt.url, tt.opts...)
+		if err != nil {
+			t.Fatalf("%s: NewPostgresLedger = %v", tt.name, err)
+		}
+		if got := l.pool.Config().MaxConns; got != tt.want {
+			t.Errorf("%s: pool MaxConns = %d, want %d", tt.name, got, tt.want)
+		}
+		l.Close()
+	}
+
+	const labs = 8 // 8 full pools of 16: 128 connections
+	var held []interface{ Release() }
+	defer func() {
+		for _, c := range held {
+			c.Release()
+		}
+	}()
+	for i := range labs {
+		l := newTestPostgresLedger(t, dsn)
+		for j := range DefaultPostgresMaxConns {
+			c, err := l.pool.Acquire(ctx)
+			if err != nil {
+				t.Fatalf("lab %d, connection %d: Acquire = %v", i, j, err)
+			}
+			held = append(held, c)
+		}
+	}
+}
+
 // TestPostgresLedgerFailsClosed checks that an unreachable Postgres is an
 // error from the constructor and from every method, never a sentinel the
 // handlers would read as an answer.
