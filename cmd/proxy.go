@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -68,42 +67,41 @@ duplicate=0.05,copies=3; delay=0.2,delay=20ms.`,
 	return c
 }
 
-// parseFault reads KIND=RATE[,PARAM=VALUE...].
+// parseFault reads KIND=RATE[,PARAM=VALUE...]. RATE is the fault's rate
+// parameter; the PARAMs are the kind-specific parameters faults declares
+// (faults.Params). The common attempts parameter is not one: the proxy
+// sees every request as a first attempt.
 func parseFault(s string) (faults.Spec, error) {
 	parts := strings.Split(s, ",")
 	kind, rate, ok := strings.Cut(parts[0], "=")
 	if !ok {
 		return faults.Spec{}, fmt.Errorf("--fault %q: want KIND=RATE, like drop_ack=0.1", s)
 	}
-	r, err := strconv.ParseFloat(rate, 64)
-	if err != nil {
-		return faults.Spec{}, fmt.Errorf("--fault %q: rate %q is not a number between 0 and 1", s, rate)
+	spec := faults.Spec{Kind: kind}
+	rateParam, _ := faults.LookupParam("rate")
+	if err := rateParam.Set(&spec, rate); err != nil {
+		return faults.Spec{}, fmt.Errorf("--fault %q: %w", s, err)
 	}
-	spec := faults.Spec{Kind: kind, Rate: r}
-	for _, p := range parts[1:] {
-		name, val, ok := strings.Cut(p, "=")
-		if !ok {
-			return faults.Spec{}, fmt.Errorf("--fault %q: parameter %q: want NAME=VALUE", s, p)
+	var names []string
+	byName := map[string]faults.Param{}
+	for _, p := range faults.Params() {
+		if p.Kind != "" {
+			names = append(names, p.Name)
+			byName[p.Name] = p
 		}
-		switch name {
-		case "after", "delay":
-			d, err := time.ParseDuration(val)
-			if err != nil {
-				return faults.Spec{}, fmt.Errorf("--fault %q: %s %q is not a duration like 50ms", s, name, val)
-			}
-			if name == "after" {
-				spec.After = d
-			} else {
-				spec.Delay = d
-			}
-		case "copies":
-			n, err := strconv.Atoi(val)
-			if err != nil {
-				return faults.Spec{}, fmt.Errorf("--fault %q: copies %q is not a whole number", s, val)
-			}
-			spec.Copies = n
-		default:
-			return faults.Spec{}, fmt.Errorf("--fault %q: unknown parameter %q: want after, copies or delay", s, name)
+	}
+	for _, part := range parts[1:] {
+		name, val, ok := strings.Cut(part, "=")
+		if !ok {
+			return faults.Spec{}, fmt.Errorf("--fault %q: parameter %q: want NAME=VALUE", s, part)
+		}
+		p, ok := byName[name]
+		if !ok {
+			want := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+			return faults.Spec{}, fmt.Errorf("--fault %q: unknown parameter %q: want %s", s, name, want)
+		}
+		if err := p.Set(&spec, val); err != nil {
+			return faults.Spec{}, fmt.Errorf("--fault %q: %w", s, err)
 		}
 	}
 	return spec, nil
