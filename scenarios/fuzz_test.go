@@ -6,7 +6,9 @@ import (
 )
 
 // FuzzParse: Parse never panics, and either returns a scenario that
-// validates or Diagnostics.
+// validates or Diagnostics, each naming the source and saying something.
+// Seeded from the built-in scenarios; yamlstrict's FuzzDecode covers the
+// decoder alone.
 func FuzzParse(f *testing.F) {
 	for _, name := range BuiltinNames() {
 		data, err := BuiltinYAML(name)
@@ -27,6 +29,11 @@ func FuzzParse(f *testing.F) {
 			}
 			if s != nil {
 				t.Fatalf("Parse returned a scenario and an error")
+			}
+			for _, d := range ds {
+				if d.Source != "fuzz.yaml" || d.Message == "" || d.Line < 0 || d.Column < 0 {
+					t.Fatalf("Parse diagnostic %+v: want Source fuzz.yaml, a message and a location", d)
+				}
 			}
 			return
 		}
