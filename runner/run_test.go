@@ -810,6 +810,98 @@ func TestBodylessPostIsNotReplayable(t *testing.T) {
 	}
 }
 
+// connReqs counts the requests a test server has read on one connection.
+type connReqs struct{}
+
+// breakingServer answers 201 to the first request on each connection and
+// breaks every later one: it reads the request whole, then closes the
+// connection without answering, as a server restarting under a kept-alive
+// connection does. It counts every request it read and every one it broke.
+func breakingServer(t *testing.T) (u *url.URL, reqs, broken *atomic.Int64) {
+	t.Helper()
+	reqs, broken = new(atomic.Int64), new(atomic.Int64)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		reqs.Add(1)
+		if r.Context().Value(connReqs{}).(*atomic.Int64).Add(1) > 1 {
+			broken.Add(1)
+			if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				c.Close()
+			}
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+	}))
+	srv.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+		return context.WithValue(ctx, connReqs{}, new(atomic.Int64))
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u, reqs, broken
+}
+
+// net/http resends a request on a new connection, unseen by the caller,
+// when a kept-alive connection breaks under a request it deems replayable:
+// a POST with an Idempotency-Key header and a body it can rewind. The
+// runner's requests, static or templated, must never be resent: every
+// request the server reads is an attempt in the history.
+func TestPostIsNeverResentByNetHTTP(t *testing.T) {
+	// The harness sees a hidden resend: a rewindable keyed POST sent twice
+	// on one connection reaches the server three times.
+	u, reqs, broken := breakingServer(t)
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	for range 2 {
+		req, err := http.NewRequest(http.MethodPost, u.String(), strings.NewReader(`{"amount":100}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Idempotency-Key", "k1")
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("RoundTrip() error = %v, want the transport to resend and succeed", err)
+		}
+		resp.Body.Close()
+	}
+	if got, want := fmt.Sprint(reqs.Load(), broken.Load()), "3 1"; got != want {
+		t.Fatalf("harness: requests read, broken = %s, want %s (net/http resends on its own)", got, want)
+	}
+
+	for _, tt := range []struct{ name, body string }{
+		{"static", `{"amount":100}`},
+		{"templated", `{"amount":100,"customer":"cus_{{.Seq}}"}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			u, reqs, broken := breakingServer(t)
+			sc := scenario(func(sc *scenarios.Scenario) {
+				sc.Operation.Body = tt.body
+				sc.Load = scenarios.Load{Ops: 6, Concurrency: 1}
+				sc.Retry.Attempts = 1
+			})
+			h, err := Run(runCtx(t), sc, Options{Target: u, Seed: 1})
+			if err != nil {
+				t.Fatalf("Run() error = %v", err)
+			}
+			info := 0
+			for _, a := range h.Attempts {
+				if a.Outcome == history.Info {
+					info++
+				}
+			}
+			if broken.Load() == 0 {
+				t.Fatal("the server broke no connection: the test proves nothing")
+			}
+			if got, want := fmt.Sprint(reqs.Load(), len(h.Attempts), info), fmt.Sprint(6, 6, broken.Load()); got != want {
+				t.Errorf("requests read, attempts, info attempts = %s, want %s (a broken request is not resent)", got, want)
+			}
+		})
+	}
+}
+
 // history cannot import faults: the duplicate fault's name is written twice
 // and must agree, or a 4xx to a duplicated send would count as a rejection.
 func TestDuplicateFaultNameAgrees(t *testing.T) {

@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -74,7 +75,10 @@ func (s *static) request(ctx context.Context, body []byte, keyHeader string, key
 		req.Header[keyHeader] = keyVal
 	}
 	if body != nil {
-		req.Body = newBodyReader(body)
+		// io.NopCloser over a *bytes.Reader is a body net/http knows to be
+		// in memory, so it writes the headers and the body in one go
+		// rather than flushing the headers in a write of their own.
+		req.Body = io.NopCloser(bytes.NewReader(body))
 		// No GetBody: net/http would then silently resend a POST that
 		// carries an Idempotency-Key header on a broken keep-alive
 		// connection, a send the history would never see. Retries are
@@ -85,16 +89,4 @@ func (s *static) request(ctx context.Context, body []byte, keyHeader string, key
 		}
 	}
 	return req, nil
-}
-
-// bodyReader is a request body over a byte slice, a bytes.Reader that
-// closes: one allocation where io.NopCloser(bytes.NewReader(b)) takes two.
-type bodyReader struct{ bytes.Reader }
-
-func (*bodyReader) Close() error { return nil }
-
-func newBodyReader(b []byte) *bodyReader {
-	r := &bodyReader{}
-	r.Reset(b)
-	return r
 }
