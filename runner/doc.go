@@ -23,6 +23,7 @@
 // omission). The history is the source of truth; Latency builds
 // HdrHistograms from it.
 //
-// Setup sends a scenario's setup requests before the load; Normalize is the
-// response fingerprint used by the same_response invariant.
+// Setup sends a scenario's setup requests before the load. Response
+// fingerprints, used by the same_response invariant, come from
+// internal/canon.
 package runner

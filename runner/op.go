@@ -15,6 +15,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/canon"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -26,7 +27,7 @@ type worker struct {
 	pcg   rand.PCG
 	rnd   *rand.Rand
 	buf   []byte // response body
-	canon canon
+	canon canon.Buffer
 	timer *time.Timer
 
 	// the current op's key-edited static body, kept for its retries
@@ -323,22 +324,22 @@ func fetch(rt http.RoundTripper, req *http.Request, buf []byte) ([]byte, error) 
 func (w *worker) inspect(body []byte) (uint64, map[string]string) {
 	r := w.r
 	if len(r.fields) == 0 {
-		return w.canon.fingerprint(body, r.volatile), nil
+		return w.canon.Fingerprint(body, r.volatile), nil
 	}
-	doc, ok := decodeJSON(body)
+	doc, ok := canon.Decode(body)
 	if !ok {
-		return w.canon.fingerprint(body, nil), nil
+		return w.canon.Fingerprint(body, nil), nil
 	}
 	fields := map[string]string{}
 	for _, f := range r.fields {
-		if s, ok := w.canon.selectString(f.path, doc); ok {
+		if s, ok := w.canon.Select(f.path, doc); ok {
 			fields[f.name] = s
 		}
 	}
 	if len(fields) == 0 {
 		fields = nil
 	}
-	return w.canon.hashDoc(doc, r.volatile), fields
+	return w.canon.HashDoc(doc, r.volatile), fields
 }
 
 // capture makes the op's before read and returns the captured variables.
@@ -355,13 +356,13 @@ func (w *worker) capture(v scenarios.Vars) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, ok := decodeJSON(body)
+	doc, ok := canon.Decode(body)
 	if !ok {
 		return nil, fmt.Errorf("%s %s: the answer is not JSON: %s", req.Method, req.URL.Path, snippet(body))
 	}
 	vars := make(map[string]string, len(r.capture))
 	for _, c := range r.capture {
-		s, ok := w.canon.selectString(c.path, doc)
+		s, ok := w.canon.Select(c.path, doc)
 		if !ok {
 			return nil, fmt.Errorf("%s %s: var %s: %s selects nothing in %s", req.Method, req.URL.Path, c.name, c.path, snippet(body))
 		}

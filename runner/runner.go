@@ -15,6 +15,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/canon"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -426,7 +427,7 @@ loop:
 // against one target (the demo's naive and protected variants) never share
 // a key, while the same seed and nonce still give the same keys.
 func keySeed(seed, nonce uint64, scenario string) uint64 {
-	h := fnv1a([]byte(scenario))
+	h := canon.FNV1a([]byte(scenario))
 	if nonce == 0 {
 		return faults.Hash(seed ^ h)
 	}
