@@ -13,7 +13,7 @@ import (
 // once; never sent: never; indeterminate, e.g. a 409 stale after a lost
 // ack: 0 or 1). Applied entries whose key no op used count in the
 // arithmetic only.
-func checkAccount(v Verdict, h *history.History, acc *Account) Verdict {
+func checkAccount(v Verdict, h *history.History, acc *history.Account) Verdict {
 	applied := make(map[string]int, len(acc.Applied))
 	var sum int64
 	for _, a := range acc.Applied {

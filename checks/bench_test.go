@@ -12,12 +12,12 @@ import (
 var (
 	bigOnce sync.Once
 	bigH    *history.History
-	bigObs  *Observation
+	bigObs  *history.Reading
 )
 
 // bigHistory is 1,000,000 ops with 1 to 3 attempts each (lost acks,
 // resets, retries) and an effect per key that sent something.
-func bigHistory() (*history.History, *Observation) {
+func bigHistory() (*history.History, *history.Reading) {
 	bigOnce.Do(func() {
 		const n = 1_000_000
 		h := &history.History{Ops: make([]history.Op, n), Attempts: make([]history.Attempt, 0, 2*n)}
@@ -44,14 +44,14 @@ func bigHistory() (*history.History, *Observation) {
 		}
 		h.Sort()
 		h.AttemptsOf(0) // build the index outside the timed part
-		bigH, bigObs = h, &Observation{Oracle: "ledger", Kind: KindEffects, Effects: eff}
+		bigH, bigObs = h, &history.Reading{Oracle: "ledger", Kind: history.KindEffects, Effects: eff}
 	})
 	return bigH, bigObs
 }
 
 func benchCheck(b *testing.B, check string) {
 	h, obs := bigHistory()
-	inv := Invariant{Check: check, Oracle: "ledger"}
+	inv := history.Invariant{Check: check, Oracle: "ledger"}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

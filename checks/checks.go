@@ -42,13 +42,6 @@ const (
 	PayloadMismatch = "payload_mismatch"
 )
 
-// Observation kinds, as set by oracles in Observation.Kind.
-const (
-	KindEffects = "effects"
-	KindCounter = "counter"
-	KindAccount = "account"
-)
-
 // Names returns the names of every invariant checker.
 func Names() []string {
 	return []string{AtMostOnce, ExactlyOnce, SameResponse, ExactCounter, ConditionalUpdate, PayloadMismatch}
@@ -60,57 +53,15 @@ func Names() []string {
 func OracleKind(check string) (kind string, ok bool) {
 	switch check {
 	case AtMostOnce, ExactlyOnce:
-		return KindEffects, true
+		return history.KindEffects, true
 	case ExactCounter:
-		return KindCounter, true
+		return history.KindCounter, true
 	case ConditionalUpdate:
-		return KindAccount, true
+		return history.KindAccount, true
 	case SameResponse, PayloadMismatch:
 		return "", true
 	}
 	return "", false
-}
-
-// Observation is what an oracle read. It is JSON-serialisable: it is saved
-// in report.json and read again to check a saved run offline.
-type Observation struct {
-	Oracle string `json:"oracle"`
-	// Kind is "effects", "counter" or "account".
-	Kind string `json:"kind"`
-	// Effects maps a key to its effect count (effects); a key absent
-	// means 0.
-	Effects map[string]int `json:"effects,omitempty"`
-	// Before is the counter's value before the run (counter).
-	Before *int64 `json:"before,omitempty"`
-	// After is the counter's value after the run (counter).
-	After *int64 `json:"after,omitempty"`
-	// Account is the account read before and after the run (account).
-	Account *Account `json:"account,omitempty"`
-	// Err is set when the oracle could not read; checks on this
-	// observation are Unknown with this reason.
-	Err string `json:"error,omitempty"`
-}
-
-// Account is an account read before and after the run, with the operations
-// applied to it during the run.
-type Account struct {
-	BalanceBefore int64     `json:"balance_before"`
-	BalanceAfter  int64     `json:"balance_after"`
-	VersionBefore int64     `json:"version_before"`
-	VersionAfter  int64     `json:"version_after"`
-	Applied       []Applied `json:"applied"`
-}
-
-// Applied is one operation the account's log says was applied.
-type Applied struct {
-	Key    string `json:"key"`
-	Amount int64  `json:"amount"`
-}
-
-// Invariant names a checker and the oracle whose observation it reads.
-type Invariant struct {
-	Check  string `json:"check"`
-	Oracle string `json:"oracle,omitempty"`
 }
 
 // Verdict is the result of one invariant check, with counts and evidence.
@@ -183,7 +134,7 @@ const MaxExamples = 10
 // Check does not modify h, but it builds h's attempt index on first use
 // (History.AttemptsOf): do not call it concurrently on a history that was
 // never read through AttemptsOf.
-func Check(h *history.History, inv Invariant, obs *Observation) Verdict {
+func Check(h *history.History, inv history.Invariant, obs *history.Reading) Verdict {
 	v := Verdict{Invariant: inv.Check, Oracle: inv.Oracle, Examples: []Example{}}
 	kind, ok := OracleKind(inv.Check)
 	if !ok {
@@ -218,7 +169,7 @@ func Check(h *history.History, inv Invariant, obs *Observation) Verdict {
 
 // Run checks every invariant, each with the observation of the oracle it
 // names.
-func Run(h *history.History, invs []Invariant, obs map[string]*Observation) []Verdict {
+func Run(h *history.History, invs []history.Invariant, obs map[string]*history.Reading) []Verdict {
 	out := make([]Verdict, 0, len(invs))
 	for _, inv := range invs {
 		out = append(out, Check(h, inv, obs[inv.Oracle]))
@@ -234,7 +185,7 @@ func unknown(v Verdict, reason string) Verdict {
 }
 
 // unusable returns why obs cannot serve a check that reads kind, or "".
-func unusable(inv Invariant, obs *Observation, kind string) string {
+func unusable(inv history.Invariant, obs *history.Reading, kind string) string {
 	name := inv.Oracle
 	switch {
 	case obs == nil && name == "":
@@ -250,9 +201,9 @@ func unusable(inv Invariant, obs *Observation, kind string) string {
 		return fmt.Sprintf("oracle %q could not read the state: %s", name, obs.Err)
 	case obs.Kind != kind:
 		return fmt.Sprintf("oracle %q read %q, %s needs %q", name, obs.Kind, inv.Check, kind)
-	case kind == KindCounter && (obs.Before == nil || obs.After == nil):
+	case kind == history.KindCounter && (obs.Before == nil || obs.After == nil):
 		return fmt.Sprintf("oracle %q has no counter reading before and after the run", name)
-	case kind == KindAccount && obs.Account == nil:
+	case kind == history.KindAccount && obs.Account == nil:
 		return fmt.Sprintf("oracle %q has no account reading", name)
 	}
 	return ""

@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -53,8 +52,8 @@ func hist(ops ...op) *history.History {
 	return h
 }
 
-func effects(m map[string]int) *Observation {
-	return &Observation{Oracle: "ledger", Kind: KindEffects, Effects: m}
+func effects(m map[string]int) *history.Reading {
+	return &history.Reading{Oracle: "ledger", Kind: history.KindEffects, Effects: m}
 }
 
 // brief is the part of a verdict the table tests compare.
@@ -131,7 +130,7 @@ func TestEffectChecks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := Check(tt.h, Invariant{Check: tt.check, Oracle: "ledger"}, effects(tt.e))
+			v := Check(tt.h, history.Invariant{Check: tt.check, Oracle: "ledger"}, effects(tt.e))
 			if diff := cmp.Diff(tt.want, briefOf(v)); diff != "" {
 				t.Errorf("Check(%s) = %+v, want %+v (-want +got):\n%s\nsummary: %s", tt.check, briefOf(v), tt.want, diff, v.Summary)
 			}
@@ -153,7 +152,7 @@ func TestEffectExamples(t *testing.T) {
 		o("k3", failed(), failed()), // never sent, yet charged
 		o("k4", lost()),             // indeterminate, charged twice
 	)
-	v := Check(h, Invariant{Check: ExactlyOnce, Oracle: "ledger"}, effects(map[string]int{"k0": 1, "k1": 2, "k3": 1, "k4": 2}))
+	v := Check(h, history.Invariant{Check: ExactlyOnce, Oracle: "ledger"}, effects(map[string]int{"k0": 1, "k1": 2, "k3": 1, "k4": 2}))
 	type ex struct {
 		Op       int
 		Key      string
@@ -183,7 +182,7 @@ func TestEffectExamples(t *testing.T) {
 		t.Errorf("Summary = %q, want %q", v.Summary, wantSummary)
 	}
 
-	am := Check(h, Invariant{Check: AtMostOnce, Oracle: "ledger"}, effects(map[string]int{"k1": 2, "k4": 3}))
+	am := Check(h, history.Invariant{Check: AtMostOnce, Oracle: "ledger"}, effects(map[string]int{"k1": 2, "k4": 3}))
 	if want := "2 of 5 keys have more than one effect (3 extra)"; am.Summary != want {
 		t.Errorf("Summary = %q, want %q", am.Summary, want)
 	}
@@ -194,7 +193,7 @@ func TestEffectExamples(t *testing.T) {
 
 func TestSharedKeyExample(t *testing.T) {
 	h := hist(ou("a", "alice", ok(201)), ou("b", "alice", ok(201)), ou("a", "bob", lost(), ok(201)), ou("a", "bob", ok(201)))
-	v := Check(h, Invariant{Check: ExactlyOnce, Oracle: "ledger"}, effects(map[string]int{"a": 3, "b": 1}))
+	v := Check(h, history.Invariant{Check: ExactlyOnce, Oracle: "ledger"}, effects(map[string]int{"a": 3, "b": 1}))
 	if v.Status != Fail || len(v.Examples) != 1 {
 		t.Fatalf("Check = %s with %d examples, want fail with 1", v.Status, len(v.Examples))
 	}
@@ -219,7 +218,7 @@ func TestExamplesCappedAndSorted(t *testing.T) {
 		ops = append(ops, o(k, ok(201)))
 		e[k] = 2
 	}
-	v := Check(hist(ops...), Invariant{Check: AtMostOnce, Oracle: "ledger"}, effects(e))
+	v := Check(hist(ops...), history.Invariant{Check: AtMostOnce, Oracle: "ledger"}, effects(e))
 	if v.Violations != 50 || v.Extra != 50 || len(v.Examples) != MaxExamples {
 		t.Fatalf("Check = violations %d extra %d examples %d, want 50 50 %d", v.Violations, v.Extra, len(v.Examples), MaxExamples)
 	}
@@ -240,28 +239,28 @@ func TestUnknown(t *testing.T) {
 	tests := []struct {
 		name   string
 		h      *history.History
-		inv    Invariant
-		obs    *Observation
+		inv history.Invariant
+		obs    *history.Reading
 		reason string
 	}{
-		{"nil observation", h, Invariant{Check: ExactlyOnce, Oracle: "ledger"}, nil, `no observation from oracle "ledger"`},
-		{"no oracle named", h, Invariant{Check: AtMostOnce}, nil, "at_most_once needs an oracle and names none"},
-		{"oracle error", h, Invariant{Check: AtMostOnce, Oracle: "ledger"},
-			&Observation{Oracle: "ledger", Err: "oracle ledger: GET /x: status 500"}, `oracle "ledger" could not read the state: oracle ledger: GET /x: status 500`},
-		{"oracle error beats effects", h, Invariant{Check: ExactlyOnce, Oracle: "ledger"},
-			&Observation{Oracle: "ledger", Kind: KindEffects, Effects: map[string]int{"a": 1}, Err: "boom"}, `oracle "ledger" could not read the state: boom`},
-		{"wrong kind", h, Invariant{Check: ExactlyOnce, Oracle: "likes"},
-			&Observation{Oracle: "likes", Kind: KindCounter, Before: &one, After: &one}, `oracle "likes" read "counter", exactly_once needs "effects"`},
-		{"counter without before", h, Invariant{Check: ExactCounter, Oracle: "likes"},
-			&Observation{Oracle: "likes", Kind: KindCounter, After: &one}, `oracle "likes" has no counter reading before and after the run`},
-		{"account missing", h, Invariant{Check: ConditionalUpdate, Oracle: "acct"},
-			&Observation{Oracle: "acct", Kind: KindAccount}, `oracle "acct" has no account reading`},
-		{"empty history", &history.History{}, Invariant{Check: AtMostOnce, Oracle: "ledger"}, effects(nil), "the history has no ops"},
-		{"nil history", nil, Invariant{Check: SameResponse}, nil, "the history has no ops"},
-		{"unknown check", h, Invariant{Check: "twice"}, nil, `unknown check "twice" (want one of at_most_once, exactly_once, same_response, exact_counter, conditional_update, payload_mismatch)`},
-		{"unsorted history", unsorted, Invariant{Check: AtMostOnce, Oracle: "ledger"}, effects(nil),
+		{"nil observation", h, history.Invariant{Check: ExactlyOnce, Oracle: "ledger"}, nil, `no observation from oracle "ledger"`},
+		{"no oracle named", h, history.Invariant{Check: AtMostOnce}, nil, "at_most_once needs an oracle and names none"},
+		{"oracle error", h, history.Invariant{Check: AtMostOnce, Oracle: "ledger"},
+			&history.Reading{Oracle: "ledger", Err: "oracle ledger: GET /x: status 500"}, `oracle "ledger" could not read the state: oracle ledger: GET /x: status 500`},
+		{"oracle error beats effects", h, history.Invariant{Check: ExactlyOnce, Oracle: "ledger"},
+			&history.Reading{Oracle: "ledger", Kind: history.KindEffects, Effects: map[string]int{"a": 1}, Err: "boom"}, `oracle "ledger" could not read the state: boom`},
+		{"wrong kind", h, history.Invariant{Check: ExactlyOnce, Oracle: "likes"},
+			&history.Reading{Oracle: "likes", Kind: history.KindCounter, Before: &one, After: &one}, `oracle "likes" read "counter", exactly_once needs "effects"`},
+		{"counter without before", h, history.Invariant{Check: ExactCounter, Oracle: "likes"},
+			&history.Reading{Oracle: "likes", Kind: history.KindCounter, After: &one}, `oracle "likes" has no counter reading before and after the run`},
+		{"account missing", h, history.Invariant{Check: ConditionalUpdate, Oracle: "acct"},
+			&history.Reading{Oracle: "acct", Kind: history.KindAccount}, `oracle "acct" has no account reading`},
+		{"empty history", &history.History{}, history.Invariant{Check: AtMostOnce, Oracle: "ledger"}, effects(nil), "the history has no ops"},
+		{"nil history", nil, history.Invariant{Check: SameResponse}, nil, "the history has no ops"},
+		{"unknown check", h, history.Invariant{Check: "twice"}, nil, `unknown check "twice" (want one of at_most_once, exactly_once, same_response, exact_counter, conditional_update, payload_mismatch)`},
+		{"unsorted history", unsorted, history.Invariant{Check: AtMostOnce, Oracle: "ledger"}, effects(nil),
 			"the history's attempts are not sorted by op and attempt number (History.Sort was not called)"},
-		{"same_response with nothing acknowledged", hist(o("a", lost()), o("b", ok(500))), Invariant{Check: SameResponse}, nil,
+		{"same_response with nothing acknowledged", hist(o("a", lost()), o("b", ok(500))), history.Invariant{Check: SameResponse}, nil,
 			"no op received a 2xx answer; there is nothing to compare"},
 	}
 	for _, tt := range tests {
@@ -308,7 +307,7 @@ func TestSameResponse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := Check(tt.h, Invariant{Check: SameResponse}, nil)
+			v := Check(tt.h, history.Invariant{Check: SameResponse}, nil)
 			if diff := cmp.Diff(tt.want, briefOf(v)); diff != "" {
 				t.Errorf("Check(same_response) (-want +got):\n%s\n%s", diff, v.Summary)
 			}
@@ -317,7 +316,7 @@ func TestSameResponse(t *testing.T) {
 			}
 		})
 	}
-	v := Check(hist(o("a", okFP(201, 7, id1), okFP(201, 8, id2), okFP(201, 9, nil))), Invariant{Check: SameResponse}, nil)
+	v := Check(hist(o("a", okFP(201, 7, id1), okFP(201, 8, id2), okFP(201, 9, nil))), history.Invariant{Check: SameResponse}, nil)
 	if want := "1 of 1 op acknowledged got different 2xx answers (2 answers differ from the first)"; v.Summary != want {
 		t.Errorf("Summary = %q, want %q", v.Summary, want)
 	}
@@ -326,8 +325,8 @@ func TestSameResponse(t *testing.T) {
 	}
 }
 
-func counter(before, after int64) *Observation {
-	return &Observation{Oracle: "likes", Kind: KindCounter, Before: &before, After: &after}
+func counter(before, after int64) *history.Reading {
+	return &history.Reading{Oracle: "likes", Kind: history.KindCounter, Before: &before, After: &after}
 }
 
 func TestExactCounter(t *testing.T) {
@@ -360,7 +359,7 @@ func TestExactCounter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := Check(tt.h, Invariant{Check: ExactCounter, Oracle: "likes"}, counter(tt.before, tt.after))
+			v := Check(tt.h, history.Invariant{Check: ExactCounter, Oracle: "likes"}, counter(tt.before, tt.after))
 			if diff := cmp.Diff(tt.want, briefOf(v)); diff != "" {
 				t.Errorf("Check(exact_counter) (-want +got):\n%s", diff)
 			}
@@ -374,8 +373,8 @@ func TestExactCounter(t *testing.T) {
 	}
 }
 
-func account(before, after, vb, va int64, applied ...Applied) *Observation {
-	return &Observation{Oracle: "acct", Kind: KindAccount, Account: &Account{
+func account(before, after, vb, va int64, applied ...history.Applied) *history.Reading {
+	return &history.Reading{Oracle: "acct", Kind: history.KindAccount, Account: &history.Account{
 		BalanceBefore: before, BalanceAfter: after, VersionBefore: vb, VersionAfter: va, Applied: applied,
 	}}
 }
@@ -390,33 +389,33 @@ func TestConditionalUpdate(t *testing.T) {
 	)
 	tests := []struct {
 		name    string
-		obs     *Observation
+		obs     *history.Reading
 		want    brief
 		summary string
 	}{
-		{"stale after lost ack applied", account(100, 70, 3, 5, Applied{"d1", 10}, Applied{"d2", 20}), brief{Pass, 4, 0, 1, 0, 0, 0},
+		{"stale after lost ack applied", account(100, 70, 3, 5, history.Applied{Key: "d1", Amount: 10}, history.Applied{Key: "d2", Amount: 20}), brief{Pass, 4, 0, 1, 0, 0, 0},
 			"balance 100 -> 70 and version 3 -> 5 match 2 applied ops totalling 30; 4 keys: 1 acknowledged, 1 indeterminate (1 applied), 1 never sent, 1 rejected"},
-		{"stale after lost ack not applied", account(100, 90, 3, 4, Applied{"d1", 10}), brief{Pass, 4, 0, 1, 0, 0, 0}, ""},
-		{"other run's entries count in the arithmetic only", account(100, 85, 3, 5, Applied{"d1", 10}, Applied{"elsewhere", 5}), brief{Pass, 4, 0, 1, 0, 0, 0}, ""},
-		{"double debit", account(100, 80, 3, 5, Applied{"d1", 10}, Applied{"d1", 10}), brief{Fail, 4, 1, 1, 1, 0, 1},
+		{"stale after lost ack not applied", account(100, 90, 3, 4, history.Applied{Key: "d1", Amount: 10}), brief{Pass, 4, 0, 1, 0, 0, 0}, ""},
+		{"other run's entries count in the arithmetic only", account(100, 85, 3, 5, history.Applied{Key: "d1", Amount: 10}, history.Applied{Key: "elsewhere", Amount: 5}), brief{Pass, 4, 0, 1, 0, 0, 0}, ""},
+		{"double debit", account(100, 80, 3, 5, history.Applied{Key: "d1", Amount: 10}, history.Applied{Key: "d1", Amount: 10}), brief{Fail, 4, 1, 1, 1, 0, 1},
 			"1 of 4 keys applied more than allowed (1 extra)"},
-		{"balance mismatch", account(100, 80, 3, 4, Applied{"d1", 10}), brief{Fail, 4, 0, 1, 0, 0, 0},
+		{"balance mismatch", account(100, 80, 3, 4, history.Applied{Key: "d1", Amount: 10}), brief{Fail, 4, 0, 1, 0, 0, 0},
 			"balance 100 -> 80, want 90 (100 − 10 over 1 applied op)"},
-		{"version mismatch", account(100, 90, 3, 5, Applied{"d1", 10}), brief{Fail, 4, 0, 1, 0, 0, 0},
+		{"version mismatch", account(100, 90, 3, 5, history.Applied{Key: "d1", Amount: 10}), brief{Fail, 4, 0, 1, 0, 0, 0},
 			"version 3 -> 5, want 4 (one step per applied op)"},
 		{"acked not applied", account(100, 100, 3, 3), brief{Fail, 4, 1, 1, 0, 1, 1},
 			"1 op acknowledged but not applied"},
-		{"never sent applied", account(100, 80, 3, 5, Applied{"d1", 10}, Applied{"d4", 10}), brief{Fail, 4, 1, 1, 1, 0, 1},
+		{"never sent applied", account(100, 80, 3, 5, history.Applied{Key: "d1", Amount: 10}, history.Applied{Key: "d4", Amount: 10}), brief{Fail, 4, 1, 1, 1, 0, 1},
 			"1 of 4 keys applied more than allowed (1 extra)"},
-		{"stale applied twice", account(100, 50, 3, 6, Applied{"d1", 10}, Applied{"d3", 20}, Applied{"d3", 20}), brief{Fail, 4, 1, 1, 2, 0, 1},
+		{"stale applied twice", account(100, 50, 3, 6, history.Applied{Key: "d1", Amount: 10}, history.Applied{Key: "d3", Amount: 20}, history.Applied{Key: "d3", Amount: 20}), brief{Fail, 4, 1, 1, 2, 0, 1},
 			"1 of 4 keys applied more than allowed (2 extra)"},
 		// A debit answered only with a stale-version 409 must not apply.
-		{"debit despite a failed precondition", account(100, 70, 3, 5, Applied{"d1", 10}, Applied{"d3", 20}), brief{Fail, 4, 1, 1, 1, 0, 1},
+		{"debit despite a failed precondition", account(100, 70, 3, 5, history.Applied{Key: "d1", Amount: 10}, history.Applied{Key: "d3", Amount: 20}), brief{Fail, 4, 1, 1, 1, 0, 1},
 			"1 of 4 keys applied more than allowed (1 extra)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := Check(h, Invariant{Check: ConditionalUpdate, Oracle: "acct"}, tt.obs)
+			v := Check(h, history.Invariant{Check: ConditionalUpdate, Oracle: "acct"}, tt.obs)
 			if diff := cmp.Diff(tt.want, briefOf(v)); diff != "" {
 				t.Errorf("Check(conditional_update) (-want +got):\n%s\n%s", diff, v.Summary)
 			}
@@ -425,7 +424,7 @@ func TestConditionalUpdate(t *testing.T) {
 			}
 		})
 	}
-	v := Check(h, Invariant{Check: ConditionalUpdate, Oracle: "acct"}, account(100, 80, 3, 5, Applied{"d1", 10}, Applied{"d1", 10}))
+	v := Check(h, history.Invariant{Check: ConditionalUpdate, Oracle: "acct"}, account(100, 80, 3, 5, history.Applied{Key: "d1", Amount: 10}, history.Applied{Key: "d1", Amount: 10}))
 	if ex := v.Examples[0]; ex.Key != "d1" || ex.Effects != 2 || ex.Want != "exactly 1" || ex.Problem != "2 applications for one acknowledged op (1 extra)" {
 		t.Errorf("Examples[0] = %+v", ex)
 	}
@@ -433,8 +432,8 @@ func TestConditionalUpdate(t *testing.T) {
 
 func TestRun(t *testing.T) {
 	h := hist(o("a", okFP(201, 5, nil), okFP(201, 5, nil)), o("b", ok(201)))
-	obs := map[string]*Observation{"ledger": effects(map[string]int{"a": 1, "b": 2})}
-	got := Run(h, []Invariant{
+	obs := map[string]*history.Reading{"ledger": effects(map[string]int{"a": 1, "b": 2})}
+	got := Run(h, []history.Invariant{
 		{Check: AtMostOnce, Oracle: "ledger"},
 		{Check: ExactlyOnce, Oracle: "ledger"},
 		{Check: SameResponse},
@@ -450,19 +449,19 @@ func TestRun(t *testing.T) {
 }
 
 func TestJSON(t *testing.T) {
-	b, err := json.Marshal(Check(hist(o("a", ok(201))), Invariant{Check: AtMostOnce, Oracle: "x"}, nil))
+	b, err := json.Marshal(Check(hist(o("a", ok(201))), history.Invariant{Check: AtMostOnce, Oracle: "x"}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(b), `"examples":[]`) || !strings.Contains(string(b), `"status":"unknown"`) {
 		t.Errorf("json = %s, want examples [] and status unknown", b)
 	}
-	in := account(1, 2, 3, 4, Applied{"k", 5})
+	in := account(1, 2, 3, 4, history.Applied{Key: "k", Amount: 5})
 	b, err = json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out Observation
+	var out history.Reading
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -475,14 +474,6 @@ func TestJSON(t *testing.T) {
 }
 
 func TestNamesAndKinds(t *testing.T) {
-	for _, o := range []Oracle{&HTTPEffects{OracleName: "a"}, &HTTPCounter{OracleName: "a"}, &HTTPAccount{OracleName: "a"}} {
-		if o.Name() != "a" {
-			t.Errorf("%T.Name() = %q, want a", o, o.Name())
-		}
-	}
-	if err := (&HTTPEffects{}).Before(context.Background()); err != nil {
-		t.Errorf("HTTPEffects.Before = %v, want nil", err)
-	}
 	for _, n := range Names() {
 		if _, ok := OracleKind(n); !ok {
 			t.Errorf("OracleKind(%q) unknown", n)
@@ -499,8 +490,8 @@ func TestRejectedOps(t *testing.T) {
 	dup := ok(409)
 	dup.Fault = history.FaultDuplicate
 	h := hist(o("r", ok(422)), o("d", dup), o("a", ok(201)))
-	obs := &Observation{Oracle: "ledger", Kind: KindEffects, Effects: map[string]int{"r": 1, "d": 1, "a": 1}}
-	v := Check(h, Invariant{Check: ExactlyOnce, Oracle: "ledger"}, obs)
+	obs := &history.Reading{Oracle: "ledger", Kind: history.KindEffects, Effects: map[string]int{"r": 1, "d": 1, "a": 1}}
+	v := Check(h, history.Invariant{Check: ExactlyOnce, Oracle: "ledger"}, obs)
 	if v.Status != Fail || v.Violations != 1 || len(v.Examples) != 1 || v.Examples[0].Key != "r" {
 		t.Fatalf("exactly_once with a rejected op applied = %+v, want a Fail naming key r only", v)
 	}
@@ -508,7 +499,7 @@ func TestRejectedOps(t *testing.T) {
 		t.Errorf("problem = %q, want it to say every answer rejected it (422)", p)
 	}
 	obs.Effects["r"] = 0
-	if v := Check(h, Invariant{Check: ExactlyOnce, Oracle: "ledger"}, obs); v.Status != Pass || !strings.Contains(v.Summary, "1 rejected") {
+	if v := Check(h, history.Invariant{Check: ExactlyOnce, Oracle: "ledger"}, obs); v.Status != Pass || !strings.Contains(v.Summary, "1 rejected") {
 		t.Errorf("exactly_once with the rejected op not applied = %s %q, want pass and 1 rejected", v.Status, v.Summary)
 	}
 }

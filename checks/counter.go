@@ -9,7 +9,7 @@ import (
 // checkCounter checks that the counter moved by at least one per
 // acknowledged key and at most one per acknowledged or indeterminate
 // operation. Never-sent operations add nothing.
-func checkCounter(v Verdict, h *history.History, obs *Observation) Verdict {
+func checkCounter(v Verdict, h *history.History, obs *history.Reading) Verdict {
 	g := groupKeys(h)
 	var acked, indet, lo, hi int64
 	for i := range h.Ops {

@@ -49,7 +49,7 @@ func TestPayloadMismatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := Check(tt.h, Invariant{Check: PayloadMismatch}, nil)
+			v := Check(tt.h, history.Invariant{Check: PayloadMismatch}, nil)
 			if diff := cmp.Diff(tt.want, briefOf(v)); diff != "" {
 				t.Errorf("Check(payload_mismatch) (-want +got):\n%s\nsummary: %s", diff, v.Summary)
 			}
@@ -97,7 +97,7 @@ func TestSameResponseReplays(t *testing.T) {
 			brief{Status: Fail, Checked: 1, Violations: 1, Examples: 1}},
 	}
 	for _, tt := range tests {
-		v := Check(tt.h, Invariant{Check: SameResponse}, nil)
+		v := Check(tt.h, history.Invariant{Check: SameResponse}, nil)
 		if diff := cmp.Diff(tt.want, briefOf(v)); diff != "" {
 			t.Errorf("%s: Check(same_response) (-want +got):\n%s", tt.name, diff)
 		}
@@ -126,7 +126,7 @@ func TestEffectsWithMismatch(t *testing.T) {
 			map[string]int{}, brief{Status: Pass, Checked: 1, Indeterminate: 1}},
 	}
 	for _, tt := range tests {
-		v := Check(tt.h, Invariant{Check: tt.check, Oracle: "ledger"}, effects(tt.e))
+		v := Check(tt.h, history.Invariant{Check: tt.check, Oracle: "ledger"}, effects(tt.e))
 		if diff := cmp.Diff(tt.want, briefOf(v)); diff != "" {
 			t.Errorf("%s: Check(%s) (-want +got):\n%s\n%s", tt.name, tt.check, diff, v.Summary)
 		}

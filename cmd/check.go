@@ -4,16 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/scenarios"
+	"github.com/idemcheck/idemcheck/trial"
 )
 
 // CheckOptions are the inputs of `idemcheck check`.
@@ -21,6 +20,9 @@ type CheckOptions struct {
 	Streams Streams
 	Dir     string
 	Format  string
+	// Scenario, when set, re-judges against this scenario's expectation,
+	// invariants and thresholds instead of those saved with the run.
+	Scenario string
 }
 
 // NewCmdCheck builds `idemcheck check DIR`.
@@ -31,12 +33,15 @@ func NewCmdCheck(f *Factory, runF func(context.Context, *CheckOptions) error) *c
 		Short: "Check a saved run again, offline",
 		Long: `Check re-runs the invariant checkers on a run saved with 'idemcheck run --out DIR'
 (or on every run saved below DIR, as several scenarios or the demo save them):
-it reads DIR/history.jsonl (every attempt) and the observations in
-DIR/report.json, and reports as run did, without sending a request. Use it to
-re-judge evidence, or after upgrading idemcheck.`,
+it reads DIR/history.jsonl alone (every attempt, the oracles' readings, and
+the invariants, thresholds and expectation the run was judged against) and
+reports as run did, without sending a request. report.json is output only.
+Use it to re-judge evidence, after upgrading idemcheck, or with --scenario to
+judge a saved run against other invariants or thresholds.`,
 		Example: `  idemcheck run charges.yaml --out ./report
   idemcheck check ./report
   idemcheck check ./report --format json
+  idemcheck check ./report --scenario stricter.yaml   # other invariants and thresholds
   idemcheck demo --out ./demo && idemcheck check ./demo`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -51,6 +56,7 @@ re-judge evidence, or after upgrading idemcheck.`,
 		},
 	}
 	c.Flags().StringVarP(&opts.Format, "format", "f", "text", "report format on stdout: text, json, markdown or junit")
+	c.Flags().StringVar(&opts.Scenario, "scenario", "", "judge against this scenario's (file or built-in name) invariants, thresholds and expectation instead of the saved ones")
 	return c
 }
 
@@ -59,10 +65,16 @@ func checkRun(_ context.Context, opts *CheckOptions) error {
 	if err != nil {
 		return err
 	}
+	var sc *scenarios.Scenario
+	if opts.Scenario != "" {
+		if sc, err = scenarios.Resolve(opts.Scenario); err != nil {
+			return withCode(ExitUsage, err)
+		}
+	}
 	var sums []*reports.Summary
 	code := ExitOK
 	for _, dir := range dirs {
-		sum, err := recheck(dir)
+		sum, err := recheck(dir, sc)
 		if err != nil {
 			return err
 		}
@@ -95,77 +107,36 @@ func runDirs(dir string) ([]string, error) {
 	return out, nil
 }
 
-// recheck re-runs the checkers on the run saved in dir.
-func recheck(dir string) (*reports.Summary, error) {
-	h, prev, err := loadRun(dir)
+// recheck judges the run saved in dir again, from its history alone;
+// with sc, against sc's expectation, invariants and thresholds instead of
+// those saved.
+func recheck(dir string, sc *scenarios.Scenario) (*reports.Summary, error) {
+	h, err := loadRun(dir)
 	if err != nil {
 		return nil, err
 	}
-	invs := make([]checks.Invariant, len(prev.Verdicts))
-	for i, v := range prev.Verdicts {
-		invs[i] = checks.Invariant{Check: v.Invariant, Oracle: v.Oracle}
+	if sc != nil {
+		h.Meta.Judge = trial.JudgeOf(sc)
 	}
-	obs := map[string]*checks.Observation{}
-	for _, o := range prev.Observations {
-		if o != nil {
-			obs[o.Oracle] = o
-		}
-	}
-	return reports.Build(h, reports.Input{
-		Tool:         "idemcheck " + Version,
-		Scenario:     prev.Scenario,
-		Verdicts:     checks.Run(h, invs, obs),
-		Observations: prev.Observations,
-		Limits:       limitsFrom(prev.Thresholds),
-	}), nil
+	return summarize(trial.Judge(h)), nil
 }
 
-func loadRun(dir string) (*history.History, *reports.Summary, error) {
+func loadRun(dir string) (*history.History, error) {
 	hf, err := os.Open(filepath.Join(dir, "history.jsonl"))
 	if err != nil {
-		return nil, nil, withHint(ExitUsage, err, "DIR must be a directory written by 'idemcheck run --out DIR'")
+		return nil, withHint(ExitUsage, err, "DIR must be a directory written by 'idemcheck run --out DIR'")
 	}
 	defer hf.Close()
 	h, err := history.Decode(hf)
-	if err != nil {
-		return nil, nil, withCode(ExitUsage, fmt.Errorf("%s: %w", hf.Name(), err))
+	switch {
+	case errors.Is(err, history.ErrOldFormat):
+		return nil, withHint(ExitUsage, fmt.Errorf("%s: %w", hf.Name(), err),
+			"run the scenario again with this idemcheck to judge it; its report.json gives the seed and key nonce to resend the same requests: idemcheck run NAME --seed S --key-nonce N --out DIR")
+	case errors.Is(err, history.ErrTruncated):
+		return nil, withHint(ExitUsage, fmt.Errorf("%s: %w", hf.Name(), err),
+			"judging part of a run could accuse a correct API or pass a broken one: run it again")
+	case err != nil:
+		return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", hf.Name(), err))
 	}
-	rf, err := os.Open(filepath.Join(dir, "report.json"))
-	if err != nil {
-		return nil, nil, withHint(ExitUsage, err, "the observations are read from report.json beside history.jsonl")
-	}
-	defer rf.Close()
-	prev, err := reports.ReadJSON(rf)
-	if err != nil {
-		return nil, nil, withCode(ExitUsage, fmt.Errorf("%s: %w", rf.Name(), err))
-	}
-	if prev.Scenario.Name != h.Meta.Scenario {
-		return nil, nil, withCode(ExitUsage, errors.New("report.json and history.jsonl are of different runs"))
-	}
-	return h, prev, nil
-}
-
-func limitsFrom(ts []reports.Threshold) reports.Limits {
-	var l reports.Limits
-	// Limits were saved in ms as floats: round, so 1.005ms comes back as
-	// 1.005ms and not 1.004999ms, and check judges as run did.
-	d := func(v float64) time.Duration { return time.Duration(math.Round(v * float64(time.Millisecond))) }
-	for _, t := range ts {
-		switch t.Name {
-		case "p50":
-			l.P50 = d(t.Limit)
-		case "p90":
-			l.P90 = d(t.Limit)
-		case "p99":
-			l.P99 = d(t.Limit)
-		case "p99.9":
-			l.P999 = d(t.Limit)
-		case "max":
-			l.Max = d(t.Limit)
-		case "error_rate":
-			v := t.Limit
-			l.ErrorRate = &v
-		}
-	}
-	return l
+	return h, nil
 }

@@ -6,11 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/idemcheck/idemcheck/reports"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -81,16 +78,6 @@ func TestRedact(t *testing.T) {
 	for in, want := range cases {
 		if got := redact(in); got != want {
 			t.Errorf("redact(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestLimitsRoundTrip(t *testing.T) {
-	for us := 1; us <= 100000; us += 7 {
-		d := time.Duration(us) * time.Microsecond
-		got := limitsFrom([]reports.Threshold{{Name: "p99", Limit: float64(d) / float64(time.Millisecond)}}).P99
-		if got != d {
-			t.Fatalf("limitsFrom(%v as ms) = %v, want %v", d, got, d)
 		}
 	}
 }

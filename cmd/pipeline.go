@@ -4,19 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
+	"github.com/idemcheck/idemcheck/trial"
 )
 
 // execOptions tune one scenario's execution.
@@ -30,9 +28,6 @@ type execOptions struct {
 	Observer  runner.Observer
 }
 
-// observeTimeout bounds the oracles' reads after a run.
-const observeTimeout = time.Minute
-
 // execution is what one scenario's run produced.
 type execution struct {
 	Summary *reports.Summary
@@ -41,86 +36,26 @@ type execution struct {
 	Err     error // a runtime problem beside the verdicts (unreachable target, report not written)
 }
 
-// execute runs one scenario end to end: setup, oracles before, load, quiet
-// period, oracles after, checks, summary, files. It returns an error only for
-// problems that leave nothing to report (bad config); everything else is in
-// the execution, so an interrupted or failed run still writes what it saw.
+// execute runs one scenario through trial.Run and turns what it returns
+// into a summary, an exit code and saved files. It returns an error only
+// for problems that leave nothing to report (bad config, unreachable
+// target); an interrupted or failed run still writes what it saw.
 func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execution, error) {
-	target, err := sc.TargetURL(o.Target)
+	j, err := trial.Run(ctx, sc, trial.Options{Target: o.Target, Seed: o.Seed, KeyNonce: o.KeyNonce,
+		Transport: o.Transport, Getenv: o.Getenv, Observer: o.Observer})
 	if err != nil {
-		return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", sc.Name, err)) // the diagnostic carries its hint
+		return nil, prepareError(err)
 	}
-	client := &http.Client{Transport: o.Transport, Timeout: 30 * time.Second}
-	oracles, err := buildOracles(sc, target, client, o.Getenv)
-	if err != nil {
-		return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", sc.Name, err))
-	}
-	ropts := runner.Options{Target: target, Seed: o.Seed, KeyNonce: o.KeyNonce, Transport: o.Transport, Env: o.Getenv, Observer: o.Observer}
-	if err := preflight(ctx, sc, target, client, ropts); err != nil {
-		if ctx.Err() != nil {
-			return nil, withCode(ExitInterrupted, ctx.Err())
-		}
-		hint := fmt.Sprintf("is the API running at %s?", target.Redacted())
-		if isLoopback(target.Hostname()) {
-			hint += fmt.Sprintf(" Start the built-in lab with 'idemcheck lab --addr %s'", target.Host)
-		}
-		if strings.Contains(err.Error(), "malformed HTTP") || strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
-			hint = "the target answered, but not in HTTP: is that the API's port, and the right scheme (http:// or https://)?"
-		}
-		return nil, withHint(ExitRuntime, fmt.Errorf("%s: %w", sc.Name, err), hint)
-	}
-	before := map[string]error{}
-	for _, or := range oracles {
-		if err := or.Before(ctx); err != nil {
-			before[or.Name()] = err
-		}
-	}
-
-	h, runErr := runner.Run(ctx, sc, ropts)
-	if h == nil {
-		h = &history.History{Meta: history.Meta{Scenario: sc.Name, Target: target.Redacted(), Seed: o.Seed, KeyNonce: o.KeyNonce}}
-	}
-	// The oracles read after the load even when it was interrupted: the
-	// report must say what was done. They get their own deadline.
-	octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), observeTimeout)
-	defer cancel()
-	// The quiet period lets work the client gave up on finish before the
-	// state is read. An interrupted run still waits, briefly, for the
-	// attempts it cancelled.
-	quiet := time.Duration(sc.Quiet)
-	if ctx.Err() != nil {
-		quiet = min(quiet, 2*time.Second)
-	}
-	sleep(octx, quiet)
-	obs := map[string]*checks.Observation{}
-	var obsList []*checks.Observation
-	for _, or := range oracles {
-		ob := &checks.Observation{Oracle: or.Name()}
-		if err := before[or.Name()]; err != nil {
-			ob.Err = "reading before the run: " + err.Error()
-		} else {
-			ob = checks.Observe(octx, or, h)
-		}
-		obs[or.Name()] = ob
-		obsList = append(obsList, ob)
-	}
-	verdicts := checks.Run(h, invariants(sc), obs)
-	sum := reports.Build(h, reports.Input{
-		Tool:         "idemcheck " + Version,
-		Scenario:     scenarioInfo(sc, target),
-		Verdicts:     verdicts,
-		Observations: obsList,
-		Limits:       limits(sc),
-	})
-	ex := &execution{Summary: sum, History: h, Code: resultCode(sum.Result)}
+	sum := summarize(j)
+	ex := &execution{Summary: sum, History: j.History, Code: resultCode(sum.Result)}
 	switch {
-	case errors.Is(runErr, context.Canceled) || (runErr != nil && ctx.Err() != nil):
-		ex.Code, ex.Err = ExitInterrupted, fmt.Errorf("%s: interrupted: %w", sc.Name, context.Canceled)
-	case runErr != nil: // runner.ErrTarget among them
-		ex.Code, ex.Err = ExitRuntime, fmt.Errorf("%s: %w", sc.Name, runErr)
+	case errors.Is(j.Err, context.Canceled):
+		ex.Code, ex.Err = ExitInterrupted, j.Err
+	case j.Err != nil: // runner.ErrTarget among them
+		ex.Code, ex.Err = ExitRuntime, j.Err
 	}
 	if o.Out != "" {
-		if err := writeRun(o.Out, sum, h); err != nil {
+		if err := writeRun(o.Out, sum, j.History); err != nil {
 			ex.Code = worst(ex.Code, ExitRuntime)
 			ex.Err = errors.Join(ex.Err, err)
 		}
@@ -128,23 +63,32 @@ func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execu
 	return ex, nil
 }
 
-// preflight runs the setup requests, or, when there are none, checks that
-// the target answers HTTP at all, so an unreachable target is a runtime
-// error (exit 4) before any load is sent.
-func preflight(ctx context.Context, sc *scenarios.Scenario, target *url.URL, client *http.Client, ropts runner.Options) error {
-	if len(sc.Setup) > 0 {
-		return runner.Setup(ctx, sc, ropts)
+// prepareError gives a failed trial.Prepare its exit code and hint.
+func prepareError(err error) error {
+	var te *trial.TargetError
+	switch {
+	case errors.Is(err, trial.ErrConfig):
+		return withCode(ExitUsage, err) // the diagnostic carries its hint
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return withCode(ExitInterrupted, err)
+	case errors.As(err, &te):
+		hint := fmt.Sprintf("is the API running at %s?", te.Target)
+		if te.Loopback {
+			if u, perr := urlHost(te.Target); perr == nil {
+				hint += fmt.Sprintf(" Start the built-in lab with 'idemcheck lab --addr %s'", u)
+			}
+		}
+		if te.NotHTTP {
+			hint = "the target answered, but not in HTTP: is that the API's port, and the right scheme (http:// or https://)?"
+		}
+		return withHint(ExitRuntime, err, hint)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target.String(), nil)
-	if err != nil {
-		return err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return fmt.Errorf("target %s unreachable: %w", target.Redacted(), err)
-	}
-	resp.Body.Close()
-	return nil
+	return withCode(ExitRuntime, err)
+}
+
+// summarize is the report's summary of a judged run.
+func summarize(j *trial.Judged) *reports.Summary {
+	return reports.New("idemcheck "+Version, j.History, j.Measures, j.Judgement)
 }
 
 func writeRun(dir string, sum *reports.Summary, h *history.History) error {
@@ -159,65 +103,52 @@ func writeRun(dir string, sum *reports.Summary, h *history.History) error {
 	})
 }
 
+// writeFile writes path atomically: into a temporary file beside it,
+// renamed over path only when the whole was written, so a reader never
+// sees half a file and a failed write leaves the old one.
 func writeFile(path string, write func(*os.File) error) error {
-	f, err := os.Create(path)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
-	if err := write(f); err != nil {
+	tmp := f.Name()
+	fail := func(err error) error {
 		f.Close()
+		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
+	if err := write(f); err != nil {
+		return fail(err)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return fail(err)
+	}
 	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }
 
-func resultCode(r reports.Result) ExitCode {
+func resultCode(r checks.Result) ExitCode {
 	switch r {
-	case reports.Met:
+	case checks.Met:
 		return ExitOK
-	case reports.Inconclusive:
+	case checks.Inconclusive:
 		return ExitInconclusive
 	}
 	return ExitFailed
 }
 
-func invariants(sc *scenarios.Scenario) []checks.Invariant {
-	out := make([]checks.Invariant, len(sc.Invariants))
-	for i, inv := range sc.Invariants {
-		out[i] = checks.Invariant{Check: inv.Check, Oracle: inv.Oracle}
+// urlHost is the host:port of a base URL, for hints.
+func urlHost(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", err
 	}
-	return out
-}
-
-func scenarioInfo(sc *scenarios.Scenario, target *url.URL) reports.ScenarioInfo {
-	return reports.ScenarioInfo{Name: sc.Name, Description: sc.Description, Source: sc.Source, Expect: string(sc.Expect), Target: target.Redacted()}
-}
-
-func limits(sc *scenarios.Scenario) reports.Limits {
-	t := sc.Thresholds
-	return reports.Limits{P50: time.Duration(t.P50), P90: time.Duration(t.P90), P99: time.Duration(t.P99),
-		P999: time.Duration(t.P999), Max: time.Duration(t.Max), ErrorRate: t.ErrorRate}
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return u.Host, nil
 }

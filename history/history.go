@@ -81,6 +81,39 @@ type Attempt struct {
 	Fields map[string]string `json:"fields,omitempty"`
 	// Err is the transport error for fail and info outcomes.
 	Err string `json:"error,omitempty"`
+	// Target is the index in Meta.Targets of the target the attempt was
+	// sent to; 0 for the first (or only) one.
+	Target int `json:"target,omitempty"`
+	// Copies is how many identical copies of the request were sent at
+	// once (a duplicate send); 0 or 1 for a single send.
+	Copies int `json:"copies,omitempty"`
+	// Size is the answer body's full length in bytes when it was larger
+	// than what was kept for the fingerprint; 0 otherwise.
+	Size int64 `json:"size,omitempty"`
+	// Body is a bounded, redacted prefix of a 4xx or 5xx answer's body,
+	// kept as evidence; "" otherwise.
+	Body string `json:"body,omitempty"`
+	// Answers are the answers the attempt received beside the one in
+	// Status and Fingerprint: the other copies of a duplicate send, and an
+	// answer that a fault hid from the client (drop_ack). Each is judged
+	// like any other answer.
+	Answers []Answer `json:"answers,omitempty"`
+}
+
+// Answer is one more answer an attempt received: another copy of a
+// duplicate send, or the answer a fault hid from the client.
+type Answer struct {
+	// Copy numbers the copy of a duplicate send, from 2; 0 for a hidden
+	// answer of a single send.
+	Copy int `json:"copy,omitempty"`
+	// Hidden is true when the client never saw this answer (drop_ack).
+	Hidden      bool              `json:"hidden,omitempty"`
+	Outcome     Outcome           `json:"outcome"`
+	Status      int               `json:"status,omitempty"`
+	End         time.Duration     `json:"end_ns"`
+	Fingerprint Fingerprint       `json:"fingerprint,omitempty"`
+	Fields      map[string]string `json:"fields,omitempty"`
+	Err         string            `json:"error,omitempty"`
 }
 
 // Fingerprint is a 64-bit hash of a normalised response body. In JSON it is
@@ -108,11 +141,25 @@ func (a *Attempt) Latency() time.Duration { return a.End - a.Intended }
 // Acked reports whether the attempt received a 2xx answer.
 func (a *Attempt) Acked() bool { return a.Outcome == OK && a.Status >= 200 && a.Status < 300 }
 
-// Meta describes the run a history belongs to.
+// Meta describes the run a history belongs to, and what it is judged
+// against, so that a saved history can be judged again with nothing else.
 type Meta struct {
+	// RunID names the run; every file of a run carries it, so files of
+	// different runs are never mixed up.
+	RunID    string `json:"run_id"`
 	Scenario string `json:"scenario"`
-	Target   string `json:"target,omitempty"`
-	Seed     uint64 `json:"seed"`
+	// Description and Source (a file, or builtin:NAME) of the scenario.
+	Description string `json:"description,omitempty"`
+	Source      string `json:"source,omitempty"`
+	// Target is the base URL of the first target, its secrets redacted.
+	Target string `json:"target,omitempty"`
+	// Targets are every target's base URL, redacted, in the order
+	// Attempt.Target indexes them; empty for a single target.
+	Targets []string `json:"targets,omitempty"`
+	// Shard is "i/n" when the history is one shard of a run; "" for a
+	// run made in one process.
+	Shard string `json:"shard,omitempty"`
+	Seed  uint64 `json:"seed"`
 	// KeyNonce was mixed into the generated keys (0: keys from the seed
 	// alone); the same seed and nonce give the same keys.
 	KeyNonce uint64    `json:"key_nonce,omitempty"`
@@ -121,6 +168,35 @@ type Meta struct {
 	Ended time.Time `json:"ended"`
 	// Interrupted is true when the run was stopped before its planned end.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Judge is what the run is judged against.
+	Judge Judge `json:"judge"`
+}
+
+// Judge is what a run is judged against: the scenario's expectation,
+// invariants and thresholds, as they were when it ran.
+type Judge struct {
+	// Expect is "pass" (every invariant and threshold must hold) or
+	// "violation" (a known-broken target must be caught).
+	Expect     string      `json:"expect"`
+	Invariants []Invariant `json:"invariants"`
+	Thresholds Thresholds  `json:"thresholds"`
+}
+
+// Invariant names a checker and the oracle whose reading it judges.
+type Invariant struct {
+	Check  string `json:"check"`
+	Oracle string `json:"oracle,omitempty"`
+}
+
+// Thresholds are limits on the per-op latency and the error rate; a zero
+// or nil limit is not checked.
+type Thresholds struct {
+	P50       time.Duration `json:"p50_ns,omitempty"`
+	P90       time.Duration `json:"p90_ns,omitempty"`
+	P99       time.Duration `json:"p99_ns,omitempty"`
+	P999      time.Duration `json:"p99_9_ns,omitempty"`
+	Max       time.Duration `json:"max_ns,omitempty"`
+	ErrorRate *float64      `json:"error_rate,omitempty"`
 }
 
 // History is everything a run recorded. Ops are indexed by ID; Attempts are
@@ -129,6 +205,9 @@ type History struct {
 	Meta     Meta
 	Ops      []Op
 	Attempts []Attempt
+	// Readings are what the oracles read of the target's state after the
+	// run, one per oracle.
+	Readings []Reading
 
 	index []int // index[op] is the first attempt of op; len(Ops)+1 entries
 }

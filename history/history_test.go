@@ -13,17 +13,85 @@ import (
 
 func sample() *History {
 	h := &History{
-		Meta: Meta{Scenario: "s", Target: "http://127.0.0.1:1", Seed: 42, Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
+		Meta: Meta{RunID: "r1", Scenario: "s", Target: "http://127.0.0.1:1", Seed: 42, Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+			Judge: Judge{Expect: "pass", Invariants: []Invariant{{Check: "exactly_once", Oracle: "ledger"}},
+				Thresholds: Thresholds{P99: 5 * time.Millisecond, ErrorRate: ptr(0.5)}}},
 		Ops:  []Op{{ID: 0, Key: "k0", User: "alice"}, {ID: 1, Key: "k1"}, {ID: 2, Key: "k2"}},
 		Attempts: []Attempt{
 			{Op: 1, N: 2, Outcome: OK, Status: 201, Intended: 5, Start: 6, End: 9, Fingerprint: 0xabc, Fields: map[string]string{"id": "ch_1"}},
 			{Op: 0, N: 1, Fault: "drop_ack", Outcome: Info, Intended: 1, Start: 1, End: 3, Err: "dropped"},
 			{Op: 1, N: 1, Fault: "reset", Outcome: Fail, Intended: 2, Start: 2, End: 2},
-			{Op: 0, N: 2, Outcome: OK, Status: 201, Intended: 4, Start: 4, End: 8, Fingerprint: 1},
+			{Op: 0, N: 2, Outcome: OK, Status: 201, Intended: 4, Start: 4, End: 8, Fingerprint: 1, Copies: 2,
+				Answers: []Answer{{Copy: 2, Outcome: OK, Status: 409, End: 9}}},
 		},
+		Readings: []Reading{{Oracle: "ledger", Kind: KindEffects, Effects: map[string]int{"k0": 1}}},
 	}
 	h.Sort()
 	return h
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func encoded(t *testing.T, h *History) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Encode(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// A history cut anywhere before its trailer is refused as incomplete,
+// never judged on part of the run.
+func TestDecodeTruncated(t *testing.T) {
+	full := encoded(t, sample())
+	lines := strings.SplitAfter(strings.TrimSuffix(full, "\n"), "\n")
+	for n := 1; n < len(lines); n++ {
+		cut := strings.Join(lines[:n], "")
+		_, err := Decode(strings.NewReader(cut))
+		if !errors.Is(err, ErrTruncated) || !errors.Is(err, ErrFormat) {
+			t.Errorf("Decode(first %d of %d lines) = %v, want ErrTruncated", n, len(lines), err)
+		}
+	}
+	// A trailer that counts otherwise than what precedes it: lines lost
+	// in the middle.
+	dropped := strings.Join(append(append([]string{}, lines[:2]...), lines[3:]...), "")
+	if _, err := Decode(strings.NewReader(dropped)); !errors.Is(err, ErrFormat) || errors.Is(err, ErrTruncated) {
+		t.Errorf("Decode(a line dropped) = %v, want ErrFormat (counts differ)", err)
+	}
+	if _, err := Decode(strings.NewReader(full + full)); !errors.Is(err, ErrFormat) {
+		t.Errorf("Decode(two histories) = %v, want ErrFormat", err)
+	}
+}
+
+func TestDecodeOldFormat(t *testing.T) {
+	_, err := Decode(strings.NewReader(`{"type":"header","format_version":1,"scenario":"s"}` + "\n"))
+	if !errors.Is(err, ErrOldFormat) {
+		t.Errorf("Decode(v1) = %v, want ErrOldFormat", err)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add(encoded(&testing.T{}, sample()))
+	f.Add(`{"type":"header","format_version":2}` + "\n" + `{"type":"end","ops":0,"attempts":0,"readings":0}`)
+	f.Add("{\"type\":\"attempt\",")
+	f.Fuzz(func(t *testing.T, in string) {
+		h, err := Decode(strings.NewReader(in))
+		if err != nil {
+			if !errors.Is(err, ErrFormat) && !strings.HasPrefix(err.Error(), "reading history") {
+				t.Fatalf("Decode error %v does not wrap ErrFormat", err)
+			}
+			return
+		}
+		// What decodes encodes, and decodes again to the same history.
+		again, err := Decode(strings.NewReader(encoded(t, h)))
+		if err != nil {
+			t.Fatalf("Decode(Encode(Decode(in))) = %v", err)
+		}
+		if len(again.Ops) != len(h.Ops) || len(again.Attempts) != len(h.Attempts) || len(again.Readings) != len(h.Readings) {
+			t.Fatalf("re-decoded history differs in size")
+		}
+	})
 }
 
 func TestCodecRoundTrip(t *testing.T) {
@@ -46,10 +114,12 @@ func TestDecodeErrors(t *testing.T) {
 		"empty":          "",
 		"no header":      `{"type":"op","op":0,"key":"k"}`,
 		"future version": `{"type":"header","format_version":99}`,
-		"not json":       "{\"type\":\"header\",\"format_version\":1}\nnope",
-		"unknown op":     "{\"type\":\"header\",\"format_version\":1}\n{\"type\":\"attempt\",\"op\":3,\"n\":1,\"outcome\":\"ok\"}",
-		"bad outcome":    "{\"type\":\"header\",\"format_version\":1}\n{\"type\":\"op\",\"op\":0,\"key\":\"k\"}\n{\"type\":\"attempt\",\"op\":0,\"n\":1,\"outcome\":\"maybe\"}",
-		"unknown type":   "{\"type\":\"header\",\"format_version\":1}\n{\"type\":\"x\"}",
+		"old version":    `{"type":"header","format_version":1}`,
+		"not json":       "{\"type\":\"header\",\"format_version\":2}\nnope",
+		"unknown op":     "{\"type\":\"header\",\"format_version\":2}\n{\"type\":\"attempt\",\"op\":3,\"n\":1,\"outcome\":\"ok\"}",
+		"bad outcome":    "{\"type\":\"header\",\"format_version\":2}\n{\"type\":\"op\",\"op\":0,\"key\":\"k\"}\n{\"type\":\"attempt\",\"op\":0,\"n\":1,\"outcome\":\"maybe\"}",
+		"unknown type":   "{\"type\":\"header\",\"format_version\":2}\n{\"type\":\"x\"}",
+		"no trailer":     "{\"type\":\"header\",\"format_version\":2}\n{\"type\":\"op\",\"op\":0,\"key\":\"k\"}",
 	}
 	for name, in := range cases {
 		_, err := Decode(strings.NewReader(in))
@@ -129,6 +199,7 @@ func TestEncodeAttemptLine(t *testing.T) {
 		`{"type":"op","op":0,"key":"k0","user":"alice"}`,
 		`{"type":"attempt","op":0,"n":2,"fault":"drop_ack","outcome":"ok","status":201,"intended_ns":5000000,"start_ns":6,"end_ns":9,"fingerprint":"0000000000000abc","fields":{"a":"x","id":"ch_1"},"error":"e"}`,
 		`{"type":"attempt","op":0,"n":3,"outcome":"fail","intended_ns":0,"start_ns":0,"end_ns":0}`,
+		`{"type":"end","ops":1,"attempts":2,"readings":0}`,
 	}
 	if diff := cmp.Diff(want, lines[1:]); diff != "" {
 		t.Errorf("Encode lines mismatch (-want +got):\n%s", diff)

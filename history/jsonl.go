@@ -2,6 +2,7 @@ package history
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,11 +10,29 @@ import (
 )
 
 // FormatVersion is the version of the JSON Lines format written by Encode.
-// Decode accepts this version only.
-const FormatVersion = 1
+// Decode reads this version only; version 1 histories (which kept the
+// oracle readings in report.json) are refused with ErrOldFormat.
+//
+// A history is, one JSON object a line:
+//
+//	{"type":"header","format_version":2,"run_id":…,"scenario":…,"judge":{…},…}
+//	{"type":"op","op":0,"key":…,"user":…}                 one per op, in id order
+//	{"type":"attempt","op":0,"n":1,"outcome":"ok",…}      every attempt
+//	{"type":"reading","oracle":…,"kind":"effects",…}       one per oracle
+//	{"type":"end","ops":N,"attempts":M,"readings":R}       the trailer: the history is whole
+const FormatVersion = 2
 
 // ErrFormat is wrapped by every error Decode returns for malformed input.
 var ErrFormat = errors.New("malformed history")
+
+// ErrTruncated is wrapped by Decode's error when the history has no
+// trailer record: it was cut short (a crash, a full disk, a copy that
+// did not finish) and would be judged on part of the run.
+var ErrTruncated = errors.New("history is incomplete")
+
+// ErrOldFormat is wrapped by Decode's error for a history written in an
+// older format than this idemcheck reads.
+var ErrOldFormat = errors.New("history written by an older idemcheck")
 
 type header struct {
 	Type          string `json:"type"`
@@ -34,20 +53,26 @@ type attemptLine struct {
 	Attempt
 }
 
-// anyLine is any line as read: the header's, op's and attempt's fields in one
-// struct, so each line is parsed once. An op line's "op" (its ID) lands in
-// Attempt.Op.
-type anyLine struct {
-	Type          string `json:"type"`
-	FormatVersion int    `json:"format_version"`
-	Meta
-	Key  string `json:"key"`
-	User string `json:"user"`
-	Attempt
+type readingLine struct {
+	Type string `json:"type"`
+	Reading
 }
 
-// Encode writes h as JSON Lines: a header line with the format version and
-// the run's metadata, one line per op, then one line per attempt.
+// Trailer is the last record of a whole history: what it holds, counted.
+type Trailer struct {
+	Ops      int `json:"ops"`
+	Attempts int `json:"attempts"`
+	Readings int `json:"readings"`
+}
+
+type trailerLine struct {
+	Type string `json:"type"`
+	Trailer
+}
+
+// Encode writes h as JSON Lines: a header with the format version, the
+// run's metadata and what it is judged against, one line per op, one per
+// attempt, one per reading, then the trailer.
 func Encode(w io.Writer, h *History) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	enc := json.NewEncoder(bw)
@@ -64,57 +89,151 @@ func Encode(w io.Writer, h *History) error {
 			return err
 		}
 	}
+	for i := range h.Readings {
+		if err := enc.Encode(readingLine{Type: "reading", Reading: h.Readings[i]}); err != nil {
+			return err
+		}
+	}
+	t := Trailer{Ops: len(h.Ops), Attempts: len(h.Attempts), Readings: len(h.Readings)}
+	if err := enc.Encode(trailerLine{Type: "end", Trailer: t}); err != nil {
+		return err
+	}
 	return bw.Flush()
 }
 
+// attemptPrefix starts every attempt line Encode writes: such lines are
+// decoded straight into an Attempt, without a first pass for the type.
+var attemptPrefix = []byte(`{"type":"attempt",`)
+
 // Decode reads a history written by Encode. Errors name the line and wrap
-// ErrFormat.
+// ErrFormat; a history without its trailer also wraps ErrTruncated, one
+// of an older format ErrOldFormat.
 func Decode(r io.Reader) (*History, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	h := &History{}
 	line := 0
 	sawHeader := false
+	var trailer *Trailer
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: line %d: %s", ErrFormat, line, fmt.Sprintf(format, args...))
+	}
 	for sc.Scan() {
 		line++
 		b := sc.Bytes()
-		if len(b) == 0 {
+		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
-		var l anyLine
-		if err := json.Unmarshal(b, &l); err != nil {
-			return nil, fmt.Errorf("%w: line %d: %v", ErrFormat, line, err)
+		if trailer != nil {
+			return nil, bad("a record after the trailer (\"end\")")
 		}
-		if !sawHeader && l.Type != "header" {
-			return nil, fmt.Errorf("%w: line %d: first line must be the header, got type %q", ErrFormat, line, l.Type)
+		if sawHeader && bytes.HasPrefix(b, attemptPrefix) {
+			var l attemptLine
+			if err := json.Unmarshal(b, &l); err != nil {
+				return nil, bad("%v", err)
+			}
+			if err := checkAttempt(&l.Attempt, len(h.Ops)); err != nil {
+				return nil, bad("%v", err)
+			}
+			h.Attempts = append(h.Attempts, l.Attempt)
+			continue
 		}
-		switch l.Type {
+		var kind struct {
+			Type          string `json:"type"`
+			FormatVersion int    `json:"format_version"`
+		}
+		if err := json.Unmarshal(b, &kind); err != nil {
+			return nil, bad("%v", err)
+		}
+		if !sawHeader && kind.Type != "header" {
+			return nil, bad("first line must be the header, got type %q", kind.Type)
+		}
+		switch kind.Type {
 		case "header":
-			if l.FormatVersion != FormatVersion {
-				return nil, fmt.Errorf("%w: line %d: format_version %d, this idemcheck reads %d", ErrFormat, line, l.FormatVersion, FormatVersion)
+			if sawHeader {
+				return nil, bad("a second header")
+			}
+			if kind.FormatVersion < FormatVersion {
+				return nil, fmt.Errorf("%w: %w: line %d: format_version %d; this idemcheck reads %d, which also keeps the oracles' readings and what the run is judged against",
+					ErrFormat, ErrOldFormat, line, kind.FormatVersion, FormatVersion)
+			}
+			if kind.FormatVersion != FormatVersion {
+				return nil, bad("format_version %d, this idemcheck reads %d: upgrade idemcheck", kind.FormatVersion, FormatVersion)
+			}
+			var l header
+			if err := json.Unmarshal(b, &l); err != nil {
+				return nil, bad("%v", err)
 			}
 			h.Meta = l.Meta
 			sawHeader = true
 		case "op":
-			if l.Op != len(h.Ops) {
-				return nil, fmt.Errorf("%w: line %d: op %d out of order, expected %d", ErrFormat, line, l.Op, len(h.Ops))
+			var l opLine
+			if err := json.Unmarshal(b, &l); err != nil {
+				return nil, bad("%v", err)
 			}
-			h.Ops = append(h.Ops, Op{ID: l.Op, Key: l.Key, User: l.User})
+			if l.ID != len(h.Ops) {
+				return nil, bad("op %d out of order, expected %d", l.ID, len(h.Ops))
+			}
+			h.Ops = append(h.Ops, Op{ID: l.ID, Key: l.Key, User: l.User})
 		case "attempt":
-			if l.Op < 0 || l.Op >= len(h.Ops) {
-				return nil, fmt.Errorf("%w: line %d: attempt for unknown op %d", ErrFormat, line, l.Op)
+			var l attemptLine
+			if err := json.Unmarshal(b, &l); err != nil {
+				return nil, bad("%v", err)
+			}
+			if err := checkAttempt(&l.Attempt, len(h.Ops)); err != nil {
+				return nil, bad("%v", err)
 			}
 			h.Attempts = append(h.Attempts, l.Attempt)
+		case "reading":
+			var l readingLine
+			if err := json.Unmarshal(b, &l); err != nil {
+				return nil, bad("%v", err)
+			}
+			h.Readings = append(h.Readings, l.Reading)
+		case "end":
+			var l trailerLine
+			if err := json.Unmarshal(b, &l); err != nil {
+				return nil, bad("%v", err)
+			}
+			got := Trailer{Ops: len(h.Ops), Attempts: len(h.Attempts), Readings: len(h.Readings)}
+			if l.Trailer != got {
+				return nil, bad("the trailer counts %d ops, %d attempts, %d readings, but the history holds %d, %d, %d",
+					l.Ops, l.Attempts, l.Readings, got.Ops, got.Attempts, got.Readings)
+			}
+			trailer = &l.Trailer
 		default:
-			return nil, fmt.Errorf("%w: line %d: unknown line type %q", ErrFormat, line, l.Type)
+			return nil, bad("unknown record type %q", kind.Type)
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading history: %w", err)
+		return nil, fmt.Errorf("reading history: line %d: %w", line+1, err)
 	}
 	if !sawHeader {
 		return nil, fmt.Errorf("%w: empty input, no header line", ErrFormat)
 	}
+	if trailer == nil {
+		return nil, fmt.Errorf("%w: %w: it ends at line %d without its trailer record (\"end\"): the run that wrote it did not finish writing",
+			ErrFormat, ErrTruncated, line)
+	}
 	h.Sort()
 	return h, nil
+}
+
+// checkAttempt rejects an attempt that no run records: one for an unknown
+// op, without an outcome, or numbered below 1.
+func checkAttempt(a *Attempt, ops int) error {
+	switch {
+	case a.Op < 0 || a.Op >= ops:
+		return fmt.Errorf("attempt for unknown op %d", a.Op)
+	case a.N < 1:
+		return fmt.Errorf("attempt %d of op %d: attempts are numbered from 1", a.N, a.Op)
+	case a.Outcome == 0:
+		return fmt.Errorf("attempt %d of op %d has no outcome", a.N, a.Op)
+	}
+	for _, x := range a.Answers {
+		if x.Outcome == 0 {
+			return fmt.Errorf("attempt %d of op %d: an answer has no outcome", a.N, a.Op)
+		}
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package checks
+package oracles
 
 import (
 	"context"
@@ -43,7 +43,7 @@ func (o *HTTPEffects) Before(context.Context) error { return nil }
 
 // Observe counts the effects of every key of h. Keys with no effect are left
 // out of the observation; with Bulk, so are keys no op of h used.
-func (o *HTTPEffects) Observe(ctx context.Context, h *history.History) (*Observation, error) {
+func (o *HTTPEffects) Observe(ctx context.Context, h *history.History) (*history.Reading, error) {
 	p, err := compileValue(o.OracleName, o.Value)
 	if err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ func (o *HTTPCounter) Before(ctx context.Context) error {
 
 // Observe reads the counter after the run. It fails when Before was not
 // called or failed.
-func (o *HTTPCounter) Observe(ctx context.Context, _ *history.History) (*Observation, error) {
+func (o *HTTPCounter) Observe(ctx context.Context, _ *history.History) (*history.Reading, error) {
 	return o.reading.observe(ctx, o.OracleName, o.read)
 }
 
@@ -184,7 +184,7 @@ type HTTPAccount struct {
 
 type accountReading struct {
 	balance, version int64
-	applied          []Applied
+	applied          []history.Applied
 }
 
 // Name returns the oracle's name.
@@ -197,16 +197,16 @@ func (o *HTTPAccount) Before(ctx context.Context) error {
 
 // Observe reads the account after the run. It fails when Before was not
 // called or failed.
-func (o *HTTPAccount) Observe(ctx context.Context, _ *history.History) (*Observation, error) {
+func (o *HTTPAccount) Observe(ctx context.Context, _ *history.History) (*history.Reading, error) {
 	b, r, err := o.reading.readAfter(ctx, o.OracleName, o.read)
 	if err != nil {
 		return nil, err
 	}
-	old := make(map[Applied]int, len(b.applied))
+	old := make(map[history.Applied]int, len(b.applied))
 	for _, e := range b.applied {
 		old[e]++
 	}
-	applied := make([]Applied, 0, len(r.applied))
+	applied := make([]history.Applied, 0, len(r.applied))
 	for _, e := range r.applied {
 		if old[e] > 0 {
 			old[e]--
@@ -214,7 +214,7 @@ func (o *HTTPAccount) Observe(ctx context.Context, _ *history.History) (*Observa
 		}
 		applied = append(applied, e)
 	}
-	return &Observation{Oracle: o.OracleName, Kind: KindAccount, Account: &Account{
+	return &history.Reading{Oracle: o.OracleName, Kind: history.KindAccount, Account: &history.Account{
 		BalanceBefore: b.balance, BalanceAfter: r.balance,
 		VersionBefore: b.version, VersionAfter: r.version,
 		Applied: applied,
@@ -269,7 +269,7 @@ func (o *HTTPAccount) paths() ([5]*path, error) {
 	return out, nil
 }
 
-func (o *HTTPAccount) readApplied(ctx context.Context, list, key, amount *path) ([]Applied, error) {
+func (o *HTTPAccount) readApplied(ctx context.Context, list, key, amount *path) ([]history.Applied, error) {
 	a, err := fetch(ctx, o.Client, o.OracleName, o.Applied, "")
 	if err != nil {
 		return nil, err
@@ -282,7 +282,7 @@ func (o *HTTPAccount) readApplied(ctx context.Context, list, key, amount *path) 
 	if !ok {
 		return nil, a.fail(fmt.Errorf("%s is %s, %w: want an array", list, describe(v), ErrType))
 	}
-	out := make([]Applied, 0, len(arr))
+	out := make([]history.Applied, 0, len(arr))
 	for i, e := range arr {
 		kv, err := selectOne(e, key, nil)
 		if err != nil {
@@ -305,7 +305,7 @@ func (o *HTTPAccount) readApplied(ctx context.Context, list, key, amount *path) 
 		if err != nil {
 			return nil, a.fail(fmt.Errorf("%s[%d]: %w", list, i, err))
 		}
-		out = append(out, Applied{Key: k, Amount: n})
+		out = append(out, history.Applied{Key: k, Amount: n})
 	}
 	return out, nil
 }

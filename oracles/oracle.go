@@ -1,4 +1,4 @@
-package checks
+package oracles
 
 import (
 	"context"
@@ -22,19 +22,19 @@ type Oracle interface {
 	// no-op for effects.
 	Before(ctx context.Context) error
 	// Observe reads the state after the run for the keys of h.
-	Observe(ctx context.Context, h *history.History) (*Observation, error)
+	Observe(ctx context.Context, h *history.History) (*history.Reading, error)
 }
 
 // Observe runs o.Observe and folds a failure into the observation's Err,
 // so that the checks reading it are Unknown with that reason. It never
 // returns nil.
-func Observe(ctx context.Context, o Oracle, h *history.History) *Observation {
+func Observe(ctx context.Context, o Oracle, h *history.History) *history.Reading {
 	obs, err := o.Observe(ctx, h)
 	switch {
 	case err != nil:
-		return &Observation{Oracle: o.Name(), Err: err.Error()}
+		return &history.Reading{Oracle: o.Name(), Err: err.Error()}
 	case obs == nil:
-		return &Observation{Oracle: o.Name(), Err: "the oracle returned no observation"}
+		return &history.Reading{Oracle: o.Name(), Err: "the oracle returned no observation"}
 	}
 	return obs
 }
@@ -198,21 +198,21 @@ type counterReading struct {
 
 // observe reads the counter after the run with read, and returns both
 // readings.
-func (c *counterReading) observe(ctx context.Context, oracle string, read func(context.Context) (int64, error)) (*Observation, error) {
+func (c *counterReading) observe(ctx context.Context, oracle string, read func(context.Context) (int64, error)) (*history.Reading, error) {
 	before, after, err := c.readAfter(ctx, oracle, read)
 	if err != nil {
 		return nil, err
 	}
-	return &Observation{Oracle: oracle, Kind: KindCounter, Before: &before, After: &after}, nil
+	return &history.Reading{Oracle: oracle, Kind: history.KindCounter, Before: &before, After: &after}, nil
 }
 
 // effectsObservation is the observation of effects counted by an oracle,
 // or err.
-func effectsObservation(oracle string, effects map[string]int, err error) (*Observation, error) {
+func effectsObservation(oracle string, effects map[string]int, err error) (*history.Reading, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Observation{Oracle: oracle, Kind: KindEffects, Effects: effects}, nil
+	return &history.Reading{Oracle: oracle, Kind: history.KindEffects, Effects: effects}, nil
 }
 
 // distinctKeys returns the keys of h's ops, each once, in op order.
@@ -313,4 +313,11 @@ func effectsOf(keys []string, counts []int64) map[string]int {
 		}
 	}
 	return effects
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -1,4 +1,4 @@
-package checks
+package oracles
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
 )
 
@@ -101,7 +102,7 @@ func TestHTTPEffectsPerKey(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Observe(%s) error: %v", value, err)
 		}
-		wantObs := &Observation{Oracle: "ledger", Kind: KindEffects, Effects: want}
+		wantObs := &history.Reading{Oracle: "ledger", Kind: history.KindEffects, Effects: want}
 		if diff := cmp.Diff(wantObs, obs); diff != "" {
 			t.Errorf("Observe(%s) (-want +got):\n%s", value, diff)
 		}
@@ -183,7 +184,7 @@ func TestHTTPCounter(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, a := int64(40), int64(47)
-	if diff := cmp.Diff(&Observation{Oracle: "likes", Kind: KindCounter, Before: &b, After: &a}, obs); diff != "" {
+	if diff := cmp.Diff(&history.Reading{Oracle: "likes", Kind: history.KindCounter, Before: &b, After: &a}, obs); diff != "" {
 		t.Errorf("Observe (-want +got):\n%s", diff)
 	}
 }
@@ -218,16 +219,16 @@ func TestHTTPAccount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Observation{Oracle: "acct", Kind: KindAccount, Account: &Account{
+	want := &history.Reading{Oracle: "acct", Kind: history.KindAccount, Account: &history.Account{
 		BalanceBefore: 1000, BalanceAfter: 970, VersionBefore: 2, VersionAfter: 4,
-		Applied: []Applied{{"d1", 10}, {"d2", 20}},
+		Applied: []history.Applied{{Key: "d1", Amount: 10}, {Key: "d2", Amount: 20}},
 	}}
 	if diff := cmp.Diff(want, obs); diff != "" {
 		t.Errorf("Observe (-want +got):\n%s", diff)
 	}
-	v := Check(hist(o("d1", ok(200)), o("d2", lost(), ok(409))), Invariant{Check: ConditionalUpdate, Oracle: "acct"}, obs)
-	if v.Status != Pass {
-		t.Errorf("Check(conditional_update) = %s %s, want pass", v.Status, v.Summary)
+	v := checks.Check(hist(o("d1", ok(200)), o("d2", lost(), ok(409))), history.Invariant{Check: checks.ConditionalUpdate, Oracle: "acct"}, obs)
+	if v.Status != checks.Pass {
+		t.Errorf("checks.Check(conditional_update) = %s %s, want pass", v.Status, v.Summary)
 	}
 
 	mu.Lock()
@@ -313,10 +314,10 @@ func TestOracleErrors(t *testing.T) {
 		t.Errorf("Before(closed server) error = %v, want the token redacted and the key kept", err)
 	}
 
-	// Observe folds a failure into the observation, and the checks say Unknown
+	// Observe folds a failure into the observation, and the checks say checks.Unknown
 	obs := Observe(context.Background(), &HTTPEffects{OracleName: "ledger", PerKey: get(srv.URL, "/500"), Value: "$.count"}, keysHistory("k"))
-	v := Check(keysHistory("k"), Invariant{Check: ExactlyOnce, Oracle: "ledger"}, obs)
-	if v.Status != Unknown || !strings.Contains(v.Reason, "status 500") {
+	v := checks.Check(keysHistory("k"), history.Invariant{Check: checks.ExactlyOnce, Oracle: "ledger"}, obs)
+	if v.Status != checks.Unknown || !strings.Contains(v.Reason, "status 500") {
 		t.Errorf("Check on a failed observation = %s %q, want unknown naming the 500", v.Status, v.Reason)
 	}
 }
@@ -386,5 +387,16 @@ func TestSelect(t *testing.T) {
 	}
 	if _, err := Select(nil, "$"); !errors.Is(err, ErrNotJSON) || !strings.Contains(err.Error(), "an empty body") {
 		t.Errorf("Select(empty) error = %v, want ErrNotJSON naming an empty body", err)
+	}
+}
+
+func TestNames(t *testing.T) {
+	for _, o := range []Oracle{&HTTPEffects{OracleName: "a"}, &HTTPCounter{OracleName: "a"}, &HTTPAccount{OracleName: "a"}} {
+		if o.Name() != "a" {
+			t.Errorf("%T.Name() = %q, want a", o, o.Name())
+		}
+	}
+	if err := (&HTTPEffects{}).Before(context.Background()); err != nil {
+		t.Errorf("HTTPEffects.Before = %v, want nil", err)
 	}
 }

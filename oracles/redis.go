@@ -1,4 +1,4 @@
-package checks
+package oracles
 
 import (
 	"context"
@@ -57,7 +57,7 @@ func (o *RedisEffects) Before(context.Context) error { return nil }
 
 // Observe reads the entry of every key of h. Keys with no effect are left
 // out of the observation.
-func (o *RedisEffects) Observe(ctx context.Context, h *history.History) (*Observation, error) {
+func (o *RedisEffects) Observe(ctx context.Context, h *history.History) (*history.Reading, error) {
 	mode := o.Mode
 	switch mode {
 	case "":
@@ -75,7 +75,7 @@ func (o *RedisEffects) Observe(ctx context.Context, h *history.History) (*Observ
 	}
 	keys := distinctKeys(h)
 	if len(keys) == 0 {
-		return &Observation{Oracle: o.OracleName, Kind: KindEffects, Effects: map[string]int{}}, nil
+		return &history.Reading{Oracle: o.OracleName, Kind: history.KindEffects, Effects: map[string]int{}}, nil
 	}
 	batches := (len(keys) + redisBatch - 1) / redisBatch
 	conc := concurrency(o.Concurrency, batches)
@@ -92,7 +92,7 @@ func (o *RedisEffects) Observe(ctx context.Context, h *history.History) (*Observ
 	if err != nil {
 		return nil, err
 	}
-	return &Observation{Oracle: o.OracleName, Kind: KindEffects, Effects: effectsOf(keys, counts)}, nil
+	return &history.Reading{Oracle: o.OracleName, Kind: history.KindEffects, Effects: effectsOf(keys, counts)}, nil
 }
 
 // RedisCounter reads an integer key (GET) before and after the run; an
@@ -118,7 +118,7 @@ func (o *RedisCounter) Before(ctx context.Context) error {
 
 // Observe reads the counter after the run. It fails when Before was not
 // called or failed.
-func (o *RedisCounter) Observe(ctx context.Context, _ *history.History) (*Observation, error) {
+func (o *RedisCounter) Observe(ctx context.Context, _ *history.History) (*history.Reading, error) {
 	return o.reading.observe(ctx, o.OracleName, o.read)
 }
 

@@ -1,4 +1,4 @@
-package checks
+package oracles
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
+	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/testsvc"
 )
@@ -89,7 +90,7 @@ func TestRedis(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Observe() error: %v", err)
 				}
-				wantObs := &Observation{Oracle: "store", Kind: KindEffects, Effects: tc.want}
+				wantObs := &history.Reading{Oracle: "store", Kind: history.KindEffects, Effects: tc.want}
 				if diff := cmp.Diff(wantObs, obs); diff != "" {
 					t.Errorf("Observe() (-want +got):\n%s", diff)
 				}
@@ -102,12 +103,12 @@ func TestRedis(t *testing.T) {
 			name string
 			h    *history.History
 			mode string
-			want Status
+			want checks.Status
 		}{
-			{"duplicate", hist(o("k1", ok(201)), o("k2", lost(), ok(201))), RedisGet, Fail},
-			{"correct", hist(o("k1", ok(201)), o("x1", lost(), ok(201))), RedisGet, Pass},
-			{"present", hist(o("k1", ok(201)), o("k2", lost(), ok(201))), RedisExists, Pass},
-			{"missing", hist(o("k1", ok(201)), o("x3", ok(201))), RedisExists, Fail},
+			{"duplicate", hist(o("k1", ok(201)), o("k2", lost(), ok(201))), RedisGet, checks.Fail},
+			{"correct", hist(o("k1", ok(201)), o("x1", lost(), ok(201))), RedisGet, checks.Pass},
+			{"present", hist(o("k1", ok(201)), o("k2", lost(), ok(201))), RedisExists, checks.Pass},
+			{"missing", hist(o("k1", ok(201)), o("x3", ok(201))), RedisExists, checks.Fail},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				oracle := &RedisEffects{OracleName: "store", URL: url, Pattern: "idem:%s", Mode: tc.mode}
@@ -115,8 +116,8 @@ func TestRedis(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Observe() error: %v", err)
 				}
-				if v := Check(tc.h, Invariant{Check: ExactlyOnce, Oracle: "store"}, obs); v.Status != tc.want {
-					t.Errorf("Check(exactly_once) = %s (%s), want %s", v.Status, v.Summary, tc.want)
+				if v := checks.Check(tc.h, history.Invariant{Check: checks.ExactlyOnce, Oracle: "store"}, obs); v.Status != tc.want {
+					t.Errorf("checks.Check(exactly_once) = %s (%s), want %s", v.Status, v.Summary, tc.want)
 				}
 			})
 		}
@@ -129,11 +130,11 @@ func TestRedis(t *testing.T) {
 			key       string
 			set       bool
 			increment int64
-			want      Status
+			want      checks.Status
 		}{
-			{"exact", "likes:1", true, 2, Pass},
-			{"counted twice", "likes:2", true, 3, Fail},
-			{"absent before", "likes:3", false, 2, Pass},
+			{"exact", "likes:1", true, 2, checks.Pass},
+			{"counted twice", "likes:2", true, 3, checks.Fail},
+			{"absent before", "likes:3", false, 2, checks.Pass},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				rdb := redisClient(t, url)
@@ -157,12 +158,12 @@ func TestRedis(t *testing.T) {
 					t.Fatalf("Observe() error: %v", err)
 				}
 				after := before + tc.increment
-				wantObs := &Observation{Oracle: "likes", Kind: KindCounter, Before: &before, After: &after}
+				wantObs := &history.Reading{Oracle: "likes", Kind: history.KindCounter, Before: &before, After: &after}
 				if diff := cmp.Diff(wantObs, obs); diff != "" {
 					t.Errorf("Observe() (-want +got):\n%s", diff)
 				}
-				if v := Check(two, Invariant{Check: ExactCounter, Oracle: "likes"}, obs); v.Status != tc.want {
-					t.Errorf("Check(exact_counter) = %s (%s), want %s", v.Status, v.Summary, tc.want)
+				if v := checks.Check(two, history.Invariant{Check: checks.ExactCounter, Oracle: "likes"}, obs); v.Status != tc.want {
+					t.Errorf("checks.Check(exact_counter) = %s (%s), want %s", v.Status, v.Summary, tc.want)
 				}
 			})
 		}

@@ -1,4 +1,4 @@
-package cmd
+package oracles
 
 import (
 	"context"
@@ -6,17 +6,19 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
-// buildOracles turns the scenario's oracle declarations into checks oracles
-// whose requests are rendered from the scenario's templates.
-func buildOracles(sc *scenarios.Scenario, target *url.URL, client *http.Client, getenv func(string) string) ([]checks.Oracle, error) {
-	var out []checks.Oracle
+// FromScenario builds the oracles a scenario declares. Their HTTP requests
+// are rendered from the scenario's templates against target and sent with
+// client; database URLs may read the environment through getenv
+// ('{{env "LEDGER_URL"}}'). An error is a configuration problem that names
+// the field.
+func FromScenario(sc *scenarios.Scenario, target *url.URL, client *http.Client, getenv func(string) string) ([]Oracle, error) {
+	var out []Oracle
 	for i, o := range sc.Oracles {
 		field := fmt.Sprintf("oracles[%d]", i)
-		reqFn := func(sub string, r scenarios.Request) (checks.RequestFunc, error) {
+		reqFn := func(sub string, r scenarios.Request) (RequestFunc, error) {
 			t, err := scenarios.NewTemplate(field+sub, r, http.MethodGet, getenv)
 			if err != nil {
 				return nil, err
@@ -31,27 +33,27 @@ func buildOracles(sc *scenarios.Scenario, target *url.URL, client *http.Client, 
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, &checks.SQLEffects{OracleName: o.Name, URL: u, PerKey: o.Effects.SQL.PerKey, Grouped: o.Effects.SQL.Grouped, Concurrency: o.Effects.Concurrency})
+			out = append(out, &SQLEffects{OracleName: o.Name, URL: u, PerKey: o.Effects.SQL.PerKey, Grouped: o.Effects.SQL.Grouped, Concurrency: o.Effects.Concurrency})
 		case o.Effects != nil && o.Effects.Redis != nil:
 			u, err := renderURL(field+".effects.redis.url", o.Effects.Redis.URL, getenv)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, &checks.RedisEffects{OracleName: o.Name, URL: u, Pattern: o.Effects.Redis.Pattern, Mode: o.Effects.Redis.Mode, Concurrency: o.Effects.Concurrency})
+			out = append(out, &RedisEffects{OracleName: o.Name, URL: u, Pattern: o.Effects.Redis.Pattern, Mode: o.Effects.Redis.Mode, Concurrency: o.Effects.Concurrency})
 		case o.Counter != nil && o.Counter.SQL != nil:
 			u, err := renderURL(field+".counter.sql.url", o.Counter.SQL.URL, getenv)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, &checks.SQLCounter{OracleName: o.Name, URL: u, Query: o.Counter.SQL.Query})
+			out = append(out, &SQLCounter{OracleName: o.Name, URL: u, Query: o.Counter.SQL.Query})
 		case o.Counter != nil && o.Counter.Redis != nil:
 			u, err := renderURL(field+".counter.redis.url", o.Counter.Redis.URL, getenv)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, &checks.RedisCounter{OracleName: o.Name, URL: u, Key: o.Counter.Redis.Key})
+			out = append(out, &RedisCounter{OracleName: o.Name, URL: u, Key: o.Counter.Redis.Key})
 		case o.Effects != nil:
-			e := &checks.HTTPEffects{OracleName: o.Name, Client: client, Concurrency: o.Effects.Concurrency}
+			e := &HTTPEffects{OracleName: o.Name, Client: client, Concurrency: o.Effects.Concurrency}
 			var err error
 			if p := o.Effects.PerKey; p != nil {
 				e.Value = p.Value
@@ -71,7 +73,7 @@ func buildOracles(sc *scenarios.Scenario, target *url.URL, client *http.Client, 
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, &checks.HTTPCounter{OracleName: o.Name, Client: client, Request: rf, Value: o.Counter.Value})
+			out = append(out, &HTTPCounter{OracleName: o.Name, Client: client, Request: rf, Value: o.Counter.Value})
 		case o.Account != nil:
 			a := o.Account
 			rf, err := reqFn(".account", a.Request)
@@ -82,7 +84,7 @@ func buildOracles(sc *scenarios.Scenario, target *url.URL, client *http.Client, 
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, &checks.HTTPAccount{OracleName: o.Name, Client: client, Request: rf, Balance: a.Balance, Version: a.Version,
+			out = append(out, &HTTPAccount{OracleName: o.Name, Client: client, Request: rf, Balance: a.Balance, Version: a.Version,
 				Applied: af, List: a.Applied.List, Key: a.Applied.Key, Amount: a.Applied.Amount})
 		default:
 			return nil, fmt.Errorf("%s (%s): declares no oracle kind: set effects, counter or account", field, o.Name)

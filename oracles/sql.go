@@ -1,4 +1,4 @@
-package checks
+package oracles
 
 import (
 	"context"
@@ -54,7 +54,7 @@ func (o *SQLEffects) Before(context.Context) error { return nil }
 // Observe counts the effects of every key of h. Keys with no effect are left
 // out of the observation; with Grouped, so are keys no op of h used (all
 // are kept when h is nil).
-func (o *SQLEffects) Observe(ctx context.Context, h *history.History) (*Observation, error) {
+func (o *SQLEffects) Observe(ctx context.Context, h *history.History) (*history.Reading, error) {
 	keys := distinctKeys(h)
 	var (
 		effects map[string]int
@@ -158,7 +158,7 @@ func (o *SQLCounter) Before(ctx context.Context) error {
 
 // Observe reads the counter after the run. It fails when Before was not
 // called or failed.
-func (o *SQLCounter) Observe(ctx context.Context, _ *history.History) (*Observation, error) {
+func (o *SQLCounter) Observe(ctx context.Context, _ *history.History) (*history.Reading, error) {
 	return o.reading.observe(ctx, o.OracleName, o.read)
 }
 

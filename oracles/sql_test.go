@@ -1,4 +1,4 @@
-package checks
+package oracles
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/goleak"
 
+	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/testsvc"
 )
@@ -114,7 +115,7 @@ func TestSQL(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Observe() error: %v", err)
 				}
-				wantObs := &Observation{Oracle: "ledger", Kind: KindEffects, Effects: tc.want}
+				wantObs := &history.Reading{Oracle: "ledger", Kind: history.KindEffects, Effects: tc.want}
 				if diff := cmp.Diff(wantObs, obs); diff != "" {
 					t.Errorf("Observe() (-want +got):\n%s", diff)
 				}
@@ -132,24 +133,24 @@ func TestSQL(t *testing.T) {
 			name   string
 			h      *history.History
 			oracle *SQLEffects
-			want   Status
+			want   checks.Status
 		}{
-			{"per-key duplicate", dup, &SQLEffects{OracleName: "db", URL: dsn, PerKey: perKey}, Fail},
-			{"grouped duplicate", dup, &SQLEffects{OracleName: "db", URL: dsn, Grouped: grouped}, Fail},
+			{"per-key duplicate", dup, &SQLEffects{OracleName: "db", URL: dsn, PerKey: perKey}, checks.Fail},
+			{"grouped duplicate", dup, &SQLEffects{OracleName: "db", URL: dsn, Grouped: grouped}, checks.Fail},
 			{"per-key correct", good, &SQLEffects{OracleName: "db", URL: dsn,
-				PerKey: `SELECT count(*) FROM posts WHERE id = $1`}, Pass},
+				PerKey: `SELECT count(*) FROM posts WHERE id = $1`}, checks.Pass},
 			{"grouped correct", good, &SQLEffects{OracleName: "db", URL: dsn,
-				Grouped: `SELECT id, count(*) FROM posts GROUP BY id`}, Pass},
+				Grouped: `SELECT id, count(*) FROM posts GROUP BY id`}, checks.Pass},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				obs, err := tc.oracle.Observe(testCtx(t), tc.h)
 				if err != nil {
 					t.Fatalf("Observe() error: %v", err)
 				}
-				for _, check := range []string{AtMostOnce, ExactlyOnce} {
-					v := Check(tc.h, Invariant{Check: check, Oracle: "db"}, obs)
+				for _, check := range []string{checks.AtMostOnce, checks.ExactlyOnce} {
+					v := checks.Check(tc.h, history.Invariant{Check: check, Oracle: "db"}, obs)
 					if v.Status != tc.want {
-						t.Errorf("Check(%s) = %s (%s), want %s", check, v.Status, v.Summary, tc.want)
+						t.Errorf("checks.Check(%s) = %s (%s), want %s", check, v.Status, v.Summary, tc.want)
 					}
 				}
 			})
@@ -165,11 +166,11 @@ func TestSQL(t *testing.T) {
 		for _, tc := range []struct {
 			name       string
 			increment  int
-			want       Status
+			want       checks.Status
 			wantBefore int64
 		}{
-			{"exact", 2, Pass, 3},
-			{"counted twice", 3, Fail, 5},
+			{"exact", 2, checks.Pass, 3},
+			{"counted twice", 3, checks.Fail, 5},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				c := &SQLCounter{OracleName: "likes", URL: dsn, Query: q}
@@ -182,12 +183,12 @@ func TestSQL(t *testing.T) {
 					t.Fatalf("Observe() error: %v", err)
 				}
 				after := tc.wantBefore + int64(tc.increment)
-				wantObs := &Observation{Oracle: "likes", Kind: KindCounter, Before: &tc.wantBefore, After: &after}
+				wantObs := &history.Reading{Oracle: "likes", Kind: history.KindCounter, Before: &tc.wantBefore, After: &after}
 				if diff := cmp.Diff(wantObs, obs); diff != "" {
 					t.Errorf("Observe() (-want +got):\n%s", diff)
 				}
-				if v := Check(two, Invariant{Check: ExactCounter, Oracle: "likes"}, obs); v.Status != tc.want {
-					t.Errorf("Check(exact_counter) = %s (%s), want %s", v.Status, v.Summary, tc.want)
+				if v := checks.Check(two, history.Invariant{Check: checks.ExactCounter, Oracle: "likes"}, obs); v.Status != tc.want {
+					t.Errorf("checks.Check(exact_counter) = %s (%s), want %s", v.Status, v.Summary, tc.want)
 				}
 			})
 		}

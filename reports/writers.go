@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/measure"
 )
 
 // WriteFunc renders summaries to w.
@@ -108,7 +109,7 @@ func writeText(w *errWriter, s *Summary) {
 	w.printf("latency     %9s %9s %9s %9s %9s\n", "p50", "p90", "p99", "p99.9", "max")
 	for _, row := range []struct {
 		name string
-		p    Percentiles
+		p    measure.Percentiles
 	}{{"attempt", s.Latency.Attempt}, {"op", s.Latency.Op}} {
 		w.printf("  %-9s %8.2fms %7.2fms %7.2fms %7.2fms %7.2fms  (n=%d)\n", row.name, row.p.P50, row.p.P90, row.p.P99, row.p.P999, row.p.Max, row.p.Count)
 	}
@@ -179,11 +180,11 @@ func attemptLine(a history.Attempt) string {
 			fmt.Fprintf(&b, " %s=%s", k, a.Fields[k])
 		}
 	}
-	fmt.Fprintf(&b, " in %.1fms", ms(a.End-a.Start))
+	fmt.Fprintf(&b, " in %.1fms", measure.MS(a.End-a.Start))
 	return b.String()
 }
 
-func countList(cs []Count, empty string) string {
+func countList(cs []measure.Count, empty string) string {
 	if len(cs) == 0 {
 		return empty
 	}
@@ -260,7 +261,7 @@ func WriteJUnit(w io.Writer, ss []*Summary) error {
 			c := junitCase{Name: v.Invariant + onOracle(v.Oracle), Classname: "idemcheck." + s.Scenario.Name}
 			bad := v.Status == checks.Fail
 			if s.Scenario.Expect == "violation" {
-				bad = s.Result == NotMet
+				bad = s.Result == checks.NotMet
 			}
 			switch {
 			case v.Status == checks.Unknown:
@@ -316,4 +317,11 @@ func (e *errWriter) printf(format string, args ...any) {
 		return
 	}
 	_, e.err = fmt.Fprintf(e.w, format, args...)
+}
+
+func trim(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/history"
-	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/measure"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
@@ -77,8 +77,7 @@ func run(target string, workers int, duration time.Duration, cpuprofile string) 
 			ok++
 		}
 	}
-	sum := reports.Build(h, reports.Input{})
-	att := sum.Latency.Attempt
+	att := measure.Of(h).Latency.Attempt
 	fmt.Printf("attempts     %d (%d ok 200) in %v\n", n, ok, elapsed.Round(time.Millisecond))
 	fmt.Printf("req/s        %.0f\n", float64(n)/elapsed.Seconds())
 	fmt.Printf("latency      p50 %.2fms  p99 %.2fms  max %.2fms\n", att.P50, att.P99, att.Max)

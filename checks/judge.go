@@ -1,0 +1,138 @@
+package checks
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/idemcheck/idemcheck/history"
+)
+
+// Result is a run's overall result against its expectation.
+type Result string
+
+const (
+	// Met: every expectation held (exit 0).
+	Met Result = "met"
+	// NotMet: an invariant or threshold failed, or an expected violation was
+	// not caught (exit 1).
+	NotMet Result = "not_met"
+	// Inconclusive: a check could not decide (exit 3).
+	Inconclusive Result = "inconclusive"
+)
+
+// Threshold is one latency or error-rate limit and whether it held.
+type Threshold struct {
+	Name   string  `json:"name"` // "p99", "error_rate"
+	Limit  float64 `json:"limit"`
+	Actual float64 `json:"actual"`
+	Unit   string  `json:"unit"` // "ms" or "ratio"
+	OK     bool    `json:"ok"`
+}
+
+// Measured are the figures thresholds are judged on: per-op latency
+// percentiles and the share of ops without a 2xx.
+type Measured struct {
+	P50, P90, P99, P999, Max time.Duration
+	ErrorRate                float64
+}
+
+// Judgement is a run's decided result: every verdict, every threshold,
+// and the result against the expectation with its reason.
+type Judgement struct {
+	Verdicts   []Verdict   `json:"verdicts"`
+	Thresholds []Threshold `json:"thresholds"`
+	Result     Result      `json:"result"`
+	// Why explains Result in one sentence.
+	Why string `json:"why"`
+}
+
+// Judge checks h's invariants on its readings, its thresholds on m, and
+// decides the result against h's expectation. It reads only h (its
+// Meta.Judge, attempts and readings) and m: a saved history is judged
+// exactly as the live run was.
+func Judge(h *history.History, m Measured) Judgement {
+	obs := make(map[string]*history.Reading, len(h.Readings))
+	for i := range h.Readings {
+		obs[h.Readings[i].Oracle] = &h.Readings[i]
+	}
+	j := Judgement{
+		Verdicts:   Run(h, h.Meta.Judge.Invariants, obs),
+		Thresholds: Thresholds(h.Meta.Judge.Thresholds, m),
+	}
+	j.Result, j.Why = Decide(h.Meta.Judge.Expect, j.Verdicts, j.Thresholds, h.Meta.Interrupted)
+	return j
+}
+
+// Thresholds compares m with the limits l; a zero limit is not checked.
+// Latencies are reported in ms.
+func Thresholds(l history.Thresholds, m Measured) []Threshold {
+	out := []Threshold{}
+	lat := []struct {
+		name          string
+		limit, actual time.Duration
+	}{
+		{"p50", l.P50, m.P50}, {"p90", l.P90, m.P90}, {"p99", l.P99, m.P99},
+		{"p99.9", l.P999, m.P999}, {"max", l.Max, m.Max},
+	}
+	for _, t := range lat {
+		if t.limit > 0 {
+			out = append(out, Threshold{Name: t.name, Limit: ms(t.limit), Actual: ms(t.actual), Unit: "ms", OK: t.actual <= t.limit})
+		}
+	}
+	if l.ErrorRate != nil {
+		out = append(out, Threshold{Name: "error_rate", Limit: *l.ErrorRate, Actual: m.ErrorRate, Unit: "ratio", OK: m.ErrorRate <= *l.ErrorRate})
+	}
+	return out
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Decide turns verdicts and thresholds into the run's result against
+// expect ("pass" or "violation"). An interrupted run whose invariants all
+// held is inconclusive: what did not run was not judged.
+func Decide(expect string, verdicts []Verdict, thresholds []Threshold, interrupted bool) (Result, string) {
+	var failed, unknown []string
+	for _, v := range verdicts {
+		switch v.Status {
+		case Fail:
+			failed = append(failed, v.Invariant)
+		case Unknown:
+			unknown = append(unknown, v.Invariant)
+		}
+	}
+	var slow []string
+	for _, t := range thresholds {
+		if !t.OK {
+			slow = append(slow, t.Name)
+		}
+	}
+	if len(slow) > 0 {
+		why := fmt.Sprintf("threshold exceeded: %s", strings.Join(slow, ", "))
+		if len(failed) > 0 && expect != "violation" {
+			why = fmt.Sprintf("invariant violated: %s; %s", strings.Join(failed, ", "), why)
+		}
+		return NotMet, why
+	}
+	if expect == "violation" {
+		switch {
+		case len(failed) > 0:
+			return Met, "expected a violation and caught one: " + strings.Join(failed, ", ")
+		case len(unknown) > 0:
+			return Inconclusive, fmt.Sprintf("expected a violation; none caught, but %s could not decide", strings.Join(unknown, ", "))
+		case len(verdicts) == 0:
+			return Inconclusive, "expected a violation but the scenario checks no invariant"
+		default:
+			return NotMet, "expected a violation but every invariant held"
+		}
+	}
+	switch {
+	case len(failed) > 0:
+		return NotMet, "invariant violated: " + strings.Join(failed, ", ")
+	case len(unknown) > 0:
+		return Inconclusive, "could not decide: " + strings.Join(unknown, ", ")
+	case interrupted:
+		return Inconclusive, "every invariant held on what ran, but the run was interrupted before its end"
+	}
+	return Met, "every invariant held"
+}

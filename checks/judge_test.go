@@ -1,0 +1,71 @@
+package checks
+
+import (
+	"testing"
+	"time"
+
+	"github.com/idemcheck/idemcheck/history"
+)
+
+func TestDecide(t *testing.T) {
+	fail := Verdict{Invariant: ExactlyOnce, Status: Fail}
+	pass := Verdict{Invariant: ExactlyOnce, Status: Pass}
+	unk := Verdict{Invariant: ExactlyOnce, Status: Unknown}
+	slow := Threshold{Name: "p99", OK: false}
+	fast := Threshold{Name: "p99", OK: true}
+	cases := []struct {
+		name        string
+		expect      string
+		vs          []Verdict
+		ts          []Threshold
+		interrupted bool
+		want        Result
+	}{
+		{"held", "pass", []Verdict{pass}, []Threshold{fast}, false, Met},
+		{"violated", "pass", []Verdict{fail}, nil, false, NotMet},
+		{"unknown", "pass", []Verdict{pass, unk}, nil, false, Inconclusive},
+		{"slow", "pass", []Verdict{pass}, []Threshold{slow}, false, NotMet},
+		{"interrupted", "pass", []Verdict{pass}, nil, true, Inconclusive},
+		{"interrupted and violated", "pass", []Verdict{fail}, nil, true, NotMet},
+		{"caught", "violation", []Verdict{fail}, nil, false, Met},
+		{"not caught", "violation", []Verdict{pass}, nil, false, NotMet},
+		{"could not catch", "violation", []Verdict{unk}, nil, false, Inconclusive},
+		{"nothing checked", "violation", nil, nil, false, Inconclusive},
+		{"caught but slow", "violation", []Verdict{fail}, []Threshold{slow}, false, NotMet},
+	}
+	for _, c := range cases {
+		if got, why := Decide(c.expect, c.vs, c.ts, c.interrupted); got != c.want {
+			t.Errorf("Decide(%s) = %s (%s), want %s", c.name, got, why, c.want)
+		}
+	}
+}
+
+func TestThresholds(t *testing.T) {
+	rate := 0.1
+	l := history.Thresholds{P50: time.Millisecond, P99: 5 * time.Millisecond, ErrorRate: &rate}
+	got := Thresholds(l, Measured{P50: time.Millisecond, P99: 5*time.Millisecond + time.Microsecond, ErrorRate: 0.1})
+	if len(got) != 3 || !got[0].OK || got[1].OK || !got[2].OK {
+		t.Errorf("Thresholds = %+v, want p50 ok (equal is within), p99 over by 1µs, error_rate ok", got)
+	}
+	if got[1].Unit != "ms" || got[1].Limit != 5 || got[2].Unit != "ratio" {
+		t.Errorf("Thresholds units = %+v, want ms limits and a ratio", got)
+	}
+}
+
+// Judge reads only the history: its invariants, readings and expectation.
+func TestJudgeFromHistory(t *testing.T) {
+	h := hist(o("k1", ok(201)), o("k2", lost(), ok(201)))
+	h.Meta.Judge = history.Judge{Expect: "pass", Invariants: []history.Invariant{{Check: ExactlyOnce, Oracle: "ledger"}}}
+	h.Readings = []history.Reading{*effects(map[string]int{"k1": 1, "k2": 2})}
+	if j := Judge(h, Measured{}); j.Result != NotMet || len(j.Verdicts) != 1 || j.Verdicts[0].Status != Fail {
+		t.Errorf("Judge(double charge) = %s %+v, want not_met", j.Result, j.Verdicts)
+	}
+	h.Readings = []history.Reading{*effects(map[string]int{"k1": 1, "k2": 1})}
+	if j := Judge(h, Measured{}); j.Result != Met {
+		t.Errorf("Judge(correct) = %s (%s), want met", j.Result, j.Why)
+	}
+	h.Meta.Judge.Expect = "violation"
+	if j := Judge(h, Measured{}); j.Result != NotMet {
+		t.Errorf("Judge(correct, expect violation) = %s, want not_met", j.Result)
+	}
+}

@@ -1,0 +1,185 @@
+// Package measure counts what a run sent and how its ops ended, and
+// measures their latency in HdrHistograms: the figures that reports show
+// and that thresholds are judged on. It describes; it never decides.
+package measure
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/idemcheck/idemcheck/history"
+)
+
+// Measures are a run's figures.
+type Measures struct {
+	Load     Load    `json:"load"`
+	Faults   []Count `json:"faults"`
+	Statuses []Count `json:"statuses"`
+	Errors   []Count `json:"errors"`
+	Latency  Latency `json:"latency"`
+}
+
+// Load counts what was sent and how ops ended.
+type Load struct {
+	Ops           int     `json:"ops"`
+	Attempts      int     `json:"attempts"`
+	Retries       int     `json:"retries"`
+	Replays       int     `json:"replays"` // attempts sent again after a 2xx on purpose (operation.replay)
+	Acked         int     `json:"acked"`
+	NotSent       int     `json:"not_sent"`
+	Rejected      int     `json:"rejected"` // every answer a 4xx: the API said no
+	Indeterminate int     `json:"indeterminate"`
+	ErrorRate     float64 `json:"error_rate"` // share of ops without a 2xx
+	DurationMS    float64 `json:"duration_ms"`
+	OpsPerSecond  float64 `json:"ops_per_second"`
+}
+
+// Count is a named count; lists of them are sorted by name.
+type Count struct {
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+}
+
+// Percentiles of a latency distribution, in milliseconds.
+type Percentiles struct {
+	Count int64   `json:"count"`
+	P50   float64 `json:"p50_ms"`
+	P90   float64 `json:"p90_ms"`
+	P99   float64 `json:"p99_ms"`
+	P999  float64 `json:"p99_9_ms"`
+	Max   float64 `json:"max_ms"`
+	Mean  float64 `json:"mean_ms"`
+}
+
+// Latency holds per-attempt (clean attempts only: no fault, an answer) and
+// per-op (first intended send to final answer, retries included, replays
+// left out) latency, both measured from the intended start so a stalled
+// scheduler cannot hide queueing.
+type Latency struct {
+	Attempt Percentiles `json:"attempt"`
+	Op      Percentiles `json:"op"`
+}
+
+// Of measures the history h.
+func Of(h *history.History) Measures {
+	var m Measures
+	faults := map[string]int{}
+	statuses := map[string]int{}
+	errs := map[string]int{}
+	attemptH := NewHistogram()
+	opH := NewHistogram()
+	for op := range h.Ops {
+		as := h.AttemptsOf(op)
+		if len(as) == 0 {
+			continue
+		}
+		m.Load.Ops++
+		m.Load.Attempts += len(as)
+		m.Load.Retries += retries(as)
+		switch history.State(as) {
+		case history.Acked:
+			m.Load.Acked++
+		case history.NotSent:
+			m.Load.NotSent++
+		case history.Rejected:
+			m.Load.Rejected++
+		default:
+			m.Load.Indeterminate++
+		}
+		for i := range as {
+			a := &as[i]
+			switch {
+			case history.IsReplay(a.Fault):
+				m.Load.Replays++
+			case a.Fault != "":
+				faults[a.Fault]++
+			}
+			if a.Outcome == history.OK {
+				statuses[strconv.Itoa(a.Status)]++
+				if a.Fault == "" {
+					Record(attemptH, a.Latency())
+				}
+			} else {
+				statuses[a.Outcome.String()]++
+				if a.Fault == "" && a.Err != "" {
+					errs[trim(a.Err, 120)]++
+				}
+			}
+		}
+		Record(opH, history.OpLatency(as))
+	}
+	m.Faults, m.Statuses, m.Errors = counts(faults), counts(statuses), counts(errs)
+	m.Latency = Latency{Attempt: PercentilesOf(attemptH), Op: PercentilesOf(opH)}
+	if m.Load.Ops > 0 {
+		m.Load.ErrorRate = float64(m.Load.Ops-m.Load.Acked) / float64(m.Load.Ops)
+	}
+	if !h.Meta.Ended.IsZero() && h.Meta.Ended.After(h.Meta.Started) {
+		d := h.Meta.Ended.Sub(h.Meta.Started)
+		m.Load.DurationMS = MS(d)
+		m.Load.OpsPerSecond = float64(m.Load.Ops) / d.Seconds()
+	}
+	return m
+}
+
+// NewHistogram is a latency histogram in µs, from 1 µs to an hour, with 3
+// significant digits.
+func NewHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
+}
+
+// Record adds d in µs, clamped to the histogram's range (a latency beyond
+// an hour is recorded as an hour), where RecordValue cannot fail.
+func Record(h *hdrhistogram.Histogram, d time.Duration) {
+	us := min(max(d.Microseconds(), 1), h.HighestTrackableValue())
+	if err := h.RecordValue(us); err != nil {
+		panic(fmt.Sprintf("recording %dµs within the histogram's range: %v", us, err))
+	}
+}
+
+// PercentilesOf reads h's percentiles, in ms.
+func PercentilesOf(h *hdrhistogram.Histogram) Percentiles {
+	if h.TotalCount() == 0 {
+		return Percentiles{}
+	}
+	q := func(p float64) float64 { return float64(h.ValueAtQuantile(p)) / 1000 }
+	return Percentiles{
+		Count: h.TotalCount(),
+		P50:   q(50), P90: q(90), P99: q(99), P999: q(99.9),
+		Max:  float64(h.Max()) / 1000,
+		Mean: h.Mean() / 1000,
+	}
+}
+
+func counts(m map[string]int) []Count {
+	out := make([]Count, 0, len(m))
+	for k, v := range m {
+		out = append(out, Count{Name: k, Count: v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// MS is d in milliseconds.
+func MS(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func trim(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// retries counts an op's attempts after its first, replays left out.
+func retries(as []history.Attempt) int {
+	n := 0
+	for i := 1; i < len(as); i++ {
+		if !history.IsReplay(as[i].Fault) {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,43 @@
+package measure
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/idemcheck/idemcheck/history"
+)
+
+func msd(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+func TestLatency(t *testing.T) {
+	h := &history.History{
+		Ops: []history.Op{{ID: 0}, {ID: 1}, {ID: 2}, {ID: 3}},
+		Attempts: []history.Attempt{
+			// queued 1ms before it was sent: latency counts from the intended start
+			{Op: 0, N: 1, Outcome: history.OK, Status: 201, Intended: 0, Start: msd(1), End: msd(10)},
+			{Op: 1, N: 1, Outcome: history.Info, Fault: "drop_ack", Intended: 0, End: msd(5)},
+			{Op: 1, N: 2, Outcome: history.OK, Status: 201, Intended: msd(20), Start: msd(20), End: msd(50)},
+			{Op: 2, N: 1, Outcome: history.OK, Status: 201, Fault: "delay", Intended: 0, End: 2 * time.Hour},
+			// a replay 1.5s later is no part of the op's latency, nor a retry
+			{Op: 3, N: 1, Outcome: history.OK, Status: 201, Intended: 0, Start: 0, End: msd(20)},
+			{Op: 3, N: 2, Outcome: history.OK, Status: 201, Fault: history.FaultReplay, Intended: msd(1520), Start: msd(1520), End: msd(1530)},
+		},
+	}
+	h.Sort()
+	s := Of(h)
+	near := func(got, want float64) bool { return got > want*0.99 && got < want*1.01 }
+	if a := s.Latency.Attempt; a.Count != 3 || !near(a.Max, 30) || !near(a.P50, 20) {
+		t.Errorf("attempt latency = %+v, want 3 clean attempts (10, 20, 30ms; the replay and faulted ones left out)", a)
+	}
+	if o := s.Latency.Op; o.Count != 4 || !near(o.P50, 20) || !near(o.Max, 3600000) {
+		t.Errorf("op latency = %+v, want 10, 20, 50ms and the 1h clamp", o)
+	}
+	if s.Load.Retries != 1 || s.Load.Replays != 1 {
+		t.Errorf("retries %d replays %d, want 1 and 1", s.Load.Retries, s.Load.Replays)
+	}
+	if cmp.Equal(s.Faults, []Count{{"delay", 1}, {"drop_ack", 1}}) == false {
+		t.Errorf("faults = %v, want delay and drop_ack only (replays are no fault)", s.Faults)
+	}
+}

@@ -1,0 +1,264 @@
+package trial
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/measure"
+	"github.com/idemcheck/idemcheck/oracles"
+	"github.com/idemcheck/idemcheck/runner"
+	"github.com/idemcheck/idemcheck/scenarios"
+)
+
+// ErrConfig is wrapped by errors in the scenario or the options that no
+// request could reveal: an unusable target URL, an oracle that cannot be
+// built.
+var ErrConfig = errors.New("configuration error")
+
+// TargetError is a target that could not be reached or set up before any
+// load was sent.
+type TargetError struct {
+	// Target is the target's base URL, its secrets redacted.
+	Target string
+	// Loopback is true when the target is on this machine.
+	Loopback bool
+	// NotHTTP is true when something answered, but not in HTTP (or not in
+	// the scheme the URL names).
+	NotHTTP bool
+	Err     error
+}
+
+func (e *TargetError) Error() string { return e.Err.Error() }
+
+func (e *TargetError) Unwrap() error { return e.Err }
+
+// Options tune one run.
+type Options struct {
+	// Target overrides the scenario's target when set.
+	Target string
+	Seed   uint64
+	// KeyNonce is mixed into generated keys; 0 for keys from the seed
+	// alone.
+	KeyNonce uint64
+	// RunID names the run in every file it writes; "" draws a random one.
+	RunID string
+	// Transport sends every request (load, setup, oracles); nil means the
+	// runner's own and http.DefaultTransport's.
+	Transport http.RoundTripper
+	// Getenv is what templates' env function reads.
+	Getenv func(string) string
+	// Observer hears the load's progress; nil hears nothing.
+	Observer runner.Observer
+}
+
+// ObserveTimeout bounds the oracles' reads after a run.
+const ObserveTimeout = time.Minute
+
+// Trial is a prepared run of one scenario: its target answers, its setup
+// requests were made and its oracles took their readings before the load.
+type Trial struct {
+	sc      *scenarios.Scenario
+	opts    Options
+	target  *url.URL
+	oracles []oracles.Oracle
+	before  map[string]error // oracles whose reading before the load failed
+	ropts   runner.Options
+}
+
+// Prepare checks the scenario's target and oracles, makes the setup
+// requests (or checks that the target answers HTTP at all), and takes the
+// oracles' readings before the load.
+func Prepare(ctx context.Context, sc *scenarios.Scenario, o Options) (*Trial, error) {
+	target, err := sc.TargetURL(o.Target)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, sc.Name, err)
+	}
+	if o.RunID == "" {
+		o.RunID = NewRunID()
+	}
+	client := &http.Client{Transport: o.Transport, Timeout: 30 * time.Second}
+	ors, err := oracles.FromScenario(sc, target, client, o.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, sc.Name, err)
+	}
+	t := &Trial{sc: sc, opts: o, target: target, oracles: ors, before: map[string]error{},
+		ropts: runner.Options{Target: target, Seed: o.Seed, KeyNonce: o.KeyNonce, Transport: o.Transport, Env: o.Getenv, Observer: o.Observer}}
+	if err := t.preflight(ctx, client); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s: %w", sc.Name, ctx.Err())
+		}
+		return nil, &TargetError{Target: target.Redacted(), Loopback: isLoopback(target.Hostname()), NotHTTP: notHTTP(err),
+			Err: fmt.Errorf("%s: %w", sc.Name, err)}
+	}
+	for _, or := range t.oracles {
+		if err := or.Before(ctx); err != nil {
+			t.before[or.Name()] = err
+		}
+	}
+	return t, nil
+}
+
+// preflight runs the setup requests, or, when there are none, checks that
+// the target answers HTTP at all, so an unreachable target is known before
+// any load is sent.
+func (t *Trial) preflight(ctx context.Context, client *http.Client) error {
+	if len(t.sc.Setup) > 0 {
+		return runner.Setup(ctx, t.sc, t.ropts)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.target.String(), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("target %s unreachable: %w", t.target.Redacted(), err)
+	}
+	resp.Body.Close()
+	return nil
+}
+
+// Load sends the scenario's load and returns its history, whose Meta says
+// what the run is judged against. The history is never nil: an
+// interrupted or failed load returns what it recorded, with the error
+// (wrapping context.Canceled when interrupted).
+func (t *Trial) Load(ctx context.Context) (*history.History, error) {
+	h, err := runner.Run(ctx, t.sc, t.ropts)
+	if h == nil {
+		h = &history.History{Meta: history.Meta{Scenario: t.sc.Name, Target: t.target.Redacted(), Seed: t.opts.Seed, KeyNonce: t.opts.KeyNonce}}
+	}
+	h.Meta.RunID = t.opts.RunID
+	h.Meta.Description = t.sc.Description
+	h.Meta.Source = t.sc.Source
+	h.Meta.Judge = JudgeOf(t.sc)
+	switch {
+	case err == nil:
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		h.Meta.Interrupted = true
+		err = fmt.Errorf("%s: interrupted: %w", t.sc.Name, context.Canceled)
+	default:
+		err = fmt.Errorf("%s: %w", t.sc.Name, err)
+	}
+	return h, err
+}
+
+// Observe waits the scenario's quiet period, so that work the client gave
+// up on can finish, then has every oracle read the state after the run
+// into h.Readings. It reads even when ctx is done (an interrupted run must
+// still say what was done), after a quiet period of at most 2 s, within
+// ObserveTimeout.
+func (t *Trial) Observe(ctx context.Context, h *history.History) {
+	octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ObserveTimeout)
+	defer cancel()
+	quiet := time.Duration(t.sc.Quiet)
+	if ctx.Err() != nil {
+		quiet = min(quiet, 2*time.Second)
+	}
+	sleep(octx, quiet)
+	h.Readings = h.Readings[:0]
+	for _, or := range t.oracles {
+		r := history.Reading{Oracle: or.Name()}
+		if err := t.before[or.Name()]; err != nil {
+			r.Err = "reading before the run: " + err.Error()
+		} else {
+			r = *oracles.Observe(octx, or, h)
+		}
+		h.Readings = append(h.Readings, r)
+	}
+}
+
+// Judged is a judged run: its history, what was measured and the
+// judgement.
+type Judged struct {
+	History   *history.History
+	Measures  measure.Measures
+	Judgement checks.Judgement
+	// Err is a problem during the load, beside the judgement of what it
+	// recorded: an interruption (wrapping context.Canceled) or a target
+	// that failed mid-run.
+	Err error
+}
+
+// Judge measures h and judges it against what its Meta says. It reads
+// nothing but h.
+func Judge(h *history.History) *Judged {
+	m := measure.Of(h)
+	op := m.Latency.Op
+	d := func(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+	j := checks.Judge(h, checks.Measured{P50: d(op.P50), P90: d(op.P90), P99: d(op.P99), P999: d(op.P999), Max: d(op.Max),
+		ErrorRate: m.Load.ErrorRate})
+	return &Judged{History: h, Measures: m, Judgement: j}
+}
+
+// Run prepares, loads, observes and judges one scenario. The error is a
+// problem that leaves nothing to judge (ErrConfig, a *TargetError, an
+// interruption before the load); a problem during the load is in
+// Judged.Err, so an interrupted or failed run still says what it saw.
+func Run(ctx context.Context, sc *scenarios.Scenario, o Options) (*Judged, error) {
+	t, err := Prepare(ctx, sc, o)
+	if err != nil {
+		return nil, err
+	}
+	h, loadErr := t.Load(ctx)
+	t.Observe(ctx, h)
+	j := Judge(h)
+	j.Err = loadErr
+	return j, nil
+}
+
+// JudgeOf is what a scenario's runs are judged against.
+func JudgeOf(sc *scenarios.Scenario) history.Judge {
+	j := history.Judge{Expect: string(sc.Expect), Invariants: make([]history.Invariant, len(sc.Invariants))}
+	for i, inv := range sc.Invariants {
+		j.Invariants[i] = history.Invariant{Check: inv.Check, Oracle: inv.Oracle}
+	}
+	t := sc.Thresholds
+	j.Thresholds = history.Thresholds{P50: time.Duration(t.P50), P90: time.Duration(t.P90), P99: time.Duration(t.P99),
+		P999: time.Duration(t.P999), Max: time.Duration(t.Max), ErrorRate: t.ErrorRate}
+	return j
+}
+
+// NewRunID returns a random run id: 16 hex digits.
+func NewRunID() string {
+	var b [8]byte
+	if _, err := crand.Read(b[:]); err != nil {
+		return fmt.Sprintf("%016x", time.Now().UnixNano())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// notHTTP reports whether err says that the target answered, but not in
+// HTTP. net/http gives these only as text.
+func notHTTP(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "malformed HTTP") || strings.Contains(s, "server gave HTTP response to HTTPS client")
+}
