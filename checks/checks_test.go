@@ -239,7 +239,7 @@ func TestUnknown(t *testing.T) {
 	tests := []struct {
 		name   string
 		h      *history.History
-		inv history.Invariant
+		inv    history.Invariant
 		obs    *history.Reading
 		reason string
 	}{

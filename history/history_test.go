@@ -16,7 +16,7 @@ func sample() *History {
 		Meta: Meta{RunID: "r1", Scenario: "s", Target: "http://127.0.0.1:1", Seed: 42, Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 			Judge: Judge{Expect: "pass", Invariants: []Invariant{{Check: "exactly_once", Oracle: "ledger"}},
 				Thresholds: Thresholds{P99: 5 * time.Millisecond, ErrorRate: ptr(0.5)}}},
-		Ops:  []Op{{ID: 0, Key: "k0", User: "alice"}, {ID: 1, Key: "k1"}, {ID: 2, Key: "k2"}},
+		Ops: []Op{{ID: 0, Key: "k0", User: "alice"}, {ID: 1, Key: "k1"}, {ID: 2, Key: "k2"}},
 		Attempts: []Attempt{
 			{Op: 1, N: 2, Outcome: OK, Status: 201, Intended: 5, Start: 6, End: 9, Fingerprint: 0xabc, Fields: map[string]string{"id": "ch_1"}},
 			{Op: 0, N: 1, Fault: "drop_ack", Outcome: Info, Intended: 1, Start: 1, End: 3, Err: "dropped"},
