@@ -23,7 +23,10 @@
 // omission). The history is the source of truth; Latency builds
 // HdrHistograms from it.
 //
-// Setup sends a scenario's setup requests before the load. Response
-// fingerprints, used by the same_response invariant, come from
-// internal/canon.
+// Every response body is read to its end by one bounded reader: the first
+// Options.MaxBody bytes are kept for the fingerprint (internal/canon, used
+// by the same_response invariant) and the kept fields, the rest is counted
+// and hashed, never held, and a body that never ends is cut off by the
+// request's context. Setup sends a scenario's setup requests before the
+// load.
 package runner

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -26,7 +25,7 @@ type worker struct {
 	rec   recorder
 	pcg   rand.PCG
 	rnd   *rand.Rand
-	buf   []byte // response body
+	body  bodyReader
 	canon canon.Buffer
 	timer *time.Timer
 
@@ -44,7 +43,7 @@ type worker struct {
 }
 
 func (r *run) newWorker() *worker {
-	w := &worker{r: r, buf: make([]byte, 0, 4<<10)}
+	w := &worker{r: r, body: newBodyReader(r.maxBody)}
 	w.rnd = rand.New(&w.pcg)
 	return w
 }
@@ -183,7 +182,7 @@ func (w *worker) send(a *history.Attempt, req *http.Request) {
 		return
 	}
 	w.answered++
-	body, err := w.read(resp)
+	b, err := w.body.read(req.Context(), resp.Body)
 	a.End = r.since()
 	if err != nil {
 		a.Outcome = history.Info
@@ -192,8 +191,17 @@ func (w *worker) send(a *history.Attempt, req *http.Request) {
 	}
 	a.Outcome = history.OK
 	a.Status = resp.StatusCode
+	// b.size is the body's real size; history.Attempt has no field for it
+	// yet.
+	if b.truncated() {
+		// Over the cap the body is not a whole JSON document: it is
+		// fingerprinted as it is, every byte of it (see Options.MaxBody),
+		// and keeps no fields.
+		a.Fingerprint = history.Fingerprint(b.raw)
+		return
+	}
 	var fp uint64
-	fp, a.Fields = w.inspect(body)
+	fp, a.Fields = w.inspect(b.kept)
 	a.Fingerprint = history.Fingerprint(fp)
 }
 
@@ -265,59 +273,23 @@ func setField(body []byte, field, key string) ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// read reads resp's body into the worker's buffer (see readBody).
-func (w *worker) read(resp *http.Response) ([]byte, error) {
-	var err error
-	w.buf, err = readBody(resp, w.buf)
-	return w.buf, err
-}
-
-// readBody reads resp's body (up to maxBody, draining and discarding up to
-// maxDrain more) into buf, reused from its start and grown as needed, and
-// closes it. It returns the body read, in buf or its replacement, even with
-// an error.
-func readBody(resp *http.Response, buf []byte) ([]byte, error) {
-	defer resp.Body.Close()
-	buf = buf[:0]
-	for {
-		if len(buf) == cap(buf) {
-			if len(buf) >= maxBody {
-				_, err := io.CopyN(io.Discard, resp.Body, maxDrain)
-				if err == io.EOF {
-					err = nil
-				}
-				return buf, err
-			}
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := resp.Body.Read(buf[len(buf):min(cap(buf), maxBody)])
-		buf = buf[:len(buf)+n]
-		if err != nil {
-			if err == io.EOF {
-				return buf, nil
-			}
-			return buf, err
-		}
-	}
-}
-
-// fetch sends req through rt and reads the answer into buf (see readBody).
-// A transport error, a body that does not arrive or a non-2xx answer is an
-// error naming the request, with the status and the start of the body when
-// there was an answer.
-func fetch(rt http.RoundTripper, req *http.Request, buf []byte) ([]byte, error) {
+// fetch sends req through rt and reads the answer with br. A transport
+// error, a body that does not arrive or a non-2xx answer is an error naming
+// the request, with the status and the start of the body when there was an
+// answer.
+func fetch(rt http.RoundTripper, req *http.Request, br *bodyReader) (body, error) {
 	resp, err := rt.RoundTrip(req)
 	if err != nil {
-		return buf, fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, err)
+		return body{}, fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, err)
 	}
-	body, err := readBody(resp, buf)
+	b, err := br.read(req.Context(), resp.Body)
 	if err != nil {
-		return body, fmt.Errorf("%s %s: status %d, then reading the body: %w", req.Method, req.URL.Path, resp.StatusCode, err)
+		return b, fmt.Errorf("%s %s: status %d, then reading the body: %w", req.Method, req.URL.Path, resp.StatusCode, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return body, fmt.Errorf("%s %s: status %d: %s", req.Method, req.URL.Path, resp.StatusCode, snippet(body))
+		return b, fmt.Errorf("%s %s: status %d: %s", req.Method, req.URL.Path, resp.StatusCode, snippet(b.kept))
 	}
-	return body, nil
+	return b, nil
 }
 
 // inspect returns the fingerprint of body and the fields the scenario keeps.
@@ -351,20 +323,22 @@ func (w *worker) capture(v scenarios.Vars) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	body, err := fetch(r.rt, req, w.buf)
-	w.buf = body
+	b, err := fetch(r.rt, req, &w.body)
 	if err != nil {
 		return nil, err
 	}
-	doc, ok := canon.Decode(body)
+	if b.truncated() {
+		return nil, fmt.Errorf("%s %s: the answer is %d bytes, more than the %d kept: %s", req.Method, req.URL.Path, b.size, len(b.kept), snippet(b.kept))
+	}
+	doc, ok := canon.Decode(b.kept)
 	if !ok {
-		return nil, fmt.Errorf("%s %s: the answer is not JSON: %s", req.Method, req.URL.Path, snippet(body))
+		return nil, fmt.Errorf("%s %s: the answer is not JSON: %s", req.Method, req.URL.Path, snippet(b.kept))
 	}
 	vars := make(map[string]string, len(r.capture))
 	for _, c := range r.capture {
 		s, ok := w.canon.Select(c.path, doc)
 		if !ok {
-			return nil, fmt.Errorf("%s %s: var %s: %s selects nothing in %s", req.Method, req.URL.Path, c.name, c.path, snippet(body))
+			return nil, fmt.Errorf("%s %s: var %s: %s selects nothing in %s", req.Method, req.URL.Path, c.name, c.path, snippet(b.kept))
 		}
 		vars[c.name] = s
 	}

@@ -42,6 +42,21 @@ type Options struct {
 	// Now returns the wall clock for history.Meta's Started and Ended; nil
 	// means time.Now. Offsets inside the history use the monotonic clock.
 	Now func() time.Time
+	// MaxBody is how many bytes of each response body are kept, for its
+	// fingerprint, the fields it keeps (response.fields) and the variables
+	// it captures (operation.before.vars); 0 means DefaultMaxBody. The
+	// rest of a longer body is still read to its end (or until the
+	// request's context ends), counted and hashed, but not kept: memory
+	// stays bounded by MaxBody per worker whatever the target sends.
+	//
+	// A body longer than MaxBody is not normalised, as it is not a whole
+	// JSON document: its fingerprint is the hash of every byte of it as
+	// it is (canon.FNV1a of the whole body, the fingerprint of any body
+	// that is not JSON), computed as it streams by. So it is deterministic,
+	// two such answers match only when they are byte for byte the same, and
+	// volatile paths do not apply; it keeps no fields, and an
+	// operation.before answer that long is an error.
+	MaxBody int
 }
 
 // Observer hears a run's progress; cmd adapts it to progress bars. Its
@@ -61,13 +76,6 @@ type Observer interface {
 // not be reached or set up: a setup request failed, or not a single attempt
 // of the load got an HTTP answer.
 var ErrTarget = errors.New("target unreachable")
-
-// maxBody is how much of a response body is read and fingerprinted; the rest
-// is drained (up to maxDrain) and discarded.
-const (
-	maxBody  = 1 << 20
-	maxDrain = 4 << 20
-)
 
 // Run drives the scenario's load against opts.Target and returns the
 // history of every op and attempt, sorted, with its Meta filled.
@@ -89,8 +97,11 @@ const (
 //     same way, outcome fail, Err starting with "render:", and not retried;
 //     when no request could be rendered at all, Run returns the template
 //     error;
-//   - a response whose body breaks off after the status line is recorded as
-//     outcome info: the client did not get the answer;
+//   - a response whose body breaks off after the status line (or is cut off
+//     by the run's context) is recorded as outcome info: the client did not
+//     get the answer;
+//   - a body longer than Options.MaxBody is read whole but fingerprinted
+//     as it is, not normalised, and keeps no fields (see Options.MaxBody);
 //   - an op's key is operation.key.value rendered with .Seq and .User (a
 //     key that does not render ends the op like a request that does not),
 //     else a UUID drawn from the seed and the scenario's name;
@@ -219,6 +230,7 @@ type run struct {
 	rt       http.RoundTripper
 	attempts int
 	backoff  backoff
+	maxBody  int
 	obs      Observer
 
 	start time.Time   // monotonic origin of every offset
@@ -253,13 +265,16 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 	if opts.Target == nil {
 		return nil, errors.New("no target URL: set target in the scenario, --target or IDEMCHECK_TARGET")
 	}
+	var err error
+	if r.maxBody, err = maxBody(opts); err != nil {
+		return nil, err
+	}
 	if sc.Operation.Key.None {
 		r.keyHeader, r.keyField = "", ""
 	}
 	if r.load.Ops <= 0 && r.load.Duration <= 0 {
 		return nil, errors.New("load: set ops or duration (or both), or the load never ends")
 	}
-	var err error
 	if r.op, err = scenarios.NewTemplate("operation", sc.Operation.Request, http.MethodPost, opts.Env); err != nil {
 		return nil, err
 	}
@@ -301,6 +316,17 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// maxBody is opts.MaxBody, defaulted.
+func maxBody(opts Options) (int, error) {
+	switch {
+	case opts.MaxBody < 0:
+		return 0, fmt.Errorf("max body %d: want a positive size, or 0 for the default %d", opts.MaxBody, DefaultMaxBody)
+	case opts.MaxBody == 0:
+		return DefaultMaxBody, nil
+	}
+	return opts.MaxBody, nil
 }
 
 func compilePaths(field string, m map[string]string) ([]namedPath, error) {

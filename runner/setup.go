@@ -24,7 +24,11 @@ func Setup(ctx context.Context, sc *scenarios.Scenario, opts Options) error {
 		defer tr.CloseIdleConnections()
 		rt = tr
 	}
-	buf := make([]byte, 0, 4<<10)
+	limit, err := maxBody(opts)
+	if err != nil {
+		return err
+	}
+	br := newBodyReader(limit)
 	for i, rq := range sc.Setup {
 		field := fmt.Sprintf("setup[%d]", i)
 		t, err := scenarios.NewTemplate(field, rq, http.MethodGet, opts.Env)
@@ -35,7 +39,7 @@ func Setup(ctx context.Context, sc *scenarios.Scenario, opts Options) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", field, err)
 		}
-		if buf, err = fetch(rt, req, buf); err != nil {
+		if _, err := fetch(rt, req, &br); err != nil {
 			return fmt.Errorf("%w: %s %w", ErrTarget, field, err)
 		}
 	}
