@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -108,7 +107,7 @@ func (w *worker) runOp(id int, intended time.Duration) {
 			state = history.Indeterminate
 		}
 		// A request that does not render will not render on a retry.
-		if !rendered || n >= r.attempts || r.ctx.Err() != nil || !r.sc.Retryable(a.Outcome, a.Status) {
+		if !rendered || n >= r.attempts || r.ctx.Err() != nil || !r.retryOn.match(a.Outcome, a.Status) {
 			return
 		}
 		wait := r.backoff.wait(id, n)
@@ -363,35 +362,6 @@ func (w *worker) sleep(d time.Duration) bool {
 		w.timer.Stop()
 		return false
 	}
-}
-
-// backoff is the retry policy's wait: the n-th retry waits
-// min(max, initial*multiplier^(n-1)) minus up to jitter of it, the jitter
-// drawn from (seed, op, n).
-type backoff struct {
-	initial, max time.Duration
-	multiplier   float64
-	jitter       float64
-	seed         uint64
-}
-
-func (b backoff) wait(op, n int) time.Duration {
-	mult := b.multiplier
-	if mult <= 0 {
-		mult = 1
-	}
-	d := float64(b.initial) * math.Pow(mult, float64(n-1))
-	if b.max > 0 && d > float64(b.max) {
-		d = float64(b.max)
-	}
-	if b.jitter > 0 {
-		u := faults.Unit(b.seed, uint64(op), uint64(n))
-		d -= d * min(b.jitter, 1) * u
-	}
-	if d >= math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return time.Duration(d)
 }
 
 // snippet is the start of a body for an error message.

@@ -208,7 +208,6 @@ func newTransport(conns int) *http.Transport {
 // run is a compiled scenario plus the state shared by its workers.
 type run struct {
 	ctx      context.Context
-	sc       *scenarios.Scenario
 	base     *url.URL
 	seed     uint64
 	tmplSeed uint64 // templates' Rand draws from (tmplSeed, op)
@@ -229,6 +228,7 @@ type run struct {
 	plan     *faults.Plan
 	rt       http.RoundTripper
 	attempts int
+	retryOn  retryOn
 	backoff  backoff
 	maxBody  int
 	obs      Observer
@@ -244,7 +244,6 @@ type namedPath struct {
 
 func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 	r := &run{
-		sc:        sc,
 		base:      opts.Target,
 		seed:      keySeed(opts.Seed, opts.KeyNonce, sc.Name),
 		tmplSeed:  faults.Hash(opts.Seed ^ 0x7e3a1a7e5eed),
@@ -253,20 +252,17 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 		keyField:  sc.Operation.Key.BodyField,
 		users:     sc.Users,
 		attempts:  max(sc.Retry.Attempts, 1),
-		backoff: backoff{
-			initial:    time.Duration(sc.Retry.Backoff.Initial),
-			max:        time.Duration(sc.Retry.Backoff.Max),
-			multiplier: sc.Retry.Backoff.Multiplier,
-			jitter:     sc.Retry.Backoff.Jitter,
-			seed:       faults.Hash(opts.Seed ^ 0xb0ff),
-		},
-		obs: opts.Observer,
+		backoff:   newBackoff(sc.Retry.Backoff, faults.Hash(opts.Seed^0xb0ff)),
+		obs:       opts.Observer,
 	}
 	if opts.Target == nil {
 		return nil, errors.New("no target URL: set target in the scenario, --target or IDEMCHECK_TARGET")
 	}
 	var err error
 	if r.maxBody, err = maxBody(opts); err != nil {
+		return nil, err
+	}
+	if r.retryOn, err = newRetryOn(sc.Retry.On); err != nil {
 		return nil, err
 	}
 	if sc.Operation.Key.None {

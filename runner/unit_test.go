@@ -1,12 +1,15 @@
 package runner
 
 import (
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/scenarios"
 )
 
 func TestPacer(t *testing.T) {
@@ -108,5 +111,77 @@ func TestMerge(t *testing.T) {
 			}
 			j++
 		}
+	}
+}
+
+func TestRetryOn(t *testing.T) {
+	type try struct {
+		outcome history.Outcome
+		status  int
+		want    bool
+	}
+	tests := []struct {
+		on    []string
+		tries []try
+	}{
+		{scenarios.DefaultRetryOn(), []try{
+			{history.Fail, 0, true}, {history.Info, 0, true},
+			{history.OK, 409, true}, {history.OK, 429, true}, {history.OK, 500, true}, {history.OK, 503, true}, {history.OK, 599, true},
+			{history.OK, 200, false}, {history.OK, 201, false}, {history.OK, 400, false}, {history.OK, 422, false}, {history.OK, 600, false}, {history.OK, 0, false}, {history.OK, -1, false},
+		}},
+		{[]string{"4xx"}, []try{
+			{history.Fail, 0, false}, {history.Info, 0, false},
+			{history.OK, 400, true}, {history.OK, 499, true}, {history.OK, 500, false}, {history.OK, 399, false},
+		}},
+		{[]string{"info", "503"}, []try{
+			{history.Fail, 0, false}, {history.Info, 0, true}, {history.OK, 503, true}, {history.OK, 502, false},
+		}},
+		// A 2xx is never retried, even when listed.
+		{[]string{"201", "fail"}, []try{{history.OK, 201, false}, {history.Fail, 0, true}}},
+		{nil, []try{{history.Fail, 0, false}, {history.Info, 0, false}, {history.OK, 500, false}}},
+	}
+	for _, tt := range tests {
+		r, err := newRetryOn(tt.on)
+		if err != nil {
+			t.Fatalf("newRetryOn(%q) error = %v", tt.on, err)
+		}
+		for _, x := range tt.tries {
+			if got := r.match(x.outcome, x.status); got != x.want {
+				t.Errorf("newRetryOn(%q).match(%v, %d) = %v, want %v", tt.on, x.outcome, x.status, got, x.want)
+			}
+		}
+	}
+	for _, bad := range []string{"", "timeout", "5XX", "6xx", "99", "600", "4099", "+409", "x09"} {
+		if _, err := newRetryOn([]string{"info", bad}); err == nil || !strings.Contains(err.Error(), "retry.on[1]") {
+			t.Errorf("newRetryOn(info, %q) error = %v, want one naming retry.on[1]", bad, err)
+		}
+	}
+}
+
+// The retry decision is made once, when the run starts: changing the
+// scenario afterwards changes nothing, and a bad retry.on stops the run
+// before a request is sent.
+func TestRetryCompiledOnce(t *testing.T) {
+	sc := scenario(nil)
+	r, err := compile(sc, Options{Target: &url.URL{Scheme: "http", Host: "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Retry.On = nil
+	sc.Retry.Backoff.Initial = scenarios.Duration(time.Hour)
+	if !r.retryOn.match(history.OK, 503) || !r.retryOn.match(history.Info, 0) {
+		t.Errorf("the compiled retry.on changed with the scenario")
+	}
+	if got := r.backoff.initial; got != 100*time.Microsecond {
+		t.Errorf("compiled backoff initial = %v, want 100µs", got)
+	}
+
+	s := newServer(t, nil)
+	sc = scenario(func(sc *scenarios.Scenario) { sc.Retry.On = []string{"5xx", "teapot"} })
+	if _, err := Run(runCtx(t), sc, Options{Target: s.URL}); err == nil || !strings.Contains(err.Error(), "retry.on[1]") {
+		t.Errorf("Run() with retry.on teapot error = %v, want one naming retry.on[1]", err)
+	}
+	if n := s.count.Load(); n != 0 {
+		t.Errorf("server got %d requests, want 0", n)
 	}
 }
