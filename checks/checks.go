@@ -40,11 +40,15 @@ const (
 	// PayloadMismatch: every answer to the same key with another payload
 	// (attempts marked history.FaultMismatch) is a 4xx rejection, never a 2xx.
 	PayloadMismatch = "payload_mismatch"
+	// Settles: no key stays stuck on in-flight answers (409) after its
+	// first attempt ended, and (with an effects oracle) no operation has
+	// an effect although its final answer told the client it failed.
+	Settles = "settles"
 )
 
 // Names returns the names of every invariant checker.
 func Names() []string {
-	return []string{AtMostOnce, ExactlyOnce, SameResponse, ExactCounter, ConditionalUpdate, PayloadMismatch}
+	return []string{AtMostOnce, ExactlyOnce, SameResponse, ExactCounter, ConditionalUpdate, PayloadMismatch, Settles}
 }
 
 // OracleKind returns the observation kind check reads ("effects",
@@ -58,10 +62,20 @@ func OracleKind(check string) (kind string, ok bool) {
 		return history.KindCounter, true
 	case ConditionalUpdate:
 		return history.KindAccount, true
-	case SameResponse, PayloadMismatch:
+	case SameResponse, PayloadMismatch, Settles:
 		return "", true
 	}
 	return "", false
+}
+
+// OptionalOracleKind returns the kind of reading a check may use when its
+// invariant names an oracle although it needs none: settles judges
+// "charged but told it failed" from an effects reading. "" for the others.
+func OptionalOracleKind(check string) string {
+	if check == Settles {
+		return history.KindEffects
+	}
+	return ""
 }
 
 // Verdict is the result of one invariant check, with counts and evidence.
@@ -146,6 +160,9 @@ func Check(h *history.History, inv history.Invariant, obs *history.Reading) Verd
 	if !h.Sorted() {
 		return unknown(v, "the history's attempts are not sorted by op and attempt number (History.Sort was not called)")
 	}
+	if kind == "" && inv.Oracle != "" && OptionalOracleKind(inv.Check) != "" {
+		kind = OptionalOracleKind(inv.Check)
+	}
 	if kind != "" {
 		if reason := unusable(inv, obs, kind); reason != "" {
 			return unknown(v, reason)
@@ -160,6 +177,11 @@ func Check(h *history.History, inv history.Invariant, obs *history.Reading) Verd
 		return checkSameResponse(v, h)
 	case PayloadMismatch:
 		return checkPayloadMismatch(v, h)
+	case Settles:
+		if inv.Oracle == "" {
+			obs = nil
+		}
+		return checkSettles(v, h, obs)
 	case ExactCounter:
 		return checkCounter(v, h, obs)
 	default: // ConditionalUpdate

@@ -257,7 +257,7 @@ func TestUnknown(t *testing.T) {
 			&history.Reading{Oracle: "acct", Kind: history.KindAccount}, `oracle "acct" has no account reading`},
 		{"empty history", &history.History{}, history.Invariant{Check: AtMostOnce, Oracle: "ledger"}, effects(nil), "the history has no ops"},
 		{"nil history", nil, history.Invariant{Check: SameResponse}, nil, "the history has no ops"},
-		{"unknown check", h, history.Invariant{Check: "twice"}, nil, `unknown check "twice" (want one of at_most_once, exactly_once, same_response, exact_counter, conditional_update, payload_mismatch)`},
+		{"unknown check", h, history.Invariant{Check: "twice"}, nil, `unknown check "twice" (want one of at_most_once, exactly_once, same_response, exact_counter, conditional_update, payload_mismatch, settles)`},
 		{"unsorted history", unsorted, history.Invariant{Check: AtMostOnce, Oracle: "ledger"}, effects(nil),
 			"the history's attempts are not sorted by op and attempt number (History.Sort was not called)"},
 		{"same_response with nothing acknowledged", hist(o("a", lost()), o("b", ok(500))), history.Invariant{Check: SameResponse}, nil,
@@ -317,7 +317,7 @@ func TestSameResponse(t *testing.T) {
 		})
 	}
 	v := Check(hist(o("a", okFP(201, 7, id1), okFP(201, 8, id2), okFP(201, 9, nil))), history.Invariant{Check: SameResponse}, nil)
-	if want := "1 of 1 op acknowledged got different 2xx answers (2 answers differ from the first)"; v.Summary != want {
+	if want := "1 of 1 op acknowledged got answers that differ from the first success (2 answers)"; v.Summary != want {
 		t.Errorf("Summary = %q, want %q", v.Summary, want)
 	}
 	if len(v.Examples[0].Attempts) != 3 {

@@ -4,42 +4,121 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/idemcheck/idemcheck/history"
 )
 
-// checkSameResponse compares every 2xx answer of an op with its first 2xx
-// answer: status and normalised body (fingerprint) must be equal. Replays
-// (history.FaultReplay) are compared like retries; mismatch attempts are another
-// request under the key and are left to payload_mismatch.
+// reply is one answer to an identical send of an op: an attempt's own,
+// or another copy's, or one a fault hid from the client.
+type reply struct {
+	n           int // the attempt's number
+	copy        int
+	hidden      bool
+	status      int
+	fingerprint history.Fingerprint
+	fields      map[string]string
+	start, end  time.Duration
+}
+
+func (r reply) acked() bool { return r.status >= 200 && r.status < 300 }
+
+func (r reply) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "attempt %d", r.n)
+	if r.copy > 0 {
+		fmt.Fprintf(&b, " (copy %d)", r.copy)
+	}
+	if r.hidden {
+		b.WriteString(" (answer hidden from the client)")
+	}
+	return b.String()
+}
+
+// replies lists every answer received for the op's identical sends.
+func replies(atts []history.Attempt) []reply {
+	var out []reply
+	for i := range atts {
+		a := &atts[i]
+		if a.Fault == history.FaultMismatch {
+			continue
+		}
+		if a.Outcome == history.OK {
+			out = append(out, reply{n: a.N, status: a.Status, fingerprint: a.Fingerprint, fields: a.Fields, start: a.Start, end: a.End})
+		}
+		for _, x := range a.Answers {
+			if x.Outcome == history.OK {
+				out = append(out, reply{n: a.N, copy: x.Copy, hidden: x.Hidden, status: x.Status, fingerprint: x.Fingerprint,
+					fields: x.Fields, start: a.Start, end: x.End})
+			}
+		}
+	}
+	return out
+}
+
+// checkSameResponse judges every answer to an identical send of an op
+// (retries, replays, the copies of a duplicate send, answers a fault hid
+// from the client) against its first success: a 2xx must have the same
+// status and normalised body (fingerprint); an in-flight answer (409, or
+// the profile's) is allowed only while the first attempt may still be
+// running (up to the settle grace after the first success ended);
+// transient answers (5xx, 429) are not compared; any other 4xx is a
+// violation. Sends of another payload are left to payload_mismatch.
 func checkSameResponse(v Verdict, h *history.History) Verdict {
+	grace := settleGrace(h)
+	flight := inFlight(h)
 	replayed, differing := 0, 0
 	for i := range h.Ops {
 		atts := h.AttemptsOf(i)
+		rs := replies(atts)
 		first := -1
-		bad, acked := 0, 0
-		for j := range atts {
-			a := &atts[j]
-			if !a.Acked() || a.Fault == history.FaultMismatch {
-				continue
-			}
-			acked++
-			if first < 0 {
+		for j := range rs {
+			if rs[j].acked() && (first < 0 || rs[j].end < rs[first].end) {
 				first = j
-				continue
-			}
-			if a.Status != atts[first].Status || a.Fingerprint != atts[first].Fingerprint {
-				if bad == 0 && len(v.Examples) < MaxExamples {
-					v.Examples = append(v.Examples, responseExample(h.Ops[i], atts, first, j))
-				}
-				bad++
 			}
 		}
 		if first < 0 {
 			continue
 		}
+		f := rs[first]
 		v.Checked++
-		if acked > 1 {
+		bad, compared := 0, 0
+		for j, r := range rs {
+			if j == first {
+				continue
+			}
+			var problem string
+			switch {
+			case r.acked():
+				compared++
+				if r.status != f.status || r.fingerprint != f.fingerprint {
+					problem = fmt.Sprintf("%s answered %d with body %016x but %s answered %d with body %016x",
+						f, f.status, f.fingerprint, r, r.status, r.fingerprint)
+					if d := fieldDiff(f.fields, r.fields); d != "" {
+						problem += "; " + d
+					}
+				}
+			case r.status >= 500 || r.status == 429:
+				// transient: the client retries; not compared
+			case history.Matches(flight, r.status):
+				if r.start > f.end+grace {
+					problem = fmt.Sprintf("identical retry after %d answered %d: %s, sent %s after the first success, still says in flight",
+						f.status, r.status, r, (r.start - f.end).Round(time.Millisecond))
+				}
+			default:
+				problem = fmt.Sprintf("identical retry after %d answered %d: %s", f.status, r.status, r)
+			}
+			if problem == "" {
+				continue
+			}
+			if bad == 0 && len(v.Examples) < MaxExamples {
+				v.Examples = append(v.Examples, Example{Op: h.Ops[i].ID, Key: h.Ops[i].Key, User: h.Ops[i].User,
+					Want: fmt.Sprintf("status %d, body %016x", f.status, f.fingerprint), Problem: problem,
+					Attempts: exampleAttempts(atts)})
+			}
+			bad++
+		}
+		if compared > 0 {
 			replayed++
 		}
 		if bad > 0 {
@@ -56,26 +135,10 @@ func checkSameResponse(v Verdict, h *history.History) Verdict {
 			plural(v.Checked, "op", "ops"), replayed)
 	default:
 		v.Status = Fail
-		v.Summary = fmt.Sprintf("%d of %s acknowledged got different 2xx answers (%s differ from the first)",
+		v.Summary = fmt.Sprintf("%d of %s acknowledged got answers that differ from the first success (%s)",
 			v.Violations, plural(v.Checked, "op", "ops"), plural(differing, "answer", "answers"))
 	}
 	return v
-}
-
-func responseExample(op history.Op, atts []history.Attempt, first, j int) Example {
-	a, b := &atts[first], &atts[j]
-	want := fmt.Sprintf("status %d, body %016x", a.Status, a.Fingerprint)
-	var p strings.Builder
-	fmt.Fprintf(&p, "attempt %d answered %d with body %016x but attempt %d answered %d with body %016x",
-		a.N, a.Status, a.Fingerprint, b.N, b.Status, b.Fingerprint)
-	if d := fieldDiff(a.Fields, b.Fields); d != "" {
-		p.WriteString("; ")
-		p.WriteString(d)
-	}
-	return Example{
-		Op: op.ID, Key: op.Key, User: op.User, Want: want, Problem: p.String(),
-		Attempts: exampleAttempts(atts),
-	}
 }
 
 // fieldDiff lists the captured response fields whose values differ, as

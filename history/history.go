@@ -180,6 +180,40 @@ type Judge struct {
 	Expect     string      `json:"expect"`
 	Invariants []Invariant `json:"invariants"`
 	Thresholds Thresholds  `json:"thresholds"`
+	// SettleGrace is how long after a key's first attempt ended a 409
+	// still counts as "in flight" (the settles invariant); 0 means 2 s.
+	SettleGrace time.Duration `json:"settle_grace_ns,omitempty"`
+	// Profile is what the API is expected to answer where the contract
+	// leaves a choice (an in-flight duplicate, a payload mismatch).
+	Profile Profile `json:"profile"`
+}
+
+// Profile names the statuses an API answers where the idempotency
+// contract leaves a choice. Each list holds exact statuses ("409") or
+// classes ("4xx"); an empty list accepts any 4xx.
+type Profile struct {
+	Name string `json:"name,omitempty"`
+	// InFlight answers a duplicate sent while the first is still running.
+	InFlight []string `json:"in_flight,omitempty"`
+	// Mismatch answers the same key with another payload.
+	Mismatch []string `json:"mismatch,omitempty"`
+	// MissingKey answers a request without a key where one is required.
+	MissingKey []string `json:"missing_key,omitempty"`
+}
+
+// Matches reports whether status is one of list ("409", or a class such
+// as "4xx"); an empty list matches any 4xx.
+func Matches(list []string, status int) bool {
+	if len(list) == 0 {
+		return status >= 400 && status < 500
+	}
+	code := strconv.Itoa(status)
+	for _, s := range list {
+		if s == code || (len(s) == 3 && s[1:] == "xx" && len(code) == 3 && s[0] == code[0]) {
+			return true
+		}
+	}
+	return false
 }
 
 // Invariant names a checker and the oracle whose reading it judges.
