@@ -149,6 +149,9 @@ func tallyText(t tally) string {
 
 // checkEffects is at_most_once (exact false) and exactly_once (exact true).
 func checkEffects(v Verdict, h *history.History, effects map[string]int, exact bool) Verdict {
+	if reason := blind(h, effects); reason != "" {
+		return unknown(v, reason)
+	}
 	r := perKey(groupKeys(h), effects, exact, effectNoun)
 	r.fill(&v)
 	v.Status = Pass
@@ -208,4 +211,27 @@ func rejections(as []history.Attempt) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// blind says why an effects reading sees nothing of this run although
+// ops were acknowledged (an oracle reading the wrong place, a pattern
+// that matches no key), or "". Judging such a reading would pass a broken
+// API (at_most_once) or accuse a correct one (exactly_once).
+func blind(h *history.History, effects map[string]int) string {
+	acked := 0
+	for i := range h.Ops {
+		if history.State(h.AttemptsOf(i)) == history.Acked {
+			acked++
+		}
+	}
+	if acked == 0 {
+		return ""
+	}
+	for _, op := range h.Ops {
+		if effects[op.Key] > 0 {
+			return ""
+		}
+	}
+	return fmt.Sprintf("the oracle sees none of this run's keys although %s acknowledged: is it reading the right place (path, query, key pattern)?",
+		plural(acked, "op was", "ops were"))
 }

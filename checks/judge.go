@@ -61,7 +61,78 @@ func Judge(h *history.History, m Measured) Judgement {
 		Thresholds: Thresholds(h.Meta.Judge.Thresholds, m),
 	}
 	j.Result, j.Why = Decide(h.Meta.Judge.Expect, j.Verdicts, j.Thresholds, h.Meta.Interrupted)
+	if reason := vacuous(h); reason != "" && !caught(j.Verdicts) && len(j.Verdicts) > 0 {
+		// Nothing was judged: "met" (or "not caught") would mean nothing.
+		// A failure with evidence stays a failure.
+		if !slow(j.Thresholds) {
+			j.Result, j.Why = Inconclusive, reason
+		}
+	}
 	return j
+}
+
+func caught(vs []Verdict) bool {
+	for _, v := range vs {
+		if v.Status == Fail {
+			return true
+		}
+	}
+	return false
+}
+
+func slow(ts []Threshold) bool {
+	for _, t := range ts {
+		if !t.OK {
+			return true
+		}
+	}
+	return false
+}
+
+// vacuous says, in plain words, why too little of the run reached a
+// definite answer to judge it, or "": no op acknowledged, and nothing but
+// rejections, failures or unknowns came back.
+func vacuous(h *history.History) string {
+	ops, acked := 0, 0
+	statuses := map[int]int{}
+	answers := 0
+	for i := range h.Ops {
+		as := h.AttemptsOf(i)
+		if len(as) == 0 {
+			continue
+		}
+		ops++
+		if history.State(as) == history.Acked {
+			acked++
+		}
+		for k := range as {
+			if as[k].Outcome == history.OK && !history.IsReplay(as[k].Fault) {
+				statuses[as[k].Status]++
+				answers++
+			}
+		}
+	}
+	if ops == 0 || acked > 0 {
+		return ""
+	}
+	if len(statuses) == 1 {
+		for st, n := range statuses {
+			why := fmt.Sprintf("every answer was %d (%d of %d) and no op was acknowledged: nothing was judged", st, n, answers)
+			switch {
+			case st == 401 || st == 403:
+				why += "; the target rejected every request: check the credentials (an unset token?)"
+			case st == 404 || st == 405:
+				why += "; is the operation's method and path right?"
+			case st >= 500:
+				why += "; the target failed every request"
+			}
+			return why
+		}
+	}
+	if answers == 0 {
+		return fmt.Sprintf("no op got an answer (%d ops, every attempt failed or timed out): nothing was judged", ops)
+	}
+	return fmt.Sprintf("no op was acknowledged (0 of %d got a 2xx): nothing was judged", ops)
 }
 
 // Thresholds compares m with the limits l; a zero limit is not checked.

@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -67,5 +68,40 @@ func TestJudgeFromHistory(t *testing.T) {
 	h.Meta.Judge.Expect = "violation"
 	if j := Judge(h, Measured{}); j.Result != NotMet {
 		t.Errorf("Judge(correct, expect violation) = %s, want not_met", j.Result)
+	}
+}
+
+// A run where nothing succeeded is never met.
+func TestJudgeVacuous(t *testing.T) {
+	judge := history.Judge{Expect: "pass", Invariants: []history.Invariant{{Check: ExactlyOnce, Oracle: "ledger"}, {Check: SameResponse}}}
+	h := hist(o("a", ok(401), ok(401)), o("b", lost(), ok(401)), o("c", ok(401)))
+	h.Meta.Judge = judge
+	h.Readings = []history.Reading{*effects(map[string]int{})}
+	j := Judge(h, Measured{})
+	if j.Result != Inconclusive || !strings.Contains(j.Why, "every answer was 401") || !strings.Contains(j.Why, "credentials") {
+		t.Errorf("Judge(every answer 401) = %s (%s), want inconclusive naming 401 and the credentials", j.Result, j.Why)
+	}
+	// An oracle that sees none of the run's keys although ops were
+	// acknowledged cannot pass at_most_once.
+	h = hist(o("a", ok(201)), o("b", ok(201)))
+	h.Meta.Judge = history.Judge{Expect: "pass", Invariants: []history.Invariant{{Check: AtMostOnce, Oracle: "ledger"}}}
+	h.Readings = []history.Reading{*effects(map[string]int{"someone-else": 3})}
+	if j := Judge(h, Measured{}); j.Result != Inconclusive || !strings.Contains(j.Why, "at_most_once") ||
+		!strings.Contains(j.Verdicts[0].Reason, "sees none of this run's keys") {
+		t.Errorf("Judge(blind oracle) = %s (%s) %+v, want inconclusive", j.Result, j.Why, j.Verdicts)
+	}
+	// A failure with evidence stays a failure.
+	h = hist(o("a", ok(201)), o("b", lost(), ok(201)))
+	h.Meta.Judge = judge
+	h.Readings = []history.Reading{*effects(map[string]int{"a": 1, "b": 2})}
+	if j := Judge(h, Measured{}); j.Result != NotMet {
+		t.Errorf("Judge(double charge) = %s, want not_met", j.Result)
+	}
+	// Expecting a violation, a run where nothing was acknowledged did not
+	// show that none happened.
+	h = hist(o("a", ok(404)))
+	h.Meta.Judge = history.Judge{Expect: "violation", Invariants: []history.Invariant{{Check: SameResponse}}}
+	if j := Judge(h, Measured{}); j.Result != Inconclusive {
+		t.Errorf("Judge(expect violation, all 404) = %s (%s), want inconclusive", j.Result, j.Why)
 	}
 }

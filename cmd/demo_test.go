@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/idemcheck/idemcheck/internal/testenv"
 )
 
 func TestDemo(t *testing.T) {
@@ -38,9 +40,7 @@ func TestDemoCatchesSeededBug(t *testing.T) {
 }
 
 func TestDemoOnRedisAndPostgres(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real servers: skipped with -short")
-	}
+	testenv.SkipUnlessLong(t)
 	be := realBackend(t)
 	r := runMain(t, nil, "demo", "--ops", "40", "--out", t.TempDir(), "--store", be.store, "--ledger", be.ledger, "--namespace", "demo_test")
 	if r.code != ExitOK {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemcheck/idemcheck/internal/testenv"
+
 	"github.com/idemcheck/idemcheck/internal/testsvc"
 )
 
@@ -15,9 +17,7 @@ import (
 // protected charge endpoint answers 503 and charges nothing, at the ledger
 // or at the processor.
 func TestLabFailsClosed(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real servers: skipped with -short")
-	}
+	testenv.SkipUnlessLong(t)
 	for _, down := range []string{"redis", "postgres"} {
 		t.Run(down+" down", func(t *testing.T) {
 			store, stopRedis := testsvc.RedisWithStop(t)

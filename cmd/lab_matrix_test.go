@@ -12,19 +12,23 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/internal/testenv"
 	"github.com/idemcheck/idemcheck/internal/testsvc"
 	"github.com/idemcheck/idemcheck/lab"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
-var long = flag.Bool("long", false, "run the seed sweeps over 100 seeds instead of 20")
+var long = flag.Bool("long", false, "with IDEMCHECK_LONG=1: run the seed sweeps over 100 seeds instead of 20")
 
+// seedCount is the seed sweeps' size: 2 seeds on memory in the default
+// suite, 20 on every backend in the long one (IDEMCHECK_LONG=1), 100 with
+// -long as well.
 func seedCount() int {
-	if *long {
+	if *long && testenv.Long() {
 		return 100
 	}
-	return 20
+	return testenv.Pick(2, 20)
 }
 
 // backend names where the lab keeps its state.
@@ -120,7 +124,12 @@ func naiveBuiltins(t *testing.T) []string {
 	return out
 }
 
+// testBackends are memory, and Redis+Postgres in the long suite: the
+// default suite covers the real backends in the lab and oracles packages.
 func testBackends(t *testing.T) []backend {
+	if !testenv.Long() {
+		return []backend{memoryBackend()}
+	}
 	return []backend{memoryBackend(), realBackend(t)}
 }
 

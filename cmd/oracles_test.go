@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/idemcheck/idemcheck/internal/testenv"
 )
 
 // chargesSQL charges through the lab and counts the charges with SQL on the
@@ -68,9 +70,7 @@ func fill(tmpl, path, ns string, extra string) string {
 }
 
 func TestSQLAndRedisOraclesOnTheLab(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real servers: skipped with -short")
-	}
+	testenv.SkipUnlessLong(t)
 	be := realBackend(t)
 	url := startTestLab(t, be)
 	ns := fmt.Sprintf("t%d", labNS.Load()) // the namespace startTestLab gave this lab

@@ -1,0 +1,83 @@
+package cmd
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/idemcheck/idemcheck/reports"
+)
+
+// verdictsJSON is the verdicts and result of a JSON report, as bytes to
+// compare.
+func verdictsJSON(t *testing.T, out string) string {
+	t.Helper()
+	var s reports.Summary
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("not a JSON report: %v\n%s", err, out)
+	}
+	b, err := json.Marshal(struct {
+		V any
+		R any
+		T any
+	}{s.Verdicts, s.Result, s.Thresholds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// check DIR judges from history.jsonl alone: report.json is output.
+func TestCheckNeedsOnlyTheHistory(t *testing.T) {
+	srv := newPayServer(t, false)
+	dir := t.TempDir()
+	r := runMain(t, nil, "run", writeScenario(t, payScenario), "--target", srv.URL, "--seed", "7", "--out", dir, "--format", "json")
+	if r.code != ExitFailed {
+		t.Fatalf("run on a naive server: exit %d, want %d\n%s%s", r.code, ExitFailed, r.out, r.err)
+	}
+	live := verdictsJSON(t, r.out)
+	if err := os.Remove(filepath.Join(dir, "report.json")); err != nil {
+		t.Fatal(err)
+	}
+	rc := runMain(t, nil, "check", dir, "--format", "json")
+	if rc.code != ExitFailed {
+		t.Fatalf("check without report.json: exit %d, want %d\n%s%s", rc.code, ExitFailed, rc.out, rc.err)
+	}
+	if got := verdictsJSON(t, rc.out); got != live {
+		t.Errorf("check without report.json judged otherwise than the run:\nrun:   %s\ncheck: %s", live, got)
+	}
+
+	// --scenario judges the same evidence against other invariants:
+	// same_response alone holds on this run.
+	lenient := strings.Replace(payScenario, "  - {check: exactly_once, oracle: ledger}\n", "", 1)
+	rs := runMain(t, nil, "check", dir, "--scenario", writeScenario(t, lenient))
+	if rs.code != ExitOK || strings.Contains(rs.out, "exactly_once") {
+		t.Errorf("check --scenario (same_response only): exit %d, want 0, without exactly_once\n%s%s", rs.code, rs.out, rs.err)
+	}
+
+	// A history cut short is refused, never judged on part of the run.
+	hp := filepath.Join(dir, "history.jsonl")
+	b, err := os.ReadFile(hp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
+	if err := os.WriteFile(hp, []byte(strings.Join(lines[:len(lines)-3], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rt := runMain(t, nil, "check", dir)
+	if rt.code != ExitUsage || !strings.Contains(rt.err, "incomplete") {
+		t.Errorf("check of a truncated history: exit %d, want %d saying incomplete\n%s", rt.code, ExitUsage, rt.err)
+	}
+
+	// A version 1 history is refused with a way forward.
+	if err := os.WriteFile(hp, []byte(`{"type":"header","format_version":1,"scenario":"pay"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ro := runMain(t, nil, "check", dir)
+	if ro.code != ExitUsage || !strings.Contains(ro.err, "--seed") {
+		t.Errorf("check of a v1 history: exit %d, want %d with a hint to re-run\n%s", ro.code, ExitUsage, ro.err)
+	}
+}

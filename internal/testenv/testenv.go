@@ -1,0 +1,37 @@
+// Package testenv holds the switches every package's tests share.
+//
+// The default suite (go test ./...) covers every package's logic in well
+// under a minute. The long end-to-end sweeps (seed sweeps, the detection
+// matrix on real Redis and Postgres, fail-closed runs, long fuzzing and
+// benchmarks) run when IDEMCHECK_LONG=1, as .ci/run always sets it.
+package testenv
+
+import (
+	"os"
+	"testing"
+)
+
+// LongEnv is the environment variable that turns the long suite on.
+const LongEnv = "IDEMCHECK_LONG"
+
+// Long reports whether the long suite is on.
+func Long() bool {
+	v := os.Getenv(LongEnv)
+	return v != "" && v != "0" && v != "false"
+}
+
+// SkipUnlessLong skips t unless the long suite is on, saying how to run it.
+func SkipUnlessLong(t testing.TB) {
+	t.Helper()
+	if !Long() {
+		t.Skipf("long test: run with %s=1 (as .ci/run does)", LongEnv)
+	}
+}
+
+// Pick returns long when the long suite is on, else short: a sweep's size.
+func Pick[T any](short, long T) T {
+	if Long() {
+		return long
+	}
+	return short
+}
