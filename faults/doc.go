@@ -18,6 +18,15 @@
 // httputil.ReverseProxy over the same Transport that picks a fault for every
 // incoming request.
 //
+// The faults that read an answer ahead of the client (timeout, duplicate,
+// drop_ack) keep at most Transport.MaxBody bytes of it, as a *Body that
+// also knows the real size and a hash of every byte; the rest is read and
+// dropped, until the body ends or the request's context does. The answers
+// a fault received besides the one it returns (the other copies of a
+// duplicate, the answer drop_ack hides) go to the Answers the request's
+// context carries (WithAnswers), as net/http/httptrace hooks do: the
+// RoundTripper still returns one response or one error.
+//
 // Injected network failures are returned as (nil, err) with err wrapping
 // ErrDroppedAck, ErrTimeout or ErrReset; Sent tells whether a failed request
 // may have reached the server (outcome "info") or certainly did not ("fail").

@@ -5,87 +5,120 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
+	"time"
 )
 
 // Duplicate sends the same attempt Copies times at once, as a double submit
-// or an at-least-once queue would. The server must apply it once.
+// or an at-least-once queue would. The server must apply it once. Every
+// copy goes to the request's URL: copies do not spread over replicas.
 type Duplicate struct {
 	Copies int
+
+	maxBody int // bytes of each answer body kept; 0: DefaultMaxBody
 }
+
+func (d Duplicate) withMaxBody(n int) Fault { d.maxBody = n; return d }
 
 // Kind returns KindDuplicate.
 func (Duplicate) Kind() string { return KindDuplicate }
 
 // copyResult is what one copy of a duplicated request got.
 type copyResult struct {
-	resp *http.Response // body already read whole and buffered
-	err  error
+	i      int            // the copy's index, in the order sent
+	resp   *http.Response // set when the answer arrived whole; its body is a *Body
+	status int            // the status, also when the body broke off
+	body   *Body          // what was read of the body; nil without a response
+	err    error
+	end    time.Time
 }
 
 // Inject sends Copies identical clones of req concurrently and returns the
-// first complete answer (headers and whole body), with its body buffered.
-// The other answers are drained and closed. It returns only when every copy
-// has finished, so no goroutine outlives the call. If every copy fails it
-// returns the first error that may have reached the server, else the first
-// error. Copies below 2 count as 2.
+// first complete answer (headers and whole body), its body a *Body that
+// keeps at most Transport.MaxBody bytes. The other answers are read the same
+// way (so memory is bounded by Copies × MaxBody) and closed. It returns only
+// when every copy has finished, so no goroutine outlives the call; a body
+// that never ends is cut off by the request's context. If every copy fails
+// it returns the first error that may have reached the server, else the
+// first error. Copies below 2 count as 2.
+//
+// The other copies' answers and errors are added, as Answers numbered from
+// 2 in the order the copies were sent, to the Answers the request's context
+// carries (WithAnswers); the one returned is copy 1.
 func (d Duplicate) Inject(next http.RoundTripper, req *http.Request) (*http.Response, error) {
 	n := max(d.Copies, 2)
 	bodies, err := copyBodies(req, n)
 	if err != nil {
 		return nil, &unsentError{fmt.Errorf("injected duplicate: copying the request body: %w", err)}
 	}
-	results := make(chan copyResult, n)
+	ctx := req.Context()
+	results := make([]copyResult, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		r := req.Clone(req.Context())
+		r := req.Clone(ctx)
 		// The clone keeps req.GetBody as it is: nil keeps http.Transport
 		// from silently resending a copy on a reused connection.
 		r.Body = bodies[i]
-		wg.Go(func() { results <- sendCopy(next, r) })
-	}
-	var winner *http.Response
-	var firstErr, firstSent error
-	for range n {
-		res := <-results
-		switch {
-		case res.err != nil:
-			if firstErr == nil {
-				firstErr = res.err
-			}
-			if firstSent == nil && Sent(res.err) {
-				firstSent = res.err
-			}
-		case winner == nil:
-			winner = res.resp
-		}
-		// A later complete answer needs nothing more: sendCopy already
-		// drained and closed its body.
+		wg.Go(func() {
+			results[i] = d.sendCopy(next, r)
+			results[i].i = i
+		})
 	}
 	wg.Wait()
-	if winner == nil {
-		// One copy that may have reached the server makes the attempt
-		// indeterminate, whichever copy failed first: reporting a dial
-		// error would call it unsent and let a checker demand 0 effects.
-		if firstSent != nil {
-			return nil, firstSent
+	// The winner is the first whole answer; without one, the first error
+	// that may have reached the server (one such copy makes the attempt
+	// indeterminate, whichever copy failed first: a dial error would call
+	// it unsent and let a checker demand 0 effects), else the first error.
+	order := slices.Clone(results)
+	slices.SortStableFunc(order, func(a, b copyResult) int { return a.end.Compare(b.end) })
+	win := -1
+	for _, pass := range []func(copyResult) bool{
+		func(c copyResult) bool { return c.err == nil },
+		func(c copyResult) bool { return Sent(c.err) },
+		func(copyResult) bool { return true },
+	} {
+		for _, c := range order {
+			if pass(c) {
+				win = c.i
+				break
+			}
 		}
-		return nil, firstErr
+		if win >= 0 {
+			break
+		}
 	}
-	return winner, nil
+	others := make([]Answer, 0, n-1)
+	for _, c := range results {
+		if c.i == win {
+			continue
+		}
+		others = append(others, Answer{Copy: len(others) + 2, Status: c.status, Body: c.body, Err: c.err, End: c.end})
+	}
+	record(ctx, others...)
+	if w := results[win]; w.err != nil {
+		return nil, w.err
+	}
+	return results[win].resp, nil
 }
 
-// sendCopy sends one copy and reads its whole answer, so the connection is
-// drained and closed whether or not the answer wins.
-func sendCopy(next http.RoundTripper, r *http.Request) copyResult {
+// sendCopy sends one copy and reads its whole answer (bounded by maxBody,
+// until the request's context ends), so the connection is drained and
+// closed whether or not the answer wins.
+func (d Duplicate) sendCopy(next http.RoundTripper, r *http.Request) copyResult {
 	resp, err := next.RoundTrip(r)
 	if err != nil {
-		return copyResult{err: err}
+		return copyResult{err: err, end: time.Now()}
 	}
-	if err := bufferBody(resp); err != nil {
-		return copyResult{err: err}
+	c := copyResult{status: resp.StatusCode}
+	c.body, c.err = readBody(r.Context(), resp.Body, d.maxBody, 0)
+	c.end = time.Now()
+	if c.err != nil {
+		return c
 	}
-	return copyResult{resp: resp}
+	setBody(resp, c.body)
+	c.resp = resp
+	return c
 }
 
 // copyBodies returns n independent readers of req's body (all the same

@@ -3,7 +3,6 @@ package faults
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -71,16 +70,6 @@ func closeBody(req *http.Request) {
 	if req != nil && req.Body != nil {
 		req.Body.Close()
 	}
-}
-
-// drainClose reads what is left of a response body and closes it, so the
-// connection can be reused.
-func drainClose(resp *http.Response) {
-	if resp == nil || resp.Body == nil {
-		return
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
 }
 
 // Spec is a fault with its share of attempts, as a scenario declares it.

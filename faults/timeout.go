@@ -1,10 +1,8 @@
 package faults
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 )
@@ -14,15 +12,20 @@ import (
 // retry overlaps the original (outcome "info").
 type Timeout struct {
 	After time.Duration
+
+	maxBody int // bytes of the answer body kept; 0: DefaultMaxBody
 }
+
+func (t Timeout) withMaxBody(n int) Fault { t.maxBody = n; return t }
 
 // Kind returns KindTimeout.
 func (Timeout) Kind() string { return KindTimeout }
 
 // Inject sends a clone of req whose context has the deadline After. When the
 // deadline expires first it returns an error wrapping ErrTimeout. When the
-// answer comes in time its body is read whole inside the deadline and the
-// response is returned with that buffered body. If the request's own context
+// answer comes in time its body is read to its end inside the deadline and
+// the response is returned with a *Body in its place, holding at most
+// Transport.MaxBody bytes of it. If the request's own context
 // ends first, its error is returned as is: that is not an injected timeout.
 func (t Timeout) Inject(next http.RoundTripper, req *http.Request) (*http.Response, error) {
 	parent := req.Context()
@@ -32,23 +35,10 @@ func (t Timeout) Inject(next http.RoundTripper, req *http.Request) (*http.Respon
 	if err != nil {
 		return nil, t.classify(parent, ctx, err, "no answer")
 	}
-	if err := bufferBody(resp); err != nil {
+	if err := bufferBody(ctx, resp, t.maxBody); err != nil {
 		return nil, t.classify(parent, ctx, err, fmt.Sprintf("the server answered %d but the body did not arrive", resp.StatusCode))
 	}
 	return resp, nil
-}
-
-// bufferBody reads resp's body whole and closes it, then puts the bytes
-// read back in its place, with ContentLength set to their length.
-func bufferBody(resp *http.Response) error {
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return err
-	}
-	resp.Body = io.NopCloser(bytes.NewReader(body))
-	resp.ContentLength = int64(len(body))
-	return nil
 }
 
 // classify turns a failure caused by the injected deadline into an error
