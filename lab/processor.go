@@ -29,6 +29,11 @@ type ProcessorRequest struct {
 	Amount         int64
 	Currency       string
 	Customer       string
+	// FailFirst makes the first request with this DedupKey fail with
+	// ErrProcessorFailed, after the latency and with no charge, as a real
+	// processor's transient 5xx; later requests with it charge as usual.
+	// The lab sets it on the keys Config.FlakyEvery picks.
+	FailFirst bool
 }
 
 // ProcessorCharge is one real charge at the processor.
@@ -55,6 +60,7 @@ type Processor struct {
 	gen     int // bumped by Reset
 	byKey   map[string]*procCall
 	charges []ProcessorCharge
+	failed  map[string]bool // DedupKeys whose FailFirst request has failed
 }
 
 // procCall is one charge in flight or done; done is closed when it is.
@@ -71,15 +77,16 @@ func NewProcessor(latency time.Duration, clock func() time.Time) *Processor {
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Processor{latency: latency, clock: clock, byKey: map[string]*procCall{}}
+	return &Processor{latency: latency, clock: clock, byKey: map[string]*procCall{}, failed: map[string]bool{}}
 }
 
 // Charge charges the card once per DedupKey. A request with a DedupKey seen
 // before returns the first charge (waiting for it if it is in flight) and
 // charges nothing. The wait for the processor's latency stops if ctx is
 // cancelled, with no charge: callers that must not abandon a charge pass
-// context.WithoutCancel. A request for FailCustomer fails with
-// ErrProcessorFailed and leaves the key usable again.
+// context.WithoutCancel. A request for FailCustomer, or the first with
+// FailFirst set for its DedupKey, fails with ErrProcessorFailed and leaves
+// the key usable again.
 func (p *Processor) Charge(ctx context.Context, req ProcessorRequest) (ProcessorCharge, error) {
 	p.mu.Lock()
 	if c, ok := p.byKey[req.DedupKey]; ok {
@@ -103,6 +110,10 @@ func (p *Processor) Charge(ctx context.Context, req ProcessorRequest) (Processor
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	defer close(c.done)
+	if err == nil && req.FailFirst && !p.failed[req.DedupKey] && c.gen == p.gen {
+		p.failed[req.DedupKey] = true
+		err = ErrProcessorFailed
+	}
 	if err != nil {
 		c.err = err
 		if p.byKey[req.DedupKey] == c {
@@ -203,7 +214,7 @@ func (p *Processor) Total() int {
 	return len(p.charges)
 }
 
-// Reset forgets every charge and dedup key. Charges in flight complete
+// Reset forgets every charge, dedup key and FailFirst failure. Charges in flight complete
 // but are not counted.
 func (p *Processor) Reset() {
 	p.mu.Lock()
@@ -211,4 +222,5 @@ func (p *Processor) Reset() {
 	p.gen++
 	p.byKey = map[string]*procCall{}
 	p.charges = nil
+	p.failed = map[string]bool{}
 }
