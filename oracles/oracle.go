@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/redact"
 )
 
 // Oracle reads the real state of the target.
@@ -124,34 +125,16 @@ func fetch(ctx context.Context, c *http.Client, oracle string, build RequestFunc
 	return a, nil
 }
 
-// secretParams are query parameters whose values never appear in errors.
-var secretParams = map[string]bool{
-	"key": true, "api_key": true, "apikey": true, "token": true, "access_token": true,
-	"secret": true, "client_secret": true, "password": true, "auth": true,
-	"signature": true, "sig": true,
-}
+// secretParams is how oracle URLs and connection strings are redacted:
+// every query and key=value DSN value is masked but the connection
+// parameters redact.ConnParams names and the idempotency key, which the
+// evidence needs and which are never secrets.
+var secretParams = redact.Options{Keep: append([]string{"idempotency_key", "idempotency-key", "idempotencykey"}, redact.ConnParams...)}
 
-// redactURL is u without its password and the values of secret query
-// parameters.
+// redactURL is u without its password, its query values (but those
+// secretParams keeps) and its fragment.
 func redactURL(u *url.URL) string {
-	if u == nil {
-		return ""
-	}
-	c := *u
-	if c.RawQuery != "" {
-		q := c.Query()
-		changed := false
-		for k := range q {
-			if secretParams[strings.ToLower(k)] {
-				q[k] = []string{"xxxxx"}
-				changed = true
-			}
-		}
-		if changed {
-			c.RawQuery = q.Encode()
-		}
-	}
-	return c.Redacted()
+	return secretParams.URL(u)
 }
 
 // ErrNoBefore: an oracle that compares before and after was observed

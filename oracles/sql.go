@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
-	"regexp"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -287,19 +285,9 @@ func scanError(err error, want string) error {
 	return err
 }
 
-var (
-	// kvPassword is a password in a keyword/value connection string.
-	kvPassword = regexp.MustCompile(`(?i)\b(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S*)`)
-	// userinfoPassword is a password in a URL that does not parse.
-	userinfoPassword = regexp.MustCompile(`(//[^:/@\s]*:)[^@\s]*@`)
-)
-
-// redactDSN is a database or Redis URL, or a keyword/value connection
-// string, without its password.
+// redactDSN is a database or Redis URL (any scheme, any case), or a
+// keyword/value connection string, without its password and the values
+// secretParams does not keep; a URL that does not parse is masked whole.
 func redactDSN(s string) string {
-	if u, err := url.Parse(s); err == nil && u.Scheme != "" {
-		return redactURL(u)
-	}
-	s = kvPassword.ReplaceAllString(s, "${1}xxxxx")
-	return userinfoPassword.ReplaceAllString(s, "${1}xxxxx@")
+	return secretParams.String(s)
 }
