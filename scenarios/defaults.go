@@ -21,6 +21,9 @@ const (
 	DefaultDuplicateCopies   = 2
 	DefaultRetention         = 24 * time.Hour
 	DefaultReplayCount       = 1
+	DefaultRequestTimeout    = 30 * time.Second
+	DefaultSettleGrace       = 2 * time.Second
+	DefaultMaxPages          = 1000
 )
 
 // DefaultRetryOn is what is retried when retry.on is left out.
@@ -40,6 +43,9 @@ func (s *Scenario) applyDefaults() {
 	if s.Expect == "" {
 		s.Expect = ExpectPass
 	}
+	if s.ProfileName == "" && !s.set("profile") {
+		s.ProfileName = DefaultProfile
+	}
 	method := func(r *Request, def string) {
 		if r.Method == "" {
 			r.Method = def
@@ -55,6 +61,9 @@ func (s *Scenario) applyDefaults() {
 	}
 	if s.Load.MaxInFlight == 0 && !s.set("load.max_in_flight") {
 		s.Load.MaxInFlight = DefaultMaxInFlight
+	}
+	if s.Load.RequestTimeout == 0 && !s.set("load.request_timeout") {
+		s.Load.RequestTimeout = Duration(DefaultRequestTimeout)
 	}
 	r := &s.Retry
 	if r.Attempts == 0 && !s.set("retry.attempts") {
@@ -84,6 +93,9 @@ func (s *Scenario) applyDefaults() {
 	if s.Quiet == 0 && !s.set("quiet") {
 		s.Quiet = Duration(DefaultQuiet)
 	}
+	if s.SettleGrace == 0 && !s.set("settle_grace") {
+		s.SettleGrace = Duration(DefaultSettleGrace)
+	}
 	for i := range s.Faults {
 		f := &s.Faults[i]
 		if f.Kind == faults.KindDuplicate && f.Copies == 0 && !s.set(fmt.Sprintf("faults[%d].copies", i)) {
@@ -99,8 +111,14 @@ func (s *Scenario) applyDefaults() {
 			if e.PerKey != nil {
 				method(&e.PerKey.Request, "GET")
 			}
-			if e.Bulk != nil {
-				method(&e.Bulk.Request, "GET")
+			if e.Across == "" && !s.set(fmt.Sprintf("oracles[%d].effects.across", i)) {
+				e.Across = AcrossFirst
+			}
+			if b := e.Bulk; b != nil {
+				method(&b.Request, "GET")
+				if b.MaxPages == 0 && (b.Next != nil || b.Cursor != nil) && !s.set(fmt.Sprintf("oracles[%d].effects.bulk.max_pages", i)) {
+					b.MaxPages = DefaultMaxPages
+				}
 			}
 		}
 		if o.Counter != nil {

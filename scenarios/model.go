@@ -14,8 +14,13 @@ type Scenario struct {
 	// Expect is what the scenario expects of the target: ExpectPass (every
 	// invariant holds) or ExpectViolation (a known-broken target is caught).
 	Expect Expect `yaml:"expect"`
-	// Target is the base URL; overridden by --target and IDEMCHECK_TARGET.
-	Target string `yaml:"target"`
+	// Target is the base URL, or several (the replicas of one API behind
+	// no shared load balancer); overridden by --target and
+	// IDEMCHECK_TARGET. Read it with TargetURL or TargetURLs.
+	Target TargetList `yaml:"target"`
+	// ProfileName names the profile whose statuses the API is expected to
+	// answer (ProfileDraft when left out); Profile resolves it.
+	ProfileName string `yaml:"profile"`
 	// Users are the principals ops run as, round robin by op sequence; the
 	// template sees the op's user as {{.User}}.
 	Users []string `yaml:"users"`
@@ -34,10 +39,13 @@ type Scenario struct {
 	Retention Duration `yaml:"retention"`
 	// Quiet is how long to wait after the load before reading the state, so
 	// work the client gave up on (timeouts) can finish. Default 200ms.
-	Quiet      Duration    `yaml:"quiet"`
-	Oracles    []Oracle    `yaml:"oracles"`
-	Invariants []Invariant `yaml:"invariants"`
-	Thresholds Thresholds  `yaml:"thresholds"`
+	Quiet Duration `yaml:"quiet"`
+	// SettleGrace is how long after its last answer an op's key may still
+	// be in flight before the settles invariant calls it stuck. Default 2s.
+	SettleGrace Duration    `yaml:"settle_grace"`
+	Oracles     []Oracle    `yaml:"oracles"`
+	Invariants  []Invariant `yaml:"invariants"`
+	Thresholds  Thresholds  `yaml:"thresholds"`
 
 	// Source is where the scenario was read from (a file path or
 	// "builtin:NAME"); set by the loader, not by YAML.
@@ -129,6 +137,10 @@ type Load struct {
 	Rate        Rate     `yaml:"rate"`        // open model: ops per second
 	// MaxInFlight caps concurrent ops in the open model (default 512).
 	MaxInFlight int `yaml:"max_in_flight"`
+	// RequestTimeout bounds every request of the run: setup, operation
+	// attempts, replays and oracle reads (default 30s). A request that
+	// reaches it is indeterminate, like a timeout fault.
+	RequestTimeout Duration `yaml:"request_timeout"`
 }
 
 // Retry is the client's retry policy. Retries keep the op's key.
@@ -188,11 +200,10 @@ type Oracle struct {
 }
 
 // EffectsOracle counts effects per key: with one GET per key (PerKey, its
-// templates see .Key) or one bulk GET (Bulk, Value selects an object mapping
-// key to count, or an array of keys, one element per effect).
+// templates see .Key) or one bulk GET, perhaps paginated (Bulk).
 type EffectsOracle struct {
-	PerKey *Probe `yaml:"per_key"`
-	Bulk   *Probe `yaml:"bulk"`
+	PerKey *Probe     `yaml:"per_key"`
+	Bulk   *BulkProbe `yaml:"bulk"`
 	// SQL counts effects with a query on Postgres: per_key ($1 = the key,
 	// one row, one integer) or grouped (rows of key, count).
 	SQL *SQLEffects `yaml:"sql"`
@@ -200,7 +211,19 @@ type EffectsOracle struct {
 	// (exists) or the integer stored at it (get).
 	Redis       *RedisEffects `yaml:"redis"`
 	Concurrency int           `yaml:"concurrency"` // reads in parallel, default 8
+	// Across says how the counts of a key read on several targets are
+	// combined: AcrossFirst (the default: the first target's count) or
+	// AcrossSum (each target keeps its own store: add them up).
+	Across string `yaml:"across"`
 }
+
+// The values of EffectsOracle.Across.
+const (
+	// AcrossFirst reads the effects on the first target only.
+	AcrossFirst = "first"
+	// AcrossSum adds up the effects read on every target.
+	AcrossSum = "sum"
+)
 
 // SQLEffects is an effects oracle on Postgres. URL may be a template that
 // reads a secret from the environment: '{{env "LEDGER_URL"}}'.
@@ -210,9 +233,10 @@ type SQLEffects struct {
 	Grouped string `yaml:"grouped"` // SELECT idempotency_key, count(*) FROM payments GROUP BY 1
 }
 
-// RedisEffects is an effects oracle on Redis. Pattern holds one %s for the
-// key ("idem:%s"); Mode is "exists" (default: 1 when present) or "get" (the
-// integer stored).
+// RedisEffects is an effects oracle on Redis. Pattern makes the store's key:
+// a template that sees .Key and .User ("idem:{{.User}}:{{.Key}}"), or,
+// without "{{", text holding one %s for the key ("idem:%s"). Mode is
+// "exists" (default: 1 when present) or "get" (the integer stored).
 type RedisEffects struct {
 	URL     string `yaml:"url"`
 	Pattern string `yaml:"pattern"`
@@ -246,6 +270,37 @@ type Probe struct {
 	Value   string `yaml:"value"`
 }
 
+// BulkProbe is the one read of every key of a bulk effects oracle: a Probe
+// whose Value selects an object mapping key to count, an array of keys
+// (one element per effect), or a node list of keys ("$.data[*].key": one
+// node per effect); and, optionally, how to read the following pages: Next
+// or Cursor, not both.
+type BulkProbe struct {
+	Probe `yaml:",inline"`
+	// Next follows a link to the next page.
+	Next *NextPage `yaml:"next"`
+	// Cursor follows a cursor to the next page.
+	Cursor *CursorPage `yaml:"cursor"`
+	// MaxPages bounds the pages read when Next or Cursor is set (default
+	// 1000); more pages left after it is an error, never a partial count.
+	MaxPages int `yaml:"max_pages"`
+}
+
+// NextPage is a link to the next page: Path selects it in each answer (a
+// URL, absolute or relative to the page's; null, "" or absent on the last
+// page).
+type NextPage struct {
+	Path string `yaml:"path"`
+}
+
+// CursorPage is a cursor to the next page: Path selects it in each answer
+// (null, "" or absent on the last page) and the next request is the first
+// one with the query parameter Param set to it.
+type CursorPage struct {
+	Path  string `yaml:"path"`
+	Param string `yaml:"param"`
+}
+
 // AccountOracle reads an account for the conditional_update invariant.
 type AccountOracle struct {
 	Request `yaml:",inline"`
@@ -266,10 +321,12 @@ type AppliedProbe struct {
 
 // Invariant names a checker and the oracle it reads.
 type Invariant struct {
-	// Check is at_most_once, exactly_once, same_response, exact_counter or
-	// conditional_update.
+	// Check is one of checks.Names(): at_most_once, exactly_once,
+	// same_response, exact_counter, conditional_update, payload_mismatch,
+	// settles.
 	Check string `yaml:"check"`
-	// Oracle names an entry of oracles; same_response needs none.
+	// Oracle names an entry of oracles; same_response and
+	// payload_mismatch need none, settles may name an effects oracle.
 	Oracle string `yaml:"oracle"`
 }
 
@@ -284,6 +341,10 @@ type Thresholds struct {
 	// ErrorRate is the highest share of ops that may end without a 2xx.
 	ErrorRate *float64 `yaml:"error_rate"`
 }
+
+// TargetList is one base URL or several. In YAML it is a string or a list
+// of strings.
+type TargetList []string
 
 // Duration is a time.Duration written as "250ms" or "2s" in YAML.
 type Duration time.Duration

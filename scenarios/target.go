@@ -4,28 +4,111 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
+
+	"github.com/idemcheck/idemcheck/internal/yamlstrict"
+	"gopkg.in/yaml.v3"
 )
 
-// TargetURL is the base URL requests are joined to: override (from
-// --target or IDEMCHECK_TARGET) when set, else the scenario's target. It
-// must be an absolute http or https URL with a host.
-func (s *Scenario) TargetURL(override string) (*url.URL, error) {
-	raw, field, line := override, "", 0
-	src := ""
-	if raw == "" {
-		raw, field, line, src = s.Target, "target", s.line("target"), s.Source
+// UnmarshalYAML implements yaml.Unmarshaler: one URL, or a list of them.
+func (t *TargetList) UnmarshalYAML(n *yaml.Node) error {
+	const hint = "target: http://localhost:8080, or a list: target: [http://10.0.0.1:8080, http://10.0.0.2:8080]"
+	switch n.Kind {
+	case yaml.ScalarNode:
+		*t = TargetList{n.Value}
+		return nil
+	case yaml.SequenceNode:
+		if len(n.Content) == 0 {
+			return &hintError{msg: "empty list of targets", hint: "leave target out (and give --target), or list at least one URL"}
+		}
+		out := make(TargetList, len(n.Content))
+		for i, item := range n.Content {
+			if item.Kind != yaml.ScalarNode || item.ShortTag() == "!!null" {
+				return &hintError{msg: fmt.Sprintf("target[%d] (line %d): want a URL, got %s", i, item.Line, yamlstrict.KindName(item)), hint: hint}
+			}
+			out[i] = item.Value
+		}
+		*t = out
+		return nil
 	}
-	if raw == "" {
+	return &hintError{msg: "want a URL or a list of URLs, got " + yamlstrict.KindName(n), hint: hint}
+}
+
+// MarshalYAML implements yaml.Marshaler: one URL is written as a string.
+func (t TargetList) MarshalYAML() (any, error) {
+	if len(t) == 1 {
+		return t[0], nil
+	}
+	return []string(t), nil
+}
+
+// Targets returns the scenario's own target URLs, as written; nil when it
+// names none.
+func (s *Scenario) Targets() []string { return slices.Clone([]string(s.Target)) }
+
+// TargetURL is the base URL requests are joined to: override (from
+// --target or IDEMCHECK_TARGET) when set, else the scenario's first target.
+// It must be an absolute http or https URL with a host.
+func (s *Scenario) TargetURL(override string) (*url.URL, error) {
+	var overrides []string
+	if override != "" {
+		overrides = []string{override}
+	}
+	us, err := s.TargetURLs(overrides)
+	if err != nil {
+		return nil, err
+	}
+	return us[0], nil
+}
+
+// TargetURLs is every base URL the run sends to: overrides (from --target
+// or IDEMCHECK_TARGET, empty strings left out) when any is set, else the
+// scenario's targets. At least one is returned, each an absolute http or
+// https URL with a host; every bad one is reported at once.
+func (s *Scenario) TargetURLs(overrides []string) ([]*url.URL, error) {
+	var raws []string
+	for _, o := range overrides {
+		if o != "" {
+			raws = append(raws, o)
+		}
+	}
+	fromFile := len(raws) == 0
+	if fromFile {
+		raws = s.Target
+	}
+	if len(raws) == 0 {
 		return nil, Diagnostics{{Source: s.Source, Field: "target", Message: "no target URL",
 			Hint: "set target: http://localhost:8080 in the scenario, --target or IDEMCHECK_TARGET"}}
 	}
-	u, err := parseTarget(raw)
-	if err != nil {
-		var he *hintError
-		errors.As(err, &he)
-		return nil, Diagnostics{{Source: src, Line: line, Field: field, Message: he.msg, Hint: he.hint}}
+	out := make([]*url.URL, 0, len(raws))
+	var ds Diagnostics
+	for i, raw := range raws {
+		u, err := parseTarget(raw)
+		if err != nil {
+			var he *hintError
+			errors.As(err, &he)
+			d := Diagnostic{Message: he.msg, Hint: he.hint}
+			if fromFile {
+				d.Source, d.Field = s.Source, s.targetField(i)
+				d.Line = s.line(d.Field)
+			}
+			ds = append(ds, d)
+			continue
+		}
+		out = append(out, u)
 	}
-	return u, nil
+	if len(ds) > 0 {
+		return nil, ds
+	}
+	return out, nil
+}
+
+// targetField names the i-th target: "target" when there is one.
+func (s *Scenario) targetField(i int) string {
+	if len(s.Target) == 1 {
+		return "target"
+	}
+	return fmt.Sprintf("target[%d]", i)
 }
 
 func parseTarget(raw string) (*url.URL, error) {

@@ -6,7 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/yamlstrict"
 )
 
 // problem is a diagnostic and the other fields it depends on, so that a
@@ -70,13 +72,20 @@ func (s *Scenario) validate() []problem {
 	default:
 		c.add("expect", fmt.Sprintf("unknown expectation %q", s.Expect), "expect: pass (every invariant holds) or expect: violation (a known-broken target is caught)")
 	}
-	if s.Target != "" {
-		if _, err := parseTarget(s.Target); err != nil {
+	seenTarget := map[string]int{}
+	for i, t := range s.Target {
+		at := s.targetField(i)
+		if _, err := parseTarget(t); err != nil {
 			var he *hintError
 			errors.As(err, &he)
-			c.add("target", he.msg, he.hint)
+			c.add(at, he.msg, he.hint)
 		}
+		if j, dup := seenTarget[t]; dup {
+			c.add(at, fmt.Sprintf("target %d repeats target %d", i, j), "list each base URL once")
+		}
+		seenTarget[t] = i
 	}
+	c.profile()
 	for i, u := range s.Users {
 		if strings.TrimSpace(u) == "" {
 			c.add(fmt.Sprintf("users[%d]", i), "empty user name", "users: [alice, bob]")
@@ -94,6 +103,9 @@ func (s *Scenario) validate() []problem {
 	c.thresholds()
 	if s.Quiet < 0 {
 		c.add("quiet", "negative duration", "quiet: 200ms")
+	}
+	if s.SettleGrace < 0 {
+		c.add("settle_grace", "negative duration", "settle_grace: 2s")
 	}
 	if s.Retention <= 0 {
 		c.add("retention", fmt.Sprintf("retention must be above 0, got %s", s.Retention), "retention: 24h, how long the API keeps its idempotency keys")
@@ -129,8 +141,28 @@ func (c *checker) load() {
 		c.add("load.rate", "set load.concurrency or load.rate, not both",
 			"concurrency is the closed model (workers), rate the open model (arrivals); keep one", "load.concurrency")
 	}
+	if l.RequestTimeout <= 0 {
+		c.add("load.request_timeout", fmt.Sprintf("request_timeout must be above 0, got %s", l.RequestTimeout),
+			fmt.Sprintf("request_timeout: 10s bounds every request; leave it out for %s", Duration(DefaultRequestTimeout)))
+	}
+	for i, f := range c.s.Faults {
+		if l.RequestTimeout > 0 && f.Kind == faults.KindTimeout && f.After >= l.RequestTimeout {
+			c.add(fmt.Sprintf("faults[%d].after", i), fmt.Sprintf("a timeout fault after %s never fires: load.request_timeout ends every request after %s", f.After, l.RequestTimeout),
+				"make after shorter than request_timeout, or raise load.request_timeout", "load.request_timeout")
+		}
+	}
 	if l.MaxInFlight < 1 {
 		c.add("load.max_in_flight", fmt.Sprintf("max_in_flight must be at least 1, got %d", l.MaxInFlight), fmt.Sprintf("leave it out for %d", DefaultMaxInFlight))
+	}
+}
+
+func (c *checker) profile() {
+	if _, ok := LookupProfile(c.s.ProfileName); !ok {
+		hint := yamlstrict.Suggest(c.s.ProfileName, ProfileNames(), "profile")
+		if !strings.Contains(hint, "takes:") {
+			hint = strings.TrimSpace(hint + " profile takes: " + strings.Join(ProfileNames(), ", "))
+		}
+		c.add("profile", fmt.Sprintf("unknown profile %q", c.s.ProfileName), hint)
 	}
 }
 

@@ -5,37 +5,30 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/internal/yamlstrict"
 )
 
-// The invariant checks a scenario can name.
-const (
-	CheckAtMostOnce        = "at_most_once"
-	CheckExactlyOnce       = "exactly_once"
-	CheckSameResponse      = "same_response"
-	CheckExactCounter      = "exact_counter"
-	CheckConditionalUpdate = "conditional_update"
-	CheckPayloadMismatch   = "payload_mismatch"
-)
-
-// checkOracle is the oracle kind each check reads; "" for none.
-var checkOracle = map[string]string{
-	CheckAtMostOnce:        "effects",
-	CheckExactlyOnce:       "effects",
-	CheckSameResponse:      "",
-	CheckExactCounter:      "counter",
-	CheckConditionalUpdate: "account",
-	CheckPayloadMismatch:   "",
-}
-
-// Checks lists the invariant checks a scenario can name, sorted.
+// Checks lists the invariant checks a scenario can name, sorted: the
+// names of package checks' checkers.
 func Checks() []string {
-	out := make([]string, 0, len(checkOracle))
-	for c := range checkOracle {
-		out = append(out, c)
-	}
+	out := checks.Names()
 	slices.Sort(out)
 	return out
+}
+
+// checkOracle returns the oracle kind check reads, whether it may do
+// without one (settles judges "stuck in flight" from the history alone and
+// "charged but told it failed" from an optional effects oracle), and
+// whether check is known.
+func checkOracle(check string) (kind string, optional, ok bool) {
+	kind, ok = checks.OracleKind(check)
+	if ok && kind == "" {
+		if opt := checks.OptionalOracleKind(check); opt != "" {
+			return opt, true, true
+		}
+	}
+	return kind, false, ok
 }
 
 func (c *checker) invariants(kinds map[string]string) {
@@ -54,7 +47,7 @@ func (c *checker) invariants(kinds map[string]string) {
 	seen := map[Invariant]bool{}
 	for i, inv := range s.Invariants {
 		at := fmt.Sprintf("invariants[%d]", i)
-		want, known := checkOracle[inv.Check]
+		want, optional, known := checkOracle(inv.Check)
 		if !known {
 			c.add(at+".check", fmt.Sprintf("unknown check %q", inv.Check), yamlstrict.Suggest(inv.Check, Checks(), "check"))
 			continue
@@ -63,7 +56,7 @@ func (c *checker) invariants(kinds map[string]string) {
 			c.add(at, fmt.Sprintf("%s on %q is listed twice", inv.Check, inv.Oracle), "keep one")
 		}
 		seen[inv] = true
-		if inv.Check == CheckPayloadMismatch && (s.Operation.Replay == nil || s.Operation.Replay.Body == "") {
+		if inv.Check == checks.PayloadMismatch && (s.Operation.Replay == nil || s.Operation.Replay.Body == "") {
 			c.add(at+".check", "payload_mismatch needs operation.replay.body: another payload to send under each acknowledged op's key",
 				`operation: {replay: {after: 100ms, body: '{"amount":999,"currency":"usd","customer":"cus_{{.Seq}}"}'}}`, "operation.replay")
 		}
@@ -74,6 +67,9 @@ func (c *checker) invariants(kinds map[string]string) {
 			continue
 		}
 		if inv.Oracle == "" {
+			if optional {
+				continue
+			}
 			c.add(at+".oracle", fmt.Sprintf("%s needs an %s oracle", inv.Check, want), oracleHint(want, names, kinds))
 			continue
 		}

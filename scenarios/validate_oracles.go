@@ -3,6 +3,8 @@ package scenarios
 import (
 	"fmt"
 	"strings"
+
+	"github.com/idemcheck/idemcheck/history"
 )
 
 func (c *checker) oracles() map[string]string {
@@ -19,7 +21,7 @@ func (c *checker) oracles() map[string]string {
 		kind := ""
 		if e := o.Effects; e != nil {
 			n++
-			kind = "effects"
+			kind = history.KindEffects
 			ea := at + ".effects"
 			sources := 0
 			for _, set := range []bool{e.PerKey != nil, e.Bulk != nil, e.SQL != nil, e.Redis != nil} {
@@ -40,9 +42,13 @@ func (c *checker) oracles() map[string]string {
 					c.add(ea+".per_key", "per_key reads one key at a time but never sends {{.Key}}", "path: /charges?idempotency_key={{.Key}}")
 				}
 			case e.Bulk != nil:
-				c.probe(ea+".bulk", *e.Bulk, oracleVars)
+				c.bulk(ea+".bulk", e.Bulk, oracleVars)
 			default:
 				c.add(ea, "set one of per_key, bulk, sql or redis", "bulk: {path: /charges/counts, value: $.counts}")
+			}
+			if e.Across != AcrossFirst && e.Across != AcrossSum {
+				c.add(ea+".across", fmt.Sprintf("unknown across %q", e.Across),
+					"across: first reads the first target only (one shared store); across: sum adds up what every target reads (a store per target)")
 			}
 			if e.Concurrency < 1 {
 				c.add(ea+".concurrency", fmt.Sprintf("concurrency must be at least 1, got %d", e.Concurrency), fmt.Sprintf("leave it out for %d", DefaultOracleConcurrency))
@@ -50,7 +56,7 @@ func (c *checker) oracles() map[string]string {
 		}
 		if o.Counter != nil {
 			n++
-			kind = "counter"
+			kind = history.KindCounter
 			ca := at + ".counter"
 			switch cn := o.Counter; {
 			case cn.SQL != nil && cn.Redis != nil, (cn.SQL != nil || cn.Redis != nil) && (cn.Path != "" || cn.Value != ""):
@@ -71,7 +77,7 @@ func (c *checker) oracles() map[string]string {
 		}
 		if a := o.Account; a != nil {
 			n++
-			kind = "account"
+			kind = history.KindAccount
 			aa := at + ".account"
 			c.request(aa, a.Request, oracleVars, false)
 			c.jsonPath(aa+".balance", a.Balance)
@@ -112,8 +118,17 @@ func (c *checker) sqlEffects(at string, q *SQLEffects) {
 
 func (c *checker) redisEffects(at string, r *RedisEffects) {
 	c.url(at+".url", r.URL, "redis://", `url: '{{env "REDIS_URL"}}'`)
-	if r.Pattern != "" && strings.Count(r.Pattern, "%s") != 1 {
-		c.add(at+".pattern", fmt.Sprintf("pattern %q must hold %%s exactly once, where the key goes", r.Pattern), "pattern: 'idem:%s'")
+	switch {
+	case strings.Contains(r.Pattern, "{{"):
+		sample := Vars{Key: "00000000-0000-4000-8000-000000000000"}
+		if len(c.s.Users) > 0 {
+			sample.User = c.s.Users[0]
+		}
+		if out, ok := c.render(at+".pattern", r.Pattern, sample); ok && !strings.Contains(out, sample.Key) {
+			c.add(at+".pattern", fmt.Sprintf("pattern %q never uses {{.Key}}: every op would read one store key", r.Pattern), "pattern: 'idem:{{.User}}:{{.Key}}'")
+		}
+	case r.Pattern != "" && strings.Count(r.Pattern, "%s") != 1:
+		c.add(at+".pattern", fmt.Sprintf("pattern %q must hold %%s exactly once, where the key goes", r.Pattern), "pattern: 'idem:%s', or a template: 'idem:{{.User}}:{{.Key}}'")
 	}
 	if r.Mode != "" && r.Mode != "exists" && r.Mode != "get" {
 		c.add(at+".mode", fmt.Sprintf("unknown mode %q", r.Mode), "mode: exists (1 when the key is there) or get (the integer stored)")
@@ -145,6 +160,30 @@ func mentionsKey(r Request) bool {
 		}
 	}
 	return false
+}
+
+// bulk checks a bulk effects read and its pagination.
+func (c *checker) bulk(at string, b *BulkProbe, v Vars) {
+	c.probe(at, b.Probe, v)
+	switch {
+	case b.Next != nil && b.Cursor != nil:
+		c.add(at, "set next or cursor, not both", "next follows a link to the next page; cursor sends a cursor as a query parameter", at+".next", at+".cursor")
+	case b.Next != nil:
+		c.jsonPath(at+".next.path", b.Next.Path)
+	case b.Cursor != nil:
+		c.jsonPath(at+".cursor.path", b.Cursor.Path)
+		if strings.TrimSpace(b.Cursor.Param) == "" {
+			c.add(at+".cursor.param", "param is required: the query parameter that carries the cursor", "cursor: {path: $.next_cursor, param: cursor}")
+		}
+	default:
+		if c.s.set(at + ".max_pages") {
+			c.add(at+".max_pages", "max_pages bounds pagination, but neither next nor cursor is set", "next: {path: $.next_page_url}, or remove max_pages")
+		}
+		return
+	}
+	if b.MaxPages < 1 {
+		c.add(at+".max_pages", fmt.Sprintf("max_pages must be at least 1, got %d", b.MaxPages), fmt.Sprintf("leave it out for %d", DefaultMaxPages))
+	}
 }
 
 func (c *checker) probe(at string, p Probe, v Vars) {

@@ -62,13 +62,8 @@ func (c *checker) keyValue(text string) {
 	if len(c.s.Users) > 0 {
 		sample.User = c.s.Users[0]
 	}
-	t, err := NewText(at, text, nil)
-	var key string
-	if err == nil {
-		key, err = t.Render(sample)
-	}
-	if err != nil {
-		c.templateErr(at, err)
+	key, ok := c.render(at, text, sample)
+	if !ok {
 		return
 	}
 	if strings.TrimSpace(key) == "" {
@@ -180,7 +175,7 @@ func (c *checker) render(field, text string, sample Vars) (string, bool) {
 	if !strings.Contains(text, "{{") {
 		return text, true
 	}
-	t, err := parse(field, text, funcs(nil))
+	t, err := parse(field, text, sampleFuncs())
 	if err == nil {
 		var out string
 		if out, err = exec(t, sample); err == nil {

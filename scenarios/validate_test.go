@@ -2,11 +2,13 @@ package scenarios
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
 )
@@ -76,7 +78,7 @@ func TestValidateInGo(t *testing.T) {
 		Operation:  Operation{Request: Request{Path: "/x"}, Key: KeyPlace{None: true}},
 		Load:       Load{Ops: 1, Concurrency: 1},
 		Faults:     []Fault{{Kind: "reset"}},
-		Invariants: []Invariant{{Check: CheckSameResponse}},
+		Invariants: []Invariant{{Check: checks.SameResponse}},
 	}
 	s.applyDefaults()
 	ds := s.Validate()
@@ -106,7 +108,10 @@ func TestTargetURL(t *testing.T) {
 		{"", "http://[::1", "", 0},
 	}
 	for _, tt := range tests {
-		s := &Scenario{Target: tt.target}
+		s := &Scenario{}
+		if tt.target != "" {
+			s.Target = TargetList{tt.target}
+		}
 		u, err := s.TargetURL(tt.override)
 		if tt.want == "" {
 			var ds Diagnostics
@@ -120,7 +125,7 @@ func TestTargetURL(t *testing.T) {
 		}
 	}
 	// A bad target from the file points at its line.
-	s := &Scenario{Source: "t.yaml", Target: "nope", Lines: map[string]int{"target": 7}}
+	s := &Scenario{Source: "t.yaml", Target: TargetList{"nope"}, Lines: map[string]int{"target": 7}}
 	_, err := s.TargetURL("")
 	var ds Diagnostics
 	if !errors.As(err, &ds) || ds[0].Line != 7 || ds[0].Source != "t.yaml" {
@@ -183,10 +188,17 @@ func TestFaultSpecs(t *testing.T) {
 	}
 }
 
+// The schema's invariant list is package checks' list of checkers.
 func TestChecks(t *testing.T) {
-	want := []string{"at_most_once", "conditional_update", "exact_counter", "exactly_once", "payload_mismatch", "same_response"}
+	want := checks.Names()
+	slices.Sort(want)
 	if diff := cmp.Diff(want, Checks()); diff != "" {
-		t.Errorf("Checks() (-want +got):\n%s", diff)
+		t.Errorf("Checks() (-checks.Names() +got):\n%s", diff)
+	}
+	for _, name := range checks.Names() {
+		if _, _, ok := checkOracle(name); !ok {
+			t.Errorf("checkOracle(%q) unknown, want every checks.Names() entry known", name)
+		}
 	}
 }
 
@@ -209,4 +221,176 @@ func TestDefaultsReplay(t *testing.T) {
 	if err != nil || s.Operation.Replay != nil {
 		t.Errorf("Parse(valid) replay = %+v, %v, want nil, nil", s.Operation.Replay, err)
 	}
+}
+
+func TestNewFieldsDefaults(t *testing.T) {
+	s, err := Parse("t.yaml", []byte(valid))
+	if err != nil {
+		t.Fatalf("Parse = %v", err)
+	}
+	if s.Load.RequestTimeout.Std() != 30*time.Second || s.SettleGrace.Std() != 2*time.Second ||
+		s.ProfileName != "draft" || s.Oracles[0].Effects.Across != AcrossFirst {
+		t.Errorf("request_timeout %v, settle_grace %v, profile %q, across %q, want 30s, 2s, draft, first",
+			s.Load.RequestTimeout, s.SettleGrace, s.ProfileName, s.Oracles[0].Effects.Across)
+	}
+	want := Profile{Name: "draft", InFlight: []string{"409"}, Mismatch: []string{"422"}, MissingKey: []string{"400"}}
+	if diff := cmp.Diff(want, s.Profile()); diff != "" {
+		t.Errorf("Profile() (-want +got):\n%s", diff)
+	}
+	src := valid + "profile: stripe\nsettle_grace: 500ms\n"
+	src = strings.Replace(src, "  concurrency: 2\n", "  concurrency: 2\n  request_timeout: 5s\n", 1)
+	if s, err = Parse("t.yaml", []byte(src)); err != nil {
+		t.Fatalf("Parse = %v", err)
+	}
+	if s.Load.RequestTimeout.Std() != 5*time.Second || s.SettleGrace.Std() != 500*time.Millisecond || s.Profile().Name != "stripe" {
+		t.Errorf("request_timeout %v, settle_grace %v, profile %q, want 5s, 500ms, stripe", s.Load.RequestTimeout, s.SettleGrace, s.Profile().Name)
+	}
+}
+
+func TestProfiles(t *testing.T) {
+	tests := []struct {
+		profile                     string
+		mismatch, inFlight, missing []int // statuses that must match
+		notMismatch                 []int // statuses that must not
+	}{
+		{"draft", []int{422}, []int{409}, []int{400}, []int{400, 409, 201}},
+		{"stripe", []int{400}, []int{409}, []int{200, 201}, []int{422}},
+		{"brandur", []int{409}, []int{409}, []int{400}, []int{422}},
+		{"powertools", []int{400, 409, 422}, []int{400, 409, 429}, []int{201}, []int{201, 500}},
+		{"lenient", []int{400, 422}, []int{409, 425}, []int{400, 422}, []int{200, 503}},
+	}
+	for _, tt := range tests {
+		p, ok := LookupProfile(tt.profile)
+		if !ok || p.Name != tt.profile {
+			t.Fatalf("LookupProfile(%q) = %v, %v", tt.profile, p, ok)
+		}
+		for _, c := range []struct {
+			list     []string
+			statuses []int
+			want     bool
+		}{{p.Mismatch, tt.mismatch, true}, {p.InFlight, tt.inFlight, true}, {p.MissingKey, tt.missing, true}, {p.Mismatch, tt.notMismatch, false}} {
+			for _, st := range c.statuses {
+				if got := StatusIn(c.list, st); got != c.want {
+					t.Errorf("%s: StatusIn(%v, %d) = %v, want %v", tt.profile, c.list, st, got, c.want)
+				}
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"brandur", "draft", "lenient", "powertools", "stripe"}, ProfileNames()); diff != "" {
+		t.Errorf("ProfileNames() (-want +got):\n%s", diff)
+	}
+	if _, ok := LookupProfile("custom"); ok {
+		t.Errorf("LookupProfile(custom) ok, want unknown")
+	}
+}
+
+func TestNewFieldsDiagnostics(t *testing.T) {
+	src := valid + "profile: strpe\nsettle_grace: 250\n"
+	src = strings.Replace(src, "  concurrency: 2\n", "  concurrency: 2\n  request_timeout: 0s\n", 1)
+	src = strings.Replace(src, "      bulk: {path: /charges/counts, value: $.counts}\n",
+		"      bulk: {path: /charges/counts, value: $.counts}\n      across: all\n", 1)
+	checkDiags(t, diagnose(t, src), []want{
+		{9, "load.request_timeout", "request_timeout must be above 0"},
+		{14, "oracles[0].effects.across", "unknown across"},
+		{18, "profile", "did you mean stripe?"},
+		{19, "settle_grace", "has no unit"},
+	})
+}
+
+func TestTimeoutFaultWithinRequestTimeout(t *testing.T) {
+	src := valid + "faults:\n  - {kind: timeout, rate: 0.1, after: 2s}\n"
+	src = strings.Replace(src, "  concurrency: 2\n", "  concurrency: 2\n  request_timeout: 2s\n", 1)
+	checkDiags(t, diagnose(t, src), []want{{18, "faults[0].after", "never fires"}})
+}
+
+func TestSettlesInvariant(t *testing.T) {
+	// settles needs no oracle, and may name an effects oracle.
+	for _, inv := range []string{"  - check: settles\n", "  - {check: settles, oracle: ledger}\n"} {
+		if _, err := Parse("t.yaml", []byte(valid+inv)); err != nil {
+			t.Errorf("Parse(%q) = %v, want valid", inv, err)
+		}
+	}
+	src := valid + "  - {check: settles, oracle: likes}\n  - {check: settles, oracle: nope}\n"
+	src = strings.Replace(src, "invariants:\n", "  - name: likes\n    counter: {path: /likes, value: $.n}\ninvariants:\n", 1)
+	checkDiags(t, diagnose(t, src), []want{
+		{18, "invariants[1].oracle", `settles needs an effects oracle, "likes" is a counter oracle`},
+		{19, "invariants[2].oracle", `no oracle named "nope"`},
+	})
+}
+
+func TestTargetList(t *testing.T) {
+	src := valid + "target: [http://127.0.0.1:1, 'http://127.0.0.1:2/api']\n"
+	s, err := Parse("t.yaml", []byte(src))
+	if err != nil {
+		t.Fatalf("Parse = %v", err)
+	}
+	if diff := cmp.Diff([]string{"http://127.0.0.1:1", "http://127.0.0.1:2/api"}, s.Targets()); diff != "" {
+		t.Errorf("Targets() (-want +got):\n%s", diff)
+	}
+	us, err := s.TargetURLs(nil)
+	if err != nil || len(us) != 2 || us[1].String() != "http://127.0.0.1:2/api" {
+		t.Errorf("TargetURLs(nil) = %v, %v, want both targets", us, err)
+	}
+	u, err := s.TargetURL("")
+	if err != nil || u.String() != "http://127.0.0.1:1" {
+		t.Errorf("TargetURL(\"\") = %v, %v, want the first target", u, err)
+	}
+	us, err = s.TargetURLs([]string{"", "http://override:1", "http://override:2"})
+	if err != nil || len(us) != 2 || us[0].Host != "override:1" {
+		t.Errorf("TargetURLs(overrides) = %v, %v, want the overrides", us, err)
+	}
+	// One URL is still a string.
+	s, err = Parse("t.yaml", []byte(valid+"target: http://127.0.0.1:1\n"))
+	if err != nil || len(s.Targets()) != 1 {
+		t.Fatalf("Parse(one target) = %v, %v", s, err)
+	}
+
+	checkDiags(t, diagnose(t, valid+"target: [http://a:1, ftp://b, http://a:1]\n"), []want{
+		{16, "target[1]", "not an http or https URL"},
+		{16, "target[2]", "repeats target 0"},
+	})
+	checkDiags(t, diagnose(t, valid+"target: []\n"), []want{{16, "target", "empty list of targets"}})
+	checkDiags(t, diagnose(t, valid+"target: {url: x}\n"), []want{{16, "target", "want a URL or a list of URLs"}})
+}
+
+func TestEffectsPaginationSchema(t *testing.T) {
+	base := func(bulk string) string {
+		return strings.Replace(valid, "      bulk: {path: /charges/counts, value: $.counts}\n", bulk, 1)
+	}
+	s, err := Parse("t.yaml", []byte(base("      bulk:\n        path: /charges\n        value: $.data[*].idempotency_key\n        next: {path: $.next_page_url}\n")))
+	if err != nil {
+		t.Fatalf("Parse(next) = %v", err)
+	}
+	if b := s.Oracles[0].Effects.Bulk; b.MaxPages != DefaultMaxPages || b.Next.Path != "$.next_page_url" {
+		t.Errorf("bulk = %+v, want max_pages %d", b, DefaultMaxPages)
+	}
+	if _, err := Parse("t.yaml", []byte(base("      bulk: {path: /charges, value: '$.data[*].key', cursor: {path: $.next_cursor, param: cursor}, max_pages: 5}\n"))); err != nil {
+		t.Errorf("Parse(cursor) = %v", err)
+	}
+	checkDiags(t, diagnose(t, base("      bulk: {path: /c, value: $.k, cursor: {path: $.n}, next: {path: $.n}}\n")), []want{
+		{12, "oracles[0].effects.bulk", "next or cursor, not both"}})
+	checkDiags(t, diagnose(t, base("      bulk: {path: /c, value: $.k, cursor: {path: 'x y'}, max_pages: 0}\n")), []want{
+		{12, "oracles[0].effects.bulk.cursor.path", "bad JSONPath"},
+		{12, "oracles[0].effects.bulk.cursor.param", "param is required"},
+		{12, "oracles[0].effects.bulk.max_pages", "at least 1"}})
+	checkDiags(t, diagnose(t, base("      bulk: {path: /c, value: $.k, max_pages: 3}\n")), []want{
+		{12, "oracles[0].effects.bulk.max_pages", "neither next nor cursor"}})
+	// Pagination belongs to bulk reads only.
+	checkDiags(t, diagnose(t, base("      per_key: {path: '/c?k={{.Key}}', value: $.n, next: {path: $.n}}\n")), []want{
+		{12, "oracles[0].effects.per_key.next", "unknown field"}})
+}
+
+func TestRedisPatternTemplate(t *testing.T) {
+	base := func(pattern string) string {
+		return strings.Replace(valid, "      bulk: {path: /charges/counts, value: $.counts}\n",
+			"      redis: {url: 'redis://h', pattern: '"+pattern+"'}\n", 1)
+	}
+	for _, p := range []string{"idem:%s", "idem:{{.User}}|{{.Key}}", "{{.Key}}"} {
+		if _, err := Parse("t.yaml", []byte(base(p))); err != nil {
+			t.Errorf("Parse(pattern %q) = %v, want valid", p, err)
+		}
+	}
+	checkDiags(t, diagnose(t, base("idem:{{.User}}")), []want{{12, "oracles[0].effects.redis.pattern", "never uses {{.Key}}"}})
+	checkDiags(t, diagnose(t, base("idem:{{.Kye}}")), []want{{12, "oracles[0].effects.redis.pattern", "did you mean .Key?"}})
+	checkDiags(t, diagnose(t, base("idem:%s:%s")), []want{{12, "oracles[0].effects.redis.pattern", "exactly once"}})
 }
