@@ -63,15 +63,54 @@ func (e *TemplateError) Error() string {
 }
 func (e *TemplateError) Unwrap() error { return e.Err }
 
+// EnvError is an env call in a template whose variable is unset (or empty)
+// and that gives no default: a configuration error. Template errors wrap it
+// (TemplateError names the field); find it with errors.As.
+type EnvError struct {
+	Name string // the environment variable
+}
+
+func (e *EnvError) Error() string {
+	return fmt.Sprintf("environment variable %s is not set (give it a value, or a default: {{env %q \"default\"}})", e.Name, e.Name)
+}
+
+// env returns the template function env: {{env "NAME"}} is the variable's
+// value, an EnvError when it is unset or empty; {{env "NAME" "default"}} is
+// the default then. A nil getenv has no variable set. lenient (validation
+// before a run, which does not see the environment) renders an unset
+// variable as its default or "".
+func envFunc(getenv func(string) string, lenient bool) func(string, ...string) (string, error) {
+	return func(name string, def ...string) (string, error) {
+		if len(def) > 1 {
+			return "", fmt.Errorf("env %q takes at most one default, got %d", name, len(def))
+		}
+		if getenv != nil {
+			if v := getenv(name); v != "" {
+				return v, nil
+			}
+		}
+		if len(def) == 1 {
+			return def[0], nil
+		}
+		if lenient {
+			return "", nil
+		}
+		return "", &EnvError{Name: name}
+	}
+}
+
 // funcs returns the template functions. env reads the environment (secrets
 // come from there, never from the file); it is injected so that this package
 // never reads the environment itself.
-func funcs(env func(string) string) template.FuncMap {
-	if env == nil {
-		env = func(string) string { return "" }
-	}
+func funcs(getenv func(string) string) template.FuncMap { return funcMap(getenv, false) }
+
+// sampleFuncs are the functions validation renders templates with: env
+// never fails, as the environment is not known yet (MissingEnv checks it).
+func sampleFuncs() template.FuncMap { return funcMap(nil, true) }
+
+func funcMap(getenv func(string) string, lenient bool) template.FuncMap {
 	return template.FuncMap{
-		"env": env,
+		"env": envFunc(getenv, lenient),
 		// randInt returns a deterministic pseudo-random int in [min, max].
 		"randInt": func(v Vars, min, max int) (int, error) {
 			if max < min {

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/url"
@@ -213,5 +214,87 @@ func TestTemplateErrorText(t *testing.T) {
 	}
 	if got := (&TemplateError{Field: "f", Err: errors.New("boom")}).Error(); got != "template: f: boom" {
 		t.Errorf("Error() = %q, want template: f: boom", got)
+	}
+}
+
+func TestEnv(t *testing.T) {
+	env := func(name string) string { return map[string]string{"SET": "v", "EMPTY": ""}[name] }
+	tests := []struct {
+		text, want string
+		missing    string // the variable an EnvError names; "" for none
+	}{
+		{`{{env "SET"}}`, "v", ""},
+		{`{{env "SET" "d"}}`, "v", ""},
+		{`{{env "UNSET" "d"}}`, "d", ""},
+		{`{{env "UNSET" ""}}`, "", ""},
+		{`{{env "EMPTY" "d"}}`, "d", ""},
+		{`{{env "UNSET"}}`, "", "UNSET"},
+		{`{{env "EMPTY"}}`, "", "EMPTY"},
+	}
+	for _, tt := range tests {
+		x, err := NewText("oracles[0].effects.sql.url", tt.text, env)
+		if err != nil {
+			t.Fatalf("NewText(%q) = %v", tt.text, err)
+		}
+		got, err := x.Render(Vars{})
+		if tt.missing == "" {
+			if err != nil || got != tt.want {
+				t.Errorf("Render(%q) = %q, %v, want %q", tt.text, got, err, tt.want)
+			}
+			continue
+		}
+		var ee *EnvError
+		var te *TemplateError
+		if !errors.As(err, &ee) || ee.Name != tt.missing || !errors.As(err, &te) || te.Field != "oracles[0].effects.sql.url" {
+			t.Errorf("Render(%q) = %q, %v, want an EnvError on %s in oracles[0].effects.sql.url", tt.text, got, err, tt.missing)
+		}
+	}
+	// A nil getenv has nothing set.
+	x, _ := NewText("f", `{{env "X"}}`, nil)
+	var ee *EnvError
+	if _, err := x.Render(Vars{}); !errors.As(err, &ee) {
+		t.Errorf("Render with nil getenv = %v, want an EnvError", err)
+	}
+	x, _ = NewText("f", `{{env "X" "a" "b"}}`, nil)
+	if _, err := x.Render(Vars{}); err == nil {
+		t.Errorf("Render(env with two defaults) = nil, want an error")
+	}
+}
+
+func TestMissingEnv(t *testing.T) {
+	src := `name: t
+setup:
+  - {path: '/reset?t={{env "SETUP_TOKEN" "none"}}'}
+operation:
+  path: /charges
+  headers: {Authorization: 'Bearer {{env "API_TOKEN"}}'}
+  body: '{"amount":1}'
+  key: {header: Idempotency-Key}
+load: {ops: 1, concurrency: 1}
+oracles:
+  - name: ledger
+    effects:
+      sql: {url: '{{if true}}{{env "LEDGER_URL"}}{{end}}', grouped: 'SELECT k, count(*) FROM p GROUP BY 1'}
+invariants: [{check: exactly_once, oracle: ledger}]
+`
+	s, err := Parse("t.yaml", []byte(src))
+	if err != nil {
+		t.Fatalf("Parse = %v (an unset variable is not a load error before the environment is known)", err)
+	}
+	ds := s.MissingEnv(func(string) string { return "" })
+	var got []string
+	for _, d := range ds {
+		got = append(got, fmt.Sprintf("%d %s %s", d.Line, d.Field, d.Message))
+	}
+	want := []string{
+		"6 operation.headers.Authorization environment variable API_TOKEN is not set",
+		"13 oracles[0].effects.sql.url environment variable LEDGER_URL is not set",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("MissingEnv (-want +got):\n%s", diff)
+	}
+	all := func(string) string { return "x" }
+	if ds := s.MissingEnv(all); ds != nil {
+		t.Errorf("MissingEnv(all set) = %v, want nil", ds)
 	}
 }
