@@ -42,6 +42,10 @@ type Measured struct {
 type Judgement struct {
 	Verdicts   []Verdict   `json:"verdicts"`
 	Thresholds []Threshold `json:"thresholds"`
+	// Findings are deviations from the expected profile (a mismatch
+	// answered 400 where the draft says 422): kept apart from duplicate
+	// effects and leaks, they fail a run only when FailOn is "medium".
+	Findings []Finding `json:"findings"`
 	Result     Result      `json:"result"`
 	// Why explains Result in one sentence.
 	Why string `json:"why"`
@@ -60,7 +64,11 @@ func Judge(h *history.History, m Measured) Judgement {
 		Verdicts:   Run(h, h.Meta.Judge.Invariants, obs),
 		Thresholds: Thresholds(h.Meta.Judge.Thresholds, m),
 	}
+	j.Findings = profileFindings(h)
 	j.Result, j.Why = Decide(h.Meta.Judge.Expect, j.Verdicts, j.Thresholds, h.Meta.Interrupted)
+	if len(j.Findings) > 0 && h.Meta.Judge.FailOn == SeverityMedium && j.Result == Met && h.Meta.Judge.Expect != "violation" {
+		j.Result, j.Why = NotMet, "spec finding (medium, --fail-on medium): "+j.Findings[0].Summary
+	}
 	if reason := vacuous(h); reason != "" && !caught(j.Verdicts) && len(j.Verdicts) > 0 {
 		// Nothing was judged: "met" (or "not caught") would mean nothing.
 		// A failure with evidence stays a failure.
@@ -206,4 +214,49 @@ func Decide(expect string, verdicts []Verdict, thresholds []Threshold, interrupt
 		return Inconclusive, "every invariant held on what ran, but the run was interrupted before its end"
 	}
 	return Met, "every invariant held"
+}
+
+// Severities of a finding, as --fail-on names them.
+const (
+	SeverityMedium = "medium"
+)
+
+// Finding is a deviation from the profile the API is expected to follow.
+type Finding struct {
+	Severity string `json:"severity"`
+	Check    string `json:"check"`
+	Summary  string `json:"summary"`
+	// Count is how many answers deviated.
+	Count int `json:"count"`
+}
+
+// profileFindings compares the answers the contract leaves a choice for
+// with the profile's: a payload mismatch rejected with another 4xx than
+// the profile's.
+func profileFindings(h *history.History) []Finding {
+	p := h.Meta.Judge.Profile
+	if len(p.Mismatch) == 0 {
+		return nil
+	}
+	statuses := map[int]int{}
+	n := 0
+	for i := range h.Attempts {
+		a := &h.Attempts[i]
+		if a.Fault != history.FaultMismatch || a.Outcome != history.OK || a.Status < 400 || a.Status >= 500 {
+			continue
+		}
+		if !history.Matches(p.Mismatch, a.Status) {
+			statuses[a.Status]++
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	name := p.Name
+	if name == "" {
+		name = "expected"
+	}
+	return []Finding{{Severity: SeverityMedium, Check: PayloadMismatch, Count: n,
+		Summary: fmt.Sprintf("a payload mismatch was rejected with %s; the %s profile expects %s", statusText(statuses), name, strings.Join(p.Mismatch, " or "))}}
 }

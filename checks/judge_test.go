@@ -105,3 +105,24 @@ func TestJudgeVacuous(t *testing.T) {
 		t.Errorf("Judge(expect violation, all 404) = %s (%s), want inconclusive", j.Result, j.Why)
 	}
 }
+
+func TestProfileFindings(t *testing.T) {
+	mismatch := func(status int) history.Attempt {
+		return history.Attempt{Outcome: history.OK, Status: status, Fault: history.FaultMismatch}
+	}
+	h := hist(o("a", ok(201), mismatch(400)), o("b", ok(201), mismatch(422)))
+	h.Meta.Judge = history.Judge{Expect: "pass", Invariants: []history.Invariant{{Check: PayloadMismatch}},
+		Profile: history.Profile{Name: "draft", Mismatch: []string{"422"}}}
+	j := Judge(h, Measured{})
+	if j.Result != Met || len(j.Findings) != 1 || j.Findings[0].Count != 1 || !strings.Contains(j.Findings[0].Summary, "400 ×1") {
+		t.Fatalf("Judge(mismatch answered 400, draft) = %s, findings %+v; want met with one medium finding", j.Result, j.Findings)
+	}
+	h.Meta.Judge.FailOn = SeverityMedium
+	if j := Judge(h, Measured{}); j.Result != NotMet || !strings.Contains(j.Why, "spec finding") {
+		t.Errorf("Judge(--fail-on medium) = %s (%s), want not_met", j.Result, j.Why)
+	}
+	h.Meta.Judge.Profile = history.Profile{Name: "lenient"}
+	if j := Judge(h, Measured{}); len(j.Findings) != 0 {
+		t.Errorf("Judge(lenient) findings = %+v, want none", j.Findings)
+	}
+}

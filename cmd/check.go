@@ -23,6 +23,9 @@ type CheckOptions struct {
 	// Scenario, when set, re-judges against this scenario's expectation,
 	// invariants and thresholds instead of those saved with the run.
 	Scenario string
+	// FailOn, when set, replaces the saved --fail-on.
+	FailOn    string
+	FailOnSet bool
 }
 
 // NewCmdCheck builds `idemcheck check DIR`.
@@ -49,6 +52,10 @@ judge a saved run against other invariants or thresholds.`,
 			if _, err := reports.Writer(opts.Format); err != nil {
 				return withCode(ExitUsage, err)
 			}
+			if err := failOnFlag(opts.FailOn); err != nil {
+				return err
+			}
+			opts.FailOnSet = c.Flags().Changed("fail-on")
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -56,6 +63,7 @@ judge a saved run against other invariants or thresholds.`,
 		},
 	}
 	c.Flags().StringVarP(&opts.Format, "format", "f", "text", "report format on stdout: text, json, markdown or junit")
+	c.Flags().StringVar(&opts.FailOn, "fail-on", "", "also fail on deviations from the profile: medium (default: as the run was judged)")
 	c.Flags().StringVar(&opts.Scenario, "scenario", "", "judge against this scenario's (file or built-in name) invariants, thresholds and expectation instead of the saved ones")
 	return c
 }
@@ -74,7 +82,7 @@ func checkRun(_ context.Context, opts *CheckOptions) error {
 	var sums []*reports.Summary
 	code := ExitOK
 	for _, dir := range dirs {
-		sum, err := recheck(dir, sc)
+		sum, err := recheck(dir, sc, opts)
 		if err != nil {
 			return err
 		}
@@ -110,13 +118,18 @@ func runDirs(dir string) ([]string, error) {
 // recheck judges the run saved in dir again, from its history alone;
 // with sc, against sc's expectation, invariants and thresholds instead of
 // those saved.
-func recheck(dir string, sc *scenarios.Scenario) (*reports.Summary, error) {
+func recheck(dir string, sc *scenarios.Scenario, opts *CheckOptions) (*reports.Summary, error) {
 	h, err := loadRun(dir)
 	if err != nil {
 		return nil, err
 	}
 	if sc != nil {
+		failOn := h.Meta.Judge.FailOn
 		h.Meta.Judge = trial.JudgeOf(sc)
+		h.Meta.Judge.FailOn = failOn
+	}
+	if opts.FailOnSet {
+		h.Meta.Judge.FailOn = opts.FailOn
 	}
 	return summarize(trial.Judge(h)), nil
 }

@@ -26,6 +26,7 @@ type execOptions struct {
 	Transport http.RoundTripper
 	Getenv    func(string) string
 	Observer  runner.Observer
+	FailOn    string // "medium": a deviation from the profile fails the run
 }
 
 // execution is what one scenario's run produced.
@@ -42,7 +43,7 @@ type execution struct {
 // target); an interrupted or failed run still writes what it saw.
 func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execution, error) {
 	j, err := trial.Run(ctx, sc, trial.Options{Target: o.Target, Seed: o.Seed, KeyNonce: o.KeyNonce,
-		Transport: o.Transport, Getenv: o.Getenv, Observer: o.Observer})
+		Transport: o.Transport, Getenv: o.Getenv, Observer: o.Observer, FailOn: o.FailOn})
 	if err != nil {
 		return nil, prepareError(err)
 	}
@@ -151,4 +152,16 @@ func urlHost(raw string) (string, error) {
 		return "", err
 	}
 	return u.Host, nil
+}
+
+// failOnFlag validates --fail-on: "" (a duplicate effect, a leak, a stuck
+// key or a wrong replay fails) or "medium" (a deviation from the profile
+// fails too).
+func failOnFlag(v string) error {
+	switch v {
+	case "", "high", checks.SeverityMedium:
+		return nil
+	}
+	return withHint(ExitUsage, fmt.Errorf("--fail-on %q: unknown severity", v),
+		"use --fail-on medium to fail on deviations from the profile too (the default fails on critical and high only)")
 }

@@ -34,6 +34,7 @@ type RunOptions struct {
 	Out         string
 	Format      string
 	Progress    bool
+	FailOn      string
 
 	// Transport replaces the HTTP transport (tests).
 	Transport http.RoundTripper
@@ -87,6 +88,9 @@ an expected violation was not caught), 2 usage or config error,
 			if _, err := reports.Writer(opts.Format); err != nil {
 				return withCode(ExitUsage, err)
 			}
+			if err := failOnFlag(opts.FailOn); err != nil {
+				return err
+			}
 			opts.Progress = opts.Streams.ErrTerminal
 			if runF != nil {
 				return runF(c.Context(), opts)
@@ -104,6 +108,7 @@ an expected violation was not caught), 2 usage or config error,
 	fl.Float64Var(&opts.Rate, "rate", 0, "override: open model at this many ops per second")
 	fl.StringVarP(&opts.Out, "out", "o", "", "directory to write report.json and history.jsonl to (one subdirectory per scenario when several)")
 	fl.StringVarP(&opts.Format, "format", "f", "text", "report format on stdout: text, json, markdown or junit")
+	fl.StringVar(&opts.FailOn, "fail-on", "", "also fail on deviations from the scenario's profile: medium (default: only duplicate effects, leaks, stuck keys and wrong replays fail)")
 	return c
 }
 
@@ -139,7 +144,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			out = filepath.Join(out, sc.Name)
 		}
 		prog := newProgress(opts.Streams, opts.Progress, sc.Name)
-		ex, err := execute(ctx, sc, execOptions{Target: opts.Target, Seed: seed, KeyNonce: nonce, Out: out, Transport: opts.Transport, Getenv: opts.Getenv, Observer: prog})
+		ex, err := execute(ctx, sc, execOptions{Target: opts.Target, Seed: seed, KeyNonce: nonce, Out: out, Transport: opts.Transport, Getenv: opts.Getenv, Observer: prog, FailOn: opts.FailOn})
 		prog.Close()
 		if err != nil {
 			return err

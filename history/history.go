@@ -186,6 +186,9 @@ type Judge struct {
 	// Profile is what the API is expected to answer where the contract
 	// leaves a choice (an in-flight duplicate, a payload mismatch).
 	Profile Profile `json:"profile"`
+	// FailOn is "medium" when a deviation from the profile fails the run;
+	// "" leaves such findings in the report only.
+	FailOn string `json:"fail_on,omitempty"`
 }
 
 // Profile names the statuses an API answers where the idempotency

@@ -31,6 +31,7 @@ type Summary struct {
 	Latency      measure.Latency    `json:"latency"`
 	Verdicts     []checks.Verdict   `json:"verdicts"`
 	Thresholds   []checks.Threshold `json:"thresholds"`
+	Findings     []checks.Finding   `json:"findings"`
 	Observations []history.Reading  `json:"observations"`
 
 	Result checks.Result `json:"result"`
@@ -68,6 +69,7 @@ func New(tool string, h *history.History, m measure.Measures, j checks.Judgement
 		Latency:      m.Latency,
 		Verdicts:     nonNil(j.Verdicts),
 		Thresholds:   nonNil(j.Thresholds),
+		Findings:     nonNil(j.Findings),
 		Observations: nonNil(h.Readings),
 		Result:       j.Result,
 		Why:          j.Why,

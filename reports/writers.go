@@ -137,6 +137,9 @@ func writeText(w *errWriter, s *Summary) {
 		}
 		w.printf("threshold %s: %.3g %s (limit %.3g) %s\n", t.Name, t.Actual, t.Unit, t.Limit, mark)
 	}
+	for _, f := range s.Findings {
+		w.printf("finding (%s) %s: %s\n", f.Severity, f.Check, f.Summary)
+	}
 	w.printf("result: %s — %s\n", strings.ToUpper(strings.ReplaceAll(string(s.Result), "_", " ")), s.Why)
 }
 
@@ -210,6 +213,9 @@ func WriteMarkdown(w io.Writer, ss []*Summary) error {
 			strings.Join(inv, ", "), s.Latency.Op.P50, s.Latency.Op.P99, s.Load.Ops)
 	}
 	for _, s := range ss {
+		for _, f := range s.Findings {
+			ew.printf("\n**%s — finding (%s)** %s: %s\n", s.Scenario.Name, f.Severity, f.Check, f.Summary)
+		}
 		for _, v := range s.Verdicts {
 			if v.Status == checks.Pass {
 				continue

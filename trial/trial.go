@@ -59,6 +59,8 @@ type Options struct {
 	Getenv func(string) string
 	// Observer hears the load's progress; nil hears nothing.
 	Observer runner.Observer
+	// FailOn is "medium" when a deviation from the profile fails the run.
+	FailOn string
 }
 
 // ObserveTimeout bounds the oracles' reads after a run.
@@ -140,6 +142,7 @@ func (t *Trial) Load(ctx context.Context) (*history.History, error) {
 	h.Meta.Description = t.sc.Description
 	h.Meta.Source = t.sc.Source
 	h.Meta.Judge = JudgeOf(t.sc)
+	h.Meta.Judge.FailOn = t.opts.FailOn
 	switch {
 	case err == nil:
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
