@@ -39,6 +39,8 @@ func (s *Server) handleChargesCreate() http.HandlerFunc {
 			s.chargeCheckThenAct(ctx, w, op)
 		case s.bugs[BugNotAtomic]:
 			s.chargeNotAtomic(ctx, w, op)
+		case s.bugs[BugInProcessLock]:
+			s.chargeInProcessLock(ctx, w, op)
 		default:
 			s.chargeProtected(ctx, w, op)
 		}
@@ -56,8 +58,14 @@ func (s *Server) chargeProtected(ctx context.Context, w http.ResponseWriter, op 
 	defer s.unlock(ctx, op.ck, token)
 
 	now := s.now()
+	lease := s.lockTTL
+	if s.bugs[BugStuckKey] {
+		// The bug's in-flight record is written as the completed key will
+		// be, with the key's retention: nothing but success clears it.
+		lease = s.keyTTL
+	}
 	rec, created, err := s.ledger.BeginKey(ctx, KeyRecord{
-		ID: op.id, Fingerprint: op.fp, State: KeyInFlight, Owner: token, ExpiresAt: now.Add(s.lockTTL),
+		ID: op.id, Fingerprint: op.fp, State: KeyInFlight, Owner: token, ExpiresAt: now.Add(lease),
 	}, now)
 	if err != nil {
 		s.unavailable(w, "begin key", err)
@@ -120,6 +128,58 @@ func (s *Server) chargeCheckThenAct(ctx context.Context, w http.ResponseWriter, 
 	s.execute(ctx, w, op, "")
 }
 
+// chargeInProcessLock is the in-process-lock bug: the in-flight lock is a
+// map in this process, right for one instance of the service; the store
+// and the ledger behind it are shared. Another lab on the same Redis and
+// Postgres takes its own lock on the same key, both find no record in the
+// ledger, and both charge.
+func (s *Server) chargeInProcessLock(ctx context.Context, w http.ResponseWriter, op chargeOp) {
+	if e, ok, err := s.cache.Get(ctx, op.ck); err != nil {
+		s.unavailable(w, "cache get", err)
+		return
+	} else if ok {
+		s.replay(ctx, w, op, e.Fingerprint, &e.Response)
+		return
+	}
+	if !s.lockLocal(op.ck) {
+		inFlight(w)
+		return
+	}
+	defer s.unlockLocal(op.ck)
+	rec, found, err := s.ledger.LookupKey(ctx, op.id, s.now())
+	if err != nil {
+		s.unavailable(w, "lookup key", err)
+		return
+	}
+	if found {
+		if rec.State != KeyCompleted {
+			inFlight(w)
+			return
+		}
+		s.replay(ctx, w, op, rec.Fingerprint, rec.Response)
+		return
+	}
+	s.execute(ctx, w, op, "")
+}
+
+// lockLocal takes the in-process lock on key; it reports false if this
+// process already holds it.
+func (s *Server) lockLocal(key string) bool {
+	s.localMu.Lock()
+	defer s.localMu.Unlock()
+	if s.localLocks[key] {
+		return false
+	}
+	s.localLocks[key] = true
+	return true
+}
+
+func (s *Server) unlockLocal(key string) {
+	s.localMu.Lock()
+	defer s.localMu.Unlock()
+	delete(s.localLocks, key)
+}
+
 // chargeNotAtomic is the not-atomic bug: locked against concurrent
 // duplicates, but the key is written after the ledger row, in a separate
 // step, and a crash in between loses it.
@@ -174,6 +234,7 @@ func (s *Server) charge(ctx context.Context, w http.ResponseWriter, op chargeOp)
 		Amount:         op.req.Amount,
 		Currency:       op.req.Currency,
 		Customer:       op.req.Customer,
+		FailFirst:      op.flaky,
 	}); err != nil {
 		s.log.Warn("processor failed", "err", err)
 		problem(w, http.StatusBadGateway, "card processor failed", err.Error())
@@ -217,7 +278,15 @@ func (s *Server) recordedOrVoid(ctx context.Context, op chargeOp, ch Charge, wha
 func (s *Server) execute(ctx context.Context, w http.ResponseWriter, op chargeOp, owner string) {
 	ch, resp, ok := s.charge(ctx, w, op)
 	if !ok {
+		if s.bugs[BugStuckKey] {
+			s.log.Warn("seeded bug: failed charge leaves its key in flight", "key", op.key, "bug", BugStuckKey)
+			return
+		}
 		s.release(ctx, op.id, owner)
+		return
+	}
+	if s.bugs[BugChargeThen4xx] {
+		s.chargeThen4xx(ctx, w, op, ch, owner)
 		return
 	}
 	if err := s.ledger.CompleteCharge(ctx, s.completedRecord(op, ch.ID, owner, resp), ch); err != nil {
@@ -236,6 +305,22 @@ func (s *Server) execute(ctx context.Context, w http.ResponseWriter, op chargeOp
 		s.cachePut(ctx, op, resp)
 	}
 	writeResponse(w, resp, false)
+}
+
+// chargeThen4xx is the charge-then-4xx bug: a check that belongs before
+// the charge runs after it. The charge is made and its ledger row written
+// (alone, with no key record), then the key is released as if the request
+// had failed with no effect, nothing is cached, and the client is told 400.
+// A retry finds no key and charges again.
+func (s *Server) chargeThen4xx(ctx context.Context, w http.ResponseWriter, op chargeOp, ch Charge, owner string) {
+	if err := s.ledger.InsertCharge(ctx, ch); err != nil && !s.recordedOrVoid(ctx, op, ch, "insert charge", err) {
+		s.release(ctx, op.id, owner)
+		s.unavailable(w, "insert charge", err)
+		return
+	}
+	s.release(ctx, op.id, owner)
+	s.log.Warn("seeded bug: 400 after charging", "charge", ch.ID, "bug", BugChargeThen4xx)
+	problem(w, http.StatusBadRequest, "invalid charge", "the customer has no receipt address on file")
 }
 
 func (s *Server) completedRecord(op chargeOp, chargeID, owner string, resp Response) KeyRecord {
@@ -268,9 +353,11 @@ func (s *Server) newCharge(id, key string, req chargeRequest) Charge {
 
 // replay answers with the stored response of a completed key, or 422 when
 // the payload differs. A key stored without its response (the key-only
-// bug) gets a freshly built body.
+// bug) gets a freshly built body; under the replay-mismatch-status bug the
+// payload always differs.
 func (s *Server) replay(ctx context.Context, w http.ResponseWriter, op chargeOp, fp string, resp *Response) {
-	if fp != op.fp && !s.bugs[BugNoFingerprint] {
+	mismatch := fp != op.fp || s.bugs[BugReplayMismatchStatus]
+	if mismatch && !s.bugs[BugNoFingerprint] {
 		problem(w, http.StatusUnprocessableEntity, "idempotency key reused with a different payload",
 			"this Idempotency-Key was first used with another request body")
 		return

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net/http"
 	"net/url"
 )
@@ -80,6 +81,8 @@ type chargeOp struct {
 	// that lose the application's dedup call it with a fresh key instead,
 	// so the processor does not hide the mistake from either oracle.
 	forward bool
+	// flaky: the processor fails this key's first charge (Config.FlakyEvery).
+	flaky bool
 }
 
 func (s *Server) newChargeOp(user, key string, req chargeRequest, fp string) chargeOp {
@@ -90,8 +93,14 @@ func (s *Server) newChargeOp(user, key string, req chargeRequest, fp string) cha
 	if s.bugs[BugContentDedup] {
 		op.id.Key = "payload:" + fp
 	}
-	if s.bugs[BugCheckThenAct] || s.bugs[BugNotAtomic] || s.bugs[BugShortTTL] {
+	if s.bugs[BugCheckThenAct] || s.bugs[BugNotAtomic] || s.bugs[BugShortTTL] ||
+		s.bugs[BugChargeThen4xx] || s.bugs[BugInProcessLock] {
 		op.forward = false
+	}
+	if s.flakyEvery > 0 {
+		h := fnv.New64a()
+		h.Write([]byte(op.id.User + "\x00" + op.id.Key))
+		op.flaky = h.Sum64()%s.flakyEvery == 0
 	}
 	// The user is escaped so it cannot hold the separator.
 	op.ck = url.QueryEscape(op.id.User) + "|" + op.id.Key

@@ -82,6 +82,38 @@
 //	blind-debit      debit-cas (drop_ack, duplicate): a retried or duplicated
 //	                 debit applies twice → conditional_update.
 //
+// The newer bugs, and what a catcher must see on the wire (their built-in
+// catchers are to come):
+//
+//	replay-mismatch-status  an identical retry of a completed charge (same
+//	                 user, key and body; from the cache or the ledger) answers
+//	                 422 "idempotency key reused with a different payload"
+//	                 instead of its stored 201. Nothing is charged again: the
+//	                 bug is the answer (a replay of an acknowledged op differs).
+//	stuck-key        one key in DefaultFlakyEvery (5), picked by a hash of
+//	                 user and key, has its first processor charge fail: 502,
+//	                 no charge. The key's in-flight record is never cleared
+//	                 (and carries the key's 24 h retention, not the lock's
+//	                 lease): every retry answers 409 Retry-After: 1, and the
+//	                 key is never charged. The correct lab, on the same
+//	                 failure (Config.FlakyEvery), answers 502 and releases the
+//	                 key; the retry charges once (201).
+//	charge-then-4xx  every protected charge is made (processor charge, ledger
+//	                 row with the client's key), then answered 400 "invalid
+//	                 charge"; the key is released and nothing cached, so each
+//	                 retry or duplicate charges again and answers 400: N
+//	                 attempts, N charges, no acknowledgement.
+//	in-process-lock  the in-flight lock is a map in the process: the store's
+//	                 lock is not taken and the ledger's key is only read
+//	                 (LookupKey), not claimed (BeginKey). One lab holds (a
+//	                 concurrent duplicate gets 409, a later one the replay).
+//	                 Two labs on the same Redis and Postgres (same namespace)
+//	                 each lock a key in their own memory, both miss, both
+//	                 charge: each answers 201 (different ids), two ledger rows,
+//	                 two processor charges (under fresh processor dedup keys;
+//	                 Config.Processor lets the labs share one processor).
+//
 // A customer named FailCustomer makes the processor fail, to exercise the
-// error path (502, nothing recorded, the key usable again).
+// error path (502, nothing recorded, the key usable again); so does
+// Config.FlakyEvery, for the first charge of the keys it picks.
 package lab

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -18,6 +19,9 @@ const (
 	DefaultKeyTTL           = 24 * time.Hour
 	DefaultLockTTL          = 30 * time.Second
 	DefaultCrashEvery       = 4
+	// DefaultFlakyEvery is Config.FlakyEvery under the stuck-key bug: one
+	// key in 5 (20%) has its first charge fail at the processor.
+	DefaultFlakyEvery = 5
 	// ShortKeyTTL is the key retention under the short-ttl bug.
 	ShortKeyTTL = time.Second
 	// NoProcessorLatency, as Config.ProcessorLatency, makes the card
@@ -54,6 +58,19 @@ type Config struct {
 	// charge crashes between its effect and its key write: 0 means
 	// DefaultCrashEvery.
 	CrashEvery int
+	// FlakyEvery: one protected charge key in FlakyEvery, picked by a hash
+	// of the scoped key (the same keys every run), has its first charge at
+	// the processor fail with ErrProcessorFailed, after the processor's
+	// latency and with no charge; its later charges go through. 0 means
+	// none, or DefaultFlakyEvery under the stuck-key bug; a negative value
+	// means none even then. 1 makes every key's first charge fail.
+	FlakyEvery int
+	// Processor is the card processor the lab charges: nil means one of
+	// its own, taking ProcessorLatency per charge. Labs that stand for
+	// several instances of one service (see the in-process-lock bug) share
+	// one, as they would share a real card processor; ProcessorLatency is
+	// then the given processor's.
+	Processor *Processor
 	// Bugs are seeded bug names (see Bugs); unknown names make New fail.
 	Bugs []string
 	// Clock stamps charges and measures TTLs: nil means time.Now.
@@ -74,6 +91,20 @@ const (
 	BugNoUniqueIndex = "no-unique-index"
 	BugShortTTL      = "short-ttl"
 	BugBlindDebit    = "blind-debit"
+	// BugReplayMismatchStatus answers an identical retry of a completed charge
+	// with 422 (payload mismatch) instead of its stored response.
+	BugReplayMismatchStatus = "replay-mismatch-status"
+	// BugStuckKey leaves the in-flight record of a charge the processor
+	// failed in place: every retry of that key answers 409. It turns on
+	// processor failures of its own (Config.FlakyEvery).
+	BugStuckKey = "stuck-key"
+	// BugChargeThen4xx charges and writes the ledger row, then answers 400
+	// and keeps no key: every attempt charges again.
+	BugChargeThen4xx = "charge-then-4xx"
+	// BugInProcessLock keeps the in-flight lock in the process's memory
+	// while the store and the ledger are shared: two labs on one Redis and
+	// Postgres both charge concurrent duplicates of a key.
+	BugInProcessLock = "in-process-lock"
 )
 
 // BugInfo describes one seeded bug.
@@ -93,6 +124,10 @@ var bugs = []BugInfo{
 	{BugNoUniqueIndex, "likes: op_id checked, then inserted without a unique index: concurrent duplicates count twice"},
 	{BugShortTTL, "idempotency keys expire after 1s: a late retry charges again"},
 	{BugBlindDebit, "POST /accounts/{id}/debit ignores expected_version: a retried debit applies twice"},
+	{BugReplayMismatchStatus, "the payload fingerprint never matches on replay: an identical retry of a completed charge gets 422 instead of its stored response"},
+	{BugStuckKey, "1 key in 5 has its first charge fail at the processor (502), and the key's in-flight record is never cleared: every retry gets 409"},
+	{BugChargeThen4xx, "charges and writes the ledger row, then answers 400 and releases the key: every attempt, retries included, charges again"},
+	{BugInProcessLock, "the in-flight lock lives in process memory: two labs on one Redis and Postgres both charge concurrent duplicates of a key"},
 }
 
 // ErrUnknownBug is returned (wrapped) by New for a bug name it does not know.
@@ -127,6 +162,12 @@ type Server struct {
 	crashEvery int64
 	crashes    atomic.Int64 // not-atomic charges that reached the crash window
 	raceWindow time.Duration
+	flakyEvery uint64 // see Config.FlakyEvery; 0: none
+
+	// localLocks are the in-process-lock bug's in-flight locks, by cache
+	// key: held by this process only.
+	localMu    sync.Mutex
+	localLocks map[string]bool
 }
 
 // New returns a lab serving from ledger (the database) and cache (the
@@ -173,7 +214,17 @@ func New(cfg Config, ledger Ledger, cache Cache) (*Server, error) {
 	if cfg.StoreLatency > 0 {
 		s.cache = slowCache{Cache: cache, latency: cfg.StoreLatency}
 	}
-	s.proc = NewProcessor(cfg.ProcessorLatency, cfg.Clock)
+	switch {
+	case cfg.FlakyEvery > 0:
+		s.flakyEvery = uint64(cfg.FlakyEvery)
+	case cfg.FlakyEvery == 0 && s.bugs[BugStuckKey]:
+		s.flakyEvery = DefaultFlakyEvery
+	}
+	s.localLocks = map[string]bool{}
+	s.proc = cfg.Processor
+	if s.proc == nil {
+		s.proc = NewProcessor(cfg.ProcessorLatency, cfg.Clock)
+	}
 	s.mux = http.NewServeMux()
 	s.routes()
 	return s, nil

@@ -672,8 +672,8 @@ func TestBugs(t *testing.T) {
 			t.Errorf("ActiveBugs() = %v, want [%s]", got, b.Name)
 		}
 	}
-	if len(seen) != 10 {
-		t.Errorf("Bugs() has %d bugs, want 10", len(seen))
+	if len(seen) != 14 {
+		t.Errorf("Bugs() has %d bugs, want 14", len(seen))
 	}
 }
 
