@@ -1,11 +1,16 @@
-// Package history holds what a run did: its logical operations, every HTTP
-// attempt made for them, and their outcomes, with a JSON Lines codec so a run
-// can be saved and checked again offline.
+// Package history holds what a run did and what it is judged against: its
+// logical operations, every HTTP attempt made for them with every answer
+// received (the copies of a duplicate send, an answer a fault hid), the
+// oracles' readings of the target's state, and the expectation, invariants
+// and thresholds of the scenario. A saved history (history.jsonl, format 2,
+// see docs/history.md) is all that `idemcheck check` needs.
 //
 // It is the leaf that every other package shares and imports only the
 // standard library.
 //
-//	runner --records--> History --saved as--> history.jsonl
-//	                       |
-//	                       +--> checks (invariants), reports (latency, evidence)
+//	runner --records--> History <--readings-- oracles
+//	                       |  \
+//	                       |   +--saved as--> history.jsonl (header, ops, attempts, readings, end)
+//	                       v
+//	            measure (counts, latency), checks (verdicts, result), reports (render)
 package history

@@ -1,6 +1,3 @@
-// Package measure counts what a run sent and how its ops ended, and
-// measures their latency in HdrHistograms: the figures that reports show
-// and that thresholds are judged on. It describes; it never decides.
 package measure
 
 import (
