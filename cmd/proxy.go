@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemcheck/idemcheck/faults"
+	redaction "github.com/idemcheck/idemcheck/internal/redact" // cmd has its own redact until lab.go uses this one
 )
 
 // ProxyOptions are the inputs of `idemcheck proxy`.
@@ -110,7 +111,8 @@ func parseFault(s string) (faults.Spec, error) {
 func proxyRun(ctx context.Context, opts *ProxyOptions) error {
 	target, err := url.Parse(opts.Target)
 	if err != nil || (target.Scheme != "http" && target.Scheme != "https") || target.Host == "" {
-		return withHint(ExitUsage, fmt.Errorf("--target %q is not an http(s) URL", opts.Target), "e.g. --target http://127.0.0.1:8080")
+		// the URL as given may hold a password or a token: never echo it
+		return withHint(ExitUsage, fmt.Errorf("--target %q is not an http(s) URL", redaction.String(opts.Target)), "e.g. --target http://127.0.0.1:8080")
 	}
 	var specs []faults.Spec
 	for _, f := range opts.Faults {
@@ -136,7 +138,7 @@ func proxyRun(ctx context.Context, opts *ProxyOptions) error {
 	hs := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
-	fmt.Fprintf(opts.Streams.Err, "proxy on http://%s → %s (faults: %s; seed %d); Ctrl-C to stop\n", ln.Addr(), target.Redacted(), faultList(opts.Faults), opts.Seed)
+	fmt.Fprintf(opts.Streams.Err, "proxy on http://%s → %s (faults: %s; seed %d); Ctrl-C to stop\n", ln.Addr(), redaction.URL(target), faultList(opts.Faults), opts.Seed)
 	select {
 	case <-ctx.Done():
 	case err := <-done:
