@@ -16,21 +16,26 @@ var (
 )
 
 // HTTPEffects counts the effects of each key over HTTP, either with one GET
-// per key of the history (PerKey) or with one bulk GET (Bulk, preferred
-// when both are set). Its zero value with a request set is usable; a nil
-// Client is http.DefaultClient.
+// per key of the history (PerKey) or with one bulk GET, perhaps over several
+// pages (Bulk, preferred when both are set). Its zero value with a request
+// set is usable; a nil Client is http.DefaultClient.
 type HTTPEffects struct {
 	OracleName string
 	Client     *http.Client
 	// PerKey builds the read of one key. Value selects in its answer a
 	// number (the count) or an array (its length is the count).
 	PerKey RequestFunc
-	// Bulk builds the one read of every key. Value selects in its answer
-	// an object mapping key to count, or an array of keys with one element
-	// per effect.
+	// Bulk builds the read of every key (of its first page). Value selects
+	// in its answer an object mapping key to count, an array of keys with
+	// one element per effect, or (a path that can select several nodes,
+	// like "$.data[*].idempotency_key") a node list of keys, one node per
+	// effect. The counts of every page are added up.
 	Bulk RequestFunc
 	// Value is an RFC 9535 JSONPath; "" is the whole answer ("$").
 	Value string
+	// Pages says how Bulk reads the pages after the first; the zero value
+	// reads one page.
+	Pages Pages
 	// Concurrency bounds the per-key reads in flight; default 8.
 	Concurrency int
 }
@@ -82,16 +87,45 @@ func (o *HTTPEffects) readKey(ctx context.Context, key string, p *path) (int64, 
 }
 
 func (o *HTTPEffects) bulk(ctx context.Context, keys []string, p *path) (map[string]int, error) {
-	a, err := fetch(ctx, o.Client, o.OracleName, o.Bulk, "")
-	if err != nil {
-		return nil, err
-	}
-	v, err := selectBody(a, p)
-	if err != nil {
-		return nil, err
-	}
 	used := keySet(keys)
 	effects := make(map[string]int)
+	err := o.Pages.each(ctx, o.Client, o.OracleName, o.Bulk, func(a *answer, doc any) error {
+		return countPage(a, doc, p, used, effects)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for k, n := range effects {
+		if n == 0 {
+			delete(effects, k)
+		}
+	}
+	return effects, nil
+}
+
+// countPage adds the effects one bulk answer holds to effects: p selects
+// an object of counts by key or an array of keys, or, a non-singular path,
+// a node list of keys. Keys not in used (unless nil) are left out.
+func countPage(a *answer, doc any, p *path, used map[string]bool, effects map[string]int) error {
+	count := func(k string, n int) {
+		if used == nil || used[k] {
+			effects[k] += n
+		}
+	}
+	if p.Query().Singular() == nil {
+		for i, e := range p.Select(doc) {
+			k, ok := keyOf(e)
+			if !ok {
+				return a.fail(fmt.Errorf("%s node %d is %s, %w: want a key (a string)", p, i, describe(e), ErrType))
+			}
+			count(k, 1)
+		}
+		return nil
+	}
+	v, err := selectOne(doc, p, a.body)
+	if err != nil {
+		return a.fail(err)
+	}
 	switch x := v.(type) {
 	case map[string]any:
 		for k, c := range x {
@@ -100,26 +134,33 @@ func (o *HTTPEffects) bulk(ctx context.Context, keys []string, p *path) (map[str
 			}
 			n, err := toInt64(c, stringer(fmt.Sprintf("%s[%q]", p, k)))
 			if err != nil {
-				return nil, a.fail(err)
+				return a.fail(err)
 			}
-			if n != 0 {
-				effects[k] = int(n)
-			}
+			count(k, int(n))
 		}
 	case []any:
 		for i, e := range x {
-			k, ok := e.(string)
+			k, ok := keyOf(e)
 			if !ok {
-				return nil, a.fail(fmt.Errorf("%s[%d] is %s, %w: want a key (a string)", p, i, describe(e), ErrType))
+				return a.fail(fmt.Errorf("%s[%d] is %s, %w: want a key (a string)", p, i, describe(e), ErrType))
 			}
-			if used == nil || used[k] {
-				effects[k]++
-			}
+			count(k, 1)
 		}
 	default:
-		return nil, a.fail(fmt.Errorf("%s is %s, %w: want an object of counts by key or an array of keys", p, describe(v), ErrType))
+		return a.fail(fmt.Errorf("%s is %s, %w: want an object of counts by key, an array of keys, or a path like $.data[*].key", p, describe(v), ErrType))
 	}
-	return effects, nil
+	return nil
+}
+
+// keyOf reads a key from a selected node: a string, or a number (an op id).
+func keyOf(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case json.Number:
+		return x.String(), true
+	}
+	return "", false
 }
 
 // HTTPCounter reads one number before and after the run (a like count).

@@ -152,7 +152,7 @@ func TestHTTPEffectsBulk(t *testing.T) {
 	for _, tt := range []struct{ path, value, msg string }{
 		{"/bad-count", "$.counts", `$.counts["k1"] is "many" (a string), unexpected type: want an integer`},
 		{"/bad-key", "$.charges", `$.charges[1] is {"key":"k2"} (an object), unexpected type: want a key (a string)`},
-		{"/scalar", "$.counts", `$.counts is 3 (a number), unexpected type: want an object of counts by key or an array of keys`},
+		{"/scalar", "$.counts", `$.counts is 3 (a number), unexpected type: want an object of counts by key, an array of keys, or a path like $.data[*].key`},
 	} {
 		_, err := (&HTTPEffects{OracleName: "ledger", Bulk: get(srv.URL, tt.path), Value: tt.value}).Observe(context.Background(), h)
 		if !errors.Is(err, ErrType) || !strings.HasSuffix(err.Error(), tt.msg) {

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/scenarios"
 )
 
 var (
@@ -38,9 +39,11 @@ type RedisEffects struct {
 	// URL is the server, redis://[[user]:password@]host:port/db (or
 	// rediss://, unix://); errors show it without its password.
 	URL string
-	// Pattern makes the store's key from the op key: its one "%s" is
-	// replaced by the op key, every other character is literal, e.g.
-	// "idem:%s". "" is the op key itself.
+	// Pattern makes the store's key from the op's key and user: a
+	// template that sees .Key and .User ("idem:{{.User}}:{{.Key}}"), or,
+	// without "{{", text whose one "%s" is replaced by the op key, every
+	// other character literal ("idem:%s"). "" is the op key itself. A key
+	// sent by several users counts the effects read for each.
 	Pattern string
 	// Mode is RedisExists (the default when "") or RedisGet.
 	Mode string
@@ -66,33 +69,75 @@ func (o *RedisEffects) Observe(ctx context.Context, h *history.History) (*histor
 	default:
 		return nil, fmt.Errorf("oracle %s: unknown mode %q (want %s or %s)", o.OracleName, o.Mode, RedisExists, RedisGet)
 	}
-	pattern := o.Pattern
-	if pattern == "" {
-		pattern = "%s"
+	storeKeys, owners, err := o.storeKeys(h)
+	if err != nil {
+		return nil, err
 	}
-	if n := strings.Count(pattern, "%s"); n != 1 {
-		return nil, fmt.Errorf("oracle %s: pattern %q has %d %%s, want exactly one (the key)", o.OracleName, o.Pattern, n)
-	}
-	keys := distinctKeys(h)
-	if len(keys) == 0 {
+	if len(storeKeys) == 0 {
 		return &history.Reading{Oracle: o.OracleName, Kind: history.KindEffects, Effects: map[string]int{}}, nil
 	}
-	batches := (len(keys) + redisBatch - 1) / redisBatch
+	batches := (len(storeKeys) + redisBatch - 1) / redisBatch
 	conc := concurrency(o.Concurrency, batches)
 	rc, err := openRedis(ctx, o.OracleName, o.URL, conc)
 	if err != nil {
 		return nil, err
 	}
 	defer rc.close()
-	counts := make([]int64, len(keys))
+	counts := make([]int64, len(storeKeys))
 	err = parallel(ctx, o.OracleName, batches, conc, func(ctx context.Context, b int) error {
-		lo, hi := b*redisBatch, min((b+1)*redisBatch, len(keys))
-		return rc.readBatch(ctx, mode, pattern, keys[lo:hi], counts[lo:hi])
+		lo, hi := b*redisBatch, min((b+1)*redisBatch, len(storeKeys))
+		return rc.readBatch(ctx, mode, storeKeys[lo:hi], counts[lo:hi])
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &history.Reading{Oracle: o.OracleName, Kind: history.KindEffects, Effects: effectsOf(keys, counts)}, nil
+	effects := make(map[string]int)
+	for i, c := range counts {
+		if c != 0 {
+			effects[owners[i]] += int(c)
+		}
+	}
+	return &history.Reading{Oracle: o.OracleName, Kind: history.KindEffects, Effects: effects}, nil
+}
+
+// storeKeys makes the store's keys for the ops of h, each once, and the op
+// key each belongs to.
+func (o *RedisEffects) storeKeys(h *history.History) (storeKeys, owners []string, err error) {
+	pattern := o.Pattern
+	if pattern == "" {
+		pattern = "%s"
+	}
+	if !strings.Contains(pattern, "{{") {
+		if n := strings.Count(pattern, "%s"); n != 1 {
+			return nil, nil, fmt.Errorf("oracle %s: pattern %q has %d %%s, want exactly one (the key)", o.OracleName, o.Pattern, n)
+		}
+		keys := distinctKeys(h)
+		storeKeys = make([]string, len(keys))
+		for i, k := range keys {
+			storeKeys[i] = strings.Replace(pattern, "%s", k, 1)
+		}
+		return storeKeys, keys, nil
+	}
+	t, err := scenarios.NewText("pattern", pattern, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("oracle %s: %w", o.OracleName, err)
+	}
+	if h == nil {
+		return nil, nil, nil
+	}
+	seen := make(map[string]bool, len(h.Ops))
+	for _, op := range h.Ops {
+		sk, err := t.Render(scenarios.Vars{Key: op.Key, User: op.User})
+		if err != nil {
+			return nil, nil, fmt.Errorf("oracle %s: %w", o.OracleName, err)
+		}
+		if !seen[sk] {
+			seen[sk] = true
+			storeKeys = append(storeKeys, sk)
+			owners = append(owners, op.Key)
+		}
+	}
+	return storeKeys, owners, nil
 }
 
 // RedisCounter reads an integer key (GET) before and after the run; an
@@ -178,12 +223,12 @@ func (rc *redisConn) fail(cmd redis.Cmder, err error) error {
 	return e
 }
 
-// readBatch reads the entries of keys in one pipeline into counts.
-func (rc *redisConn) readBatch(ctx context.Context, mode, pattern string, keys []string, counts []int64) error {
+// readBatch reads the entries at the store keys in one pipeline into
+// counts.
+func (rc *redisConn) readBatch(ctx context.Context, mode string, storeKeys []string, counts []int64) error {
 	pipe := rc.client.Pipeline()
-	cmds := make([]redis.Cmder, len(keys))
-	for i, k := range keys {
-		sk := strings.Replace(pattern, "%s", k, 1)
+	cmds := make([]redis.Cmder, len(storeKeys))
+	for i, sk := range storeKeys {
 		if mode == RedisGet {
 			cmds[i] = pipe.Get(ctx, sk)
 		} else {

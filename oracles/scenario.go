@@ -9,16 +9,27 @@ import (
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
-// FromScenario builds the oracles a scenario declares. Their HTTP requests
-// are rendered from the scenario's templates against target and sent with
-// client; database URLs may read the environment through getenv
-// ('{{env "LEDGER_URL"}}'). An error is a configuration problem that names
-// the field.
+// FromScenario builds the oracles a scenario declares, read on one target.
+// Their HTTP requests are rendered from the scenario's templates against
+// target and sent with client; database URLs may read the environment
+// through getenv ('{{env "LEDGER_URL"}}'). An error is a configuration
+// problem that names the field.
 func FromScenario(sc *scenarios.Scenario, target *url.URL, client *http.Client, getenv func(string) string) ([]Oracle, error) {
+	return FromScenarioTargets(sc, []*url.URL{target}, client, getenv)
+}
+
+// FromScenarioTargets is FromScenario for a run on several targets: an
+// HTTP effects oracle with across: sum reads every target and adds up the
+// counts (a SumEffects); every other HTTP oracle reads the first target.
+// SQL and Redis oracles read their own store, whatever the targets.
+func FromScenarioTargets(sc *scenarios.Scenario, targets []*url.URL, client *http.Client, getenv func(string) string) ([]Oracle, error) {
+	if len(targets) == 0 {
+		return nil, fmt.Errorf("oracles: no target URL")
+	}
 	var out []Oracle
 	for i, o := range sc.Oracles {
 		field := fmt.Sprintf("oracles[%d]", i)
-		reqFn := func(sub string, r scenarios.Request) (RequestFunc, error) {
+		reqOn := func(target *url.URL, sub string, r scenarios.Request) (RequestFunc, error) {
 			t, err := scenarios.NewTemplate(field+sub, r, http.MethodGet, getenv)
 			if err != nil {
 				return nil, err
@@ -27,6 +38,7 @@ func FromScenario(sc *scenarios.Scenario, target *url.URL, client *http.Client, 
 				return t.Build(ctx, target, scenarios.Vars{Key: key})
 			}, nil
 		}
+		reqFn := func(sub string, r scenarios.Request) (RequestFunc, error) { return reqOn(targets[0], sub, r) }
 		switch {
 		case o.Effects != nil && o.Effects.SQL != nil:
 			u, err := renderURL(field+".effects.sql.url", o.Effects.SQL.URL, getenv)
@@ -53,21 +65,23 @@ func FromScenario(sc *scenarios.Scenario, target *url.URL, client *http.Client, 
 			}
 			out = append(out, &RedisCounter{OracleName: o.Name, URL: u, Key: o.Counter.Redis.Key})
 		case o.Effects != nil:
-			e := &HTTPEffects{OracleName: o.Name, Client: client, Concurrency: o.Effects.Concurrency}
-			var err error
-			if p := o.Effects.PerKey; p != nil {
-				e.Value = p.Value
-				if e.PerKey, err = reqFn(".effects.per_key", p.Request); err != nil {
+			on := targets[:1]
+			if o.Effects.Across == scenarios.AcrossSum {
+				on = targets
+			}
+			parts := make([]Oracle, 0, len(on))
+			for _, target := range on {
+				e, err := httpEffects(o.Name, o.Effects, client, func(sub string, r scenarios.Request) (RequestFunc, error) { return reqOn(target, sub, r) })
+				if err != nil {
 					return nil, err
 				}
+				parts = append(parts, e)
 			}
-			if p := o.Effects.Bulk; p != nil {
-				e.Value = p.Value
-				if e.Bulk, err = reqFn(".effects.bulk", p.Request); err != nil {
-					return nil, err
-				}
+			if len(parts) == 1 {
+				out = append(out, parts[0])
+			} else {
+				out = append(out, &SumEffects{OracleName: o.Name, Parts: parts})
 			}
-			out = append(out, e)
 		case o.Counter != nil:
 			rf, err := reqFn(".counter", o.Counter.Request)
 			if err != nil {
@@ -91,6 +105,32 @@ func FromScenario(sc *scenarios.Scenario, target *url.URL, client *http.Client, 
 		}
 	}
 	return out, nil
+}
+
+// httpEffects builds an HTTP effects oracle whose requests reqFn makes.
+func httpEffects(name string, eff *scenarios.EffectsOracle, client *http.Client, reqFn func(string, scenarios.Request) (RequestFunc, error)) (*HTTPEffects, error) {
+	e := &HTTPEffects{OracleName: name, Client: client, Concurrency: eff.Concurrency}
+	var err error
+	if p := eff.PerKey; p != nil {
+		e.Value = p.Value
+		if e.PerKey, err = reqFn(".effects.per_key", p.Request); err != nil {
+			return nil, err
+		}
+	}
+	if b := eff.Bulk; b != nil {
+		e.Value = b.Value
+		e.Pages.MaxPages = b.MaxPages
+		if b.Next != nil {
+			e.Pages.Next = b.Next.Path
+		}
+		if b.Cursor != nil {
+			e.Pages.Cursor, e.Pages.Param = b.Cursor.Path, b.Cursor.Param
+		}
+		if e.Bulk, err = reqFn(".effects.bulk", b.Request); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
 }
 
 // renderURL renders a database URL, which may read a secret from the

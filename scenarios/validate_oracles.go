@@ -50,6 +50,10 @@ func (c *checker) oracles() map[string]string {
 				c.add(ea+".across", fmt.Sprintf("unknown across %q", e.Across),
 					"across: first reads the first target only (one shared store); across: sum adds up what every target reads (a store per target)")
 			}
+			if e.Across == AcrossSum && (e.SQL != nil || e.Redis != nil) {
+				c.add(ea+".across", "across: sum reads each target over HTTP; an sql or redis oracle reads one store, whatever the targets",
+					"leave across out, or make one oracle per store")
+			}
 			if e.Concurrency < 1 {
 				c.add(ea+".concurrency", fmt.Sprintf("concurrency must be at least 1, got %d", e.Concurrency), fmt.Sprintf("leave it out for %d", DefaultOracleConcurrency))
 			}
