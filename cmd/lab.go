@@ -30,6 +30,11 @@ type LabOptions struct {
 	// Namespace isolates the lab's data on shared servers: a Postgres
 	// schema and a Redis key prefix of that name.
 	Namespace string
+	// Instances is how many labs startLab serves, each on its own port,
+	// as instances of one service behind a load balancer: they share the
+	// store, the ledger (so the namespace) and the card processor, and
+	// nothing else (the in-process-lock bug shows only then). 0 means 1.
+	Instances int
 }
 
 // NewCmdLab builds `idemcheck lab`.
@@ -75,7 +80,7 @@ classic ways, so you can watch idemcheck catch each one:
 func addLabFlags(c *cobra.Command, opts *LabOptions) {
 	fl := c.Flags()
 	fl.StringVar(&opts.Store, "store", "memory", "idempotency store: memory, or a Redis URL (redis://127.0.0.1:6379/0)")
-	fl.StringVar(&opts.Ledger, "ledger", "memory", "ledger: memory, or a Postgres URL (postgres://user@127.0.0.1:5432/db; pool_max_conns=N sets the pool, default 16)")
+	fl.StringVar(&opts.Ledger, "ledger", "memory", fmt.Sprintf("ledger: memory, or a Postgres URL (postgres://user@127.0.0.1:5432/db; pool_max_conns=N sets the pool, default %d)", lab.DefaultPostgresMaxConns))
 	fl.DurationVar(&opts.ProcessorLatency, "processor-latency", 20*time.Millisecond, "how long the card processor takes per charge (0 for none)")
 	fl.DurationVar(&opts.KeyTTL, "key-ttl", 24*time.Hour, "how long idempotency keys are kept")
 	fl.StringVar(&opts.Namespace, "namespace", "", "keep this lab's data apart on shared Redis/Postgres servers (a Postgres schema and a Redis key prefix of this name)")
@@ -91,37 +96,76 @@ func bugNames() []string {
 }
 
 func bugList() string {
+	width := 0
+	for _, bug := range lab.Bugs() {
+		width = max(width, len(bug.Name))
+	}
 	var b strings.Builder
 	for _, bug := range lab.Bugs() {
-		fmt.Fprintf(&b, "  %-16s %s\n", bug.Name, bug.Description)
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, bug.Name, bug.Description)
 	}
 	return b.String()
 }
 
-// defaultPoolConns is the lab's Postgres pool size unless the URL sets
-// pool_max_conns.
-const defaultPoolConns = 16
-
-// runningLab is a lab serving on a loopback listener.
+// runningLab is a lab, or several instances of it, serving on loopback
+// listeners.
 type runningLab struct {
-	URL  string
+	// URL is the first instance's base URL.
+	URL string
+	// URLs are every instance's base URL, URL first (LabOptions.Instances).
+	URLs []string
 	stop func()
 }
 
-// startLab builds the lab's backends and serves it on addr.
+// startLab builds the lab's backends and serves it on addr; further
+// instances (LabOptions.Instances) serve on free ports of addr's host.
 func startLab(ctx context.Context, opts *LabOptions, addr string) (*runningLab, error) {
 	cfg := lab.Config{ProcessorLatency: opts.ProcessorLatency, KeyTTL: opts.KeyTTL, Bugs: opts.Bugs, AllowReset: opts.AllowReset}
 	if cfg.ProcessorLatency == 0 {
-		cfg.ProcessorLatency = -1 // the flag's 0 means none; lab.Config's 0 means its default
+		cfg.ProcessorLatency = lab.NoProcessorLatency // the flag's 0 means none; lab.Config's 0 means its default
 	}
-	srv, closeBackends, err := newLabServer(ctx, cfg, opts.Store, opts.Ledger, opts.Namespace)
+	n := max(opts.Instances, 1)
+	if n > 1 {
+		// Instances of one service charge one card processor.
+		cfg.Processor = lab.NewProcessor(cfg.ProcessorLatency, nil)
+	}
+	srvs, closeBackends, err := newLabServers(ctx, cfg, opts.Store, opts.Ledger, opts.Namespace, n)
 	if err != nil {
 		return nil, err
 	}
+	rl := &runningLab{}
+	var stops []func()
+	rl.stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+		closeBackends()
+	}
+	for i, srv := range srvs {
+		if i > 0 {
+			host, _, err := net.SplitHostPort(addr)
+			if err != nil {
+				host = "127.0.0.1"
+			}
+			addr = net.JoinHostPort(host, "0")
+		}
+		url, stop, err := serveLab(srv, addr)
+		if err != nil {
+			rl.stop()
+			return nil, err
+		}
+		stops = append(stops, stop)
+		rl.URLs = append(rl.URLs, url)
+	}
+	rl.URL = rl.URLs[0]
+	return rl, nil
+}
+
+// serveLab serves srv on addr until stop is called.
+func serveLab(srv http.Handler, addr string) (url string, stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		closeBackends()
-		return nil, withHint(ExitRuntime, fmt.Errorf("lab: %w", err), "choose another --addr, e.g. 127.0.0.1:0 for any free port")
+		return "", nil, withHint(ExitRuntime, fmt.Errorf("lab: %w", err), "choose another --addr, e.g. 127.0.0.1:0 for any free port")
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
 	done := make(chan struct{})
@@ -129,17 +173,17 @@ func startLab(ctx context.Context, opts *LabOptions, addr string) (*runningLab, 
 		defer close(done)
 		_ = hs.Serve(ln)
 	}()
-	return &runningLab{URL: "http://" + ln.Addr().String(), stop: func() {
+	return "http://" + ln.Addr().String(), func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = hs.Shutdown(sctx)
 		<-done
-		closeBackends()
-	}}, nil
+	}, nil
 }
 
-// newLabServer picks the backends named by store and ledger.
-func newLabServer(ctx context.Context, cfg lab.Config, store, ledger, namespace string) (http.Handler, func(), error) {
+// newLabServers picks the backends named by store and ledger and returns n
+// labs on them (n > 1: instances of one service, sharing the backends).
+func newLabServers(ctx context.Context, cfg lab.Config, store, ledger, namespace string, n int) ([]http.Handler, func(), error) {
 	var pgOpts []lab.PostgresOption
 	var redisOpts []lab.RedisOption
 	if namespace != "" {
@@ -160,12 +204,8 @@ func newLabServer(ctx context.Context, cfg lab.Config, store, ledger, namespace 
 	case ledger == "memory":
 		l = lab.NewMemoryLedger()
 	case strings.HasPrefix(ledger, "postgres://") || strings.HasPrefix(ledger, "postgresql://"):
-		if !strings.Contains(ledger, "pool_max_conns") {
-			// A pool of max(4, CPUs) queues a protected charge (two
-			// transactions) behind others under load; the URL's
-			// pool_max_conns overrides this.
-			pgOpts = append(pgOpts, lab.PostgresMaxConns(defaultPoolConns))
-		}
+		// The pool is lab.DefaultPostgresMaxConns unless the URL's
+		// pool_max_conns says otherwise.
 		pg, err := lab.NewPostgresLedger(ctx, ledger, pgOpts...)
 		if err != nil {
 			return nil, nil, withHint(ExitRuntime, fmt.Errorf("lab ledger: %w", err), "is Postgres running and the URL right? e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")
@@ -191,15 +231,19 @@ func newLabServer(ctx context.Context, cfg lab.Config, store, ledger, namespace 
 		closeAll()
 		return nil, nil, usageError("--store %q: want memory or a redis:// URL", store)
 	}
-	srv, err := lab.New(cfg, l, c)
-	if err != nil {
-		closeAll()
-		if errors.Is(err, lab.ErrUnknownBug) {
-			return nil, nil, withCode(ExitUsage, err)
+	srvs := make([]http.Handler, n)
+	for i := range srvs {
+		srv, err := lab.New(cfg, l, c)
+		if err != nil {
+			closeAll()
+			if errors.Is(err, lab.ErrUnknownBug) {
+				return nil, nil, withCode(ExitUsage, err)
+			}
+			return nil, nil, withCode(ExitRuntime, err)
 		}
-		return nil, nil, withCode(ExitRuntime, err)
+		srvs[i] = srv
 	}
-	return srv, closeAll, nil
+	return srvs, closeAll, nil
 }
 
 func labRun(ctx context.Context, opts *LabOptions) error {
