@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/lab"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
@@ -69,7 +70,9 @@ latency, and writes report.json and history.jsonl per scenario under --out.
 
 Exit 0 when every expectation was met: every naive endpoint caught, every
 protected one held. With --bug the protected endpoints carry a classic
-mistake, and the demo shows idemcheck catching it (exit 1).`,
+mistake, and the demo shows idemcheck catching it (exit 1). With --bug
+in-process-lock it starts two instances of the lab that share the store,
+the ledger and the card processor, as two replicas of one service would.`,
 		Example: `  idemcheck demo
   idemcheck demo --ops 1000 --seed 7 --processor-latency 50ms
   idemcheck demo --bug check-then-act
@@ -100,14 +103,30 @@ type demoRow struct {
 	code          ExitCode
 }
 
+// demoInstances is how many instances of the lab the demo starts: two
+// under the in-process-lock bug, whose lock holds within one instance and
+// fails between two that share the store and the ledger; one otherwise.
+func demoInstances(bugs []string) int {
+	if slices.Contains(bugs, lab.BugInProcessLock) {
+		return 2
+	}
+	return 1
+}
+
 func demoRun(ctx context.Context, opts *DemoOptions) error {
 	streams := opts.Lab.Streams
+	if opts.Lab.Instances == 0 {
+		opts.Lab.Instances = demoInstances(opts.Lab.Bugs)
+	}
 	rl, err := startLab(ctx, &opts.Lab, "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
 	defer rl.stop()
-	fmt.Fprintf(streams.Err, "lab started at %s (store %s, ledger %s, processor latency %v", rl.URL, redact(opts.Lab.Store), redact(opts.Lab.Ledger), opts.Lab.ProcessorLatency)
+	fmt.Fprintf(streams.Err, "lab started at %s (store %s, ledger %s, processor latency %v", strings.Join(rl.URLs, " and "), redact(opts.Lab.Store), redact(opts.Lab.Ledger), opts.Lab.ProcessorLatency)
+	if len(rl.URLs) > 1 {
+		fmt.Fprintf(streams.Err, ", %d instances sharing the store, the ledger and the processor", len(rl.URLs))
+	}
 	if len(opts.Lab.Bugs) > 0 {
 		fmt.Fprintf(streams.Err, ", bugs %s", strings.Join(opts.Lab.Bugs, ", "))
 	}
@@ -143,6 +162,9 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 				return err
 			}
 			prog := newProgress(streams, streams.ErrTerminal, name)
+			// The run targets the first instance only: the run options
+			// take one target so far. Under in-process-lock the catcher
+			// needs duplicates split across rl.URLs.
 			ex, err := execute(ctx, sc, execOptions{Target: rl.URL, Seed: opts.Seed, KeyNonce: opts.KeyNonce, Out: filepath.Join(opts.Out, name), Getenv: opts.Getenv, Observer: prog})
 			prog.Close()
 			if err != nil {
