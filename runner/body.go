@@ -4,12 +4,13 @@ import (
 	"context"
 	"io"
 
+	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/internal/canon"
 )
 
 // DefaultMaxBody is how much of a response body is kept when
-// Options.MaxBody is 0.
-const DefaultMaxBody = 1 << 20
+// Options.MaxBody is 0; the faults keep as much.
+const DefaultMaxBody = faults.DefaultMaxBody
 
 // discardSize is the size of the buffer the part of a body past the cap is
 // read into and dropped.

@@ -27,6 +27,9 @@
 // Options.MaxBody bytes are kept for the fingerprint (internal/canon, used
 // by the same_response invariant) and the kept fields, the rest is counted
 // and hashed, never held, and a body that never ends is cut off by the
-// request's context. Setup sends a scenario's setup requests before the
-// load.
+// request's context; the faults that read answers ahead of the runner keep
+// the same cap. Every request is bounded by Options.RequestTimeout. With
+// several Options.Targets, each attempt goes to a target drawn from the
+// seed, as a load balancer would spread them. Setup sends a scenario's
+// setup requests before the load.
 package runner

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
@@ -34,6 +36,9 @@ type worker struct {
 		op   int
 		body []byte
 	}
+
+	// retryAfter is the Retry-After of the last answer sent, 0 for none.
+	retryAfter time.Duration
 
 	sent         int   // attempts handed to the transport
 	answered     int   // attempts that got an HTTP answer
@@ -110,7 +115,7 @@ func (w *worker) runOp(id int, intended time.Duration) {
 		if !rendered || n >= r.attempts || r.ctx.Err() != nil || !r.retryOn.match(a.Outcome, a.Status) {
 			return
 		}
-		wait := r.backoff.wait(id, n)
+		wait := r.backoff.retryWait(id, n, w.retryAfter)
 		intended = a.End + wait
 		if !w.sleep(wait) {
 			return
@@ -143,16 +148,20 @@ func (w *worker) unrendered(op, n int, fault string, intended time.Duration, err
 // false when the request could not be rendered (and was not sent).
 func (w *worker) attempt(op int, v scenarios.Vars, intended time.Duration) (a history.Attempt, rendered bool) {
 	r := w.r
-	a = history.Attempt{Op: op, N: v.Attempt, Intended: intended}
+	a = history.Attempt{Op: op, N: v.Attempt, Intended: intended, Target: r.target(op, v.Attempt)}
 	f := r.plan.Pick(op, v.Attempt)
-	ctx := r.ctx
+	ctx, cancel := withTimeout(r.ctx, r.timeout, r.timeoutErr)
+	defer cancel()
 	if f != nil {
 		a.Fault = f.Kind()
 		ctx = faults.WithFault(ctx, f)
+		if d, ok := f.(faults.Duplicate); ok {
+			a.Copies = max(d.Copies, 2)
+		}
 	}
 	// The same Rand state for every attempt renders the same body.
 	w.pcg.Seed(r.tmplSeed, uint64(op))
-	req, err := w.build(ctx, v)
+	req, err := w.build(ctx, v, a.Target)
 	if err != nil {
 		return w.unrendered(op, v.Attempt, a.Fault, intended, err), false
 	}
@@ -161,15 +170,29 @@ func (w *worker) attempt(op int, v scenarios.Vars, intended time.Duration) (a hi
 }
 
 // send sends req and records what came of it in a: times, outcome, status,
-// fingerprint and fields.
+// fingerprint, fields, size, evidence of an error answer, and the other
+// answers the attempt received (the copies of a duplicate, the answer a
+// drop_ack hid). It sets w.retryAfter from the answer. req's context
+// carries the request timeout.
 func (w *worker) send(a *history.Attempt, req *http.Request) {
 	r := w.r
 	noHiddenResend(req)
 	w.sent++
+	w.retryAfter = 0
+	ctx := req.Context()
+	var others *faults.Answers
+	if a.Fault == faults.KindDuplicate || a.Fault == faults.KindDropAck {
+		others = &faults.Answers{}
+		req = req.WithContext(faults.WithAnswers(ctx, others))
+	}
 	a.Start = r.since()
 	resp, err := r.rt.RoundTrip(req)
+	if others != nil {
+		defer func() { a.Answers = w.answers(ctx, others.Take()) }()
+	}
 	if err != nil {
 		a.End = r.since()
+		err = explain(ctx, err)
 		a.Err = err.Error()
 		a.Outcome = history.Info
 		if !faults.Sent(err) {
@@ -181,33 +204,119 @@ func (w *worker) send(a *history.Attempt, req *http.Request) {
 		return
 	}
 	w.answered++
-	b, err := w.body.read(req.Context(), resp.Body)
+	b, err := w.readAnswer(ctx, resp)
 	a.End = r.since()
 	if err != nil {
 		a.Outcome = history.Info
-		a.Err = fmt.Sprintf("status %d, then reading the body: %v", resp.StatusCode, err)
+		a.Err = fmt.Sprintf("status %d, then reading the body: %v", resp.StatusCode, explain(ctx, err))
 		return
 	}
 	a.Outcome = history.OK
 	a.Status = resp.StatusCode
-	// b.size is the body's real size; history.Attempt has no field for it
-	// yet.
+	w.retryAfter = retryAfter(resp.Header, time.Now())
 	if b.truncated() {
-		// Over the cap the body is not a whole JSON document: it is
-		// fingerprinted as it is, every byte of it (see Options.MaxBody),
-		// and keeps no fields.
-		a.Fingerprint = history.Fingerprint(b.raw)
-		return
+		a.Size = b.size
+	}
+	if a.Status >= 400 {
+		a.Body = evidence(b.kept)
 	}
 	var fp uint64
-	fp, a.Fields = w.inspect(b.kept)
+	fp, a.Fields = w.judge(b)
 	a.Fingerprint = history.Fingerprint(fp)
 }
 
+// readAnswer reads resp's body with the worker's bounded reader. A body a
+// fault read ahead (a *faults.Body, cut to the same cap) knows the real
+// size and hash of what the fault dropped.
+func (w *worker) readAnswer(ctx context.Context, resp *http.Response) (body, error) {
+	fb, _ := resp.Body.(*faults.Body)
+	b, err := w.body.read(ctx, resp.Body)
+	if fb != nil && fb.Truncated() {
+		b.size, b.raw = fb.Size(), fb.Hash()
+	}
+	return b, err
+}
+
+// judge returns the fingerprint of a whole answer body and the fields the
+// scenario keeps. Over the cap the body is not a whole JSON document: it is
+// fingerprinted as it is, every byte of it (see Options.MaxBody), and keeps
+// no fields.
+func (w *worker) judge(b body) (uint64, map[string]string) {
+	if b.truncated() {
+		return b.raw, nil
+	}
+	return w.inspect(b.kept)
+}
+
+// answers turns the other answers a fault received into the attempt's
+// record, fingerprinted like its own answer.
+func (w *worker) answers(ctx context.Context, l []faults.Answer) []history.Answer {
+	if len(l) == 0 {
+		return nil
+	}
+	out := make([]history.Answer, len(l))
+	for i, fa := range l {
+		ha := history.Answer{Copy: fa.Copy, Hidden: fa.Hidden, End: fa.End.Sub(w.r.start)}
+		switch {
+		case fa.Err != nil && fa.Status == 0:
+			err := explain(ctx, fa.Err)
+			ha.Outcome, ha.Err = history.Info, err.Error()
+			if !faults.Sent(err) {
+				ha.Outcome = history.Fail
+			}
+		case fa.Err != nil:
+			ha.Outcome = history.Info
+			ha.Err = fmt.Sprintf("status %d, then reading the body: %v", fa.Status, explain(ctx, fa.Err))
+		default:
+			ha.Outcome, ha.Status = history.OK, fa.Status
+			b := body{kept: fa.Body.Kept(), size: fa.Body.Size(), raw: fa.Body.Hash()}
+			var fp uint64
+			fp, ha.Fields = w.judge(b)
+			ha.Fingerprint = history.Fingerprint(fp)
+		}
+		out[i] = ha
+	}
+	return out
+}
+
+// maxEvidence is how many bytes of an error answer's body an attempt keeps
+// as evidence (history.Attempt.Body).
+const maxEvidence = 2 << 10
+
+// evidence is the start of an error answer's body, as history.Attempt.Body
+// keeps it: at most maxEvidence bytes, cut on a character boundary, with
+// invalid UTF-8 replaced by U+FFFD, tabs and line breaks by spaces and other
+// control characters by U+FFFD, so it prints safely on a terminal and in a
+// report.
+func evidence(b []byte) string {
+	b = bytes.TrimSpace(b)
+	var sb strings.Builder
+	sb.Grow(min(len(b), maxEvidence))
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size < utf8.UTFMax && !utf8.FullRune(b) && len(b) < utf8.UTFMax {
+			break // a character cut off at the end of what was kept
+		}
+		b = b[size:]
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			r = ' '
+		case unicode.IsControl(r):
+			r = utf8.RuneError
+		}
+		if sb.Len()+utf8.RuneLen(r) > maxEvidence {
+			break
+		}
+		sb.WriteRune(r) // RuneError for invalid UTF-8 too
+	}
+	return sb.String()
+}
+
 // build renders the operation's request for v, with the op's key in place.
-func (w *worker) build(ctx context.Context, v scenarios.Vars) (*http.Request, error) {
+func (w *worker) build(ctx context.Context, v scenarios.Vars, target int) (*http.Request, error) {
 	r := w.r
-	if st := r.static; st != nil {
+	if r.statics != nil {
+		st := r.statics[target]
 		body := st.body
 		if r.keyField != "" {
 			// Same body for every attempt of the op: edit it once.
@@ -230,19 +339,19 @@ func (w *worker) build(ctx context.Context, v scenarios.Vars) (*http.Request, er
 	if err != nil {
 		return nil, err
 	}
-	return r.keyedRequest(ctx, v, body)
+	return r.keyedRequest(ctx, v, body, target)
 }
 
-// keyedRequest builds the operation's request for v with body, the op's key
-// put in the body field and the header the run keys with.
-func (r *run) keyedRequest(ctx context.Context, v scenarios.Vars, body []byte) (*http.Request, error) {
+// keyedRequest builds the operation's request for v to target with body,
+// the op's key put in the body field and the header the run keys with.
+func (r *run) keyedRequest(ctx context.Context, v scenarios.Vars, body []byte, target int) (*http.Request, error) {
 	var err error
 	if r.keyField != "" {
 		if body, err = setField(body, r.keyField, v.Key); err != nil {
 			return nil, err
 		}
 	}
-	req, err := r.op.BuildWithBody(ctx, r.base, v, body)
+	req, err := r.op.BuildWithBody(ctx, r.targets[target], v, body)
 	if err != nil {
 		return nil, err
 	}
@@ -279,11 +388,11 @@ func setField(body []byte, field, key string) ([]byte, error) {
 func fetch(rt http.RoundTripper, req *http.Request, br *bodyReader) (body, error) {
 	resp, err := rt.RoundTrip(req)
 	if err != nil {
-		return body{}, fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, err)
+		return body{}, fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, explain(req.Context(), err))
 	}
 	b, err := br.read(req.Context(), resp.Body)
 	if err != nil {
-		return b, fmt.Errorf("%s %s: status %d, then reading the body: %w", req.Method, req.URL.Path, resp.StatusCode, err)
+		return b, fmt.Errorf("%s %s: status %d, then reading the body: %w", req.Method, req.URL.Path, resp.StatusCode, explain(req.Context(), err))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return b, fmt.Errorf("%s %s: status %d: %s", req.Method, req.URL.Path, resp.StatusCode, snippet(b.kept))
@@ -318,7 +427,9 @@ func (w *worker) capture(v scenarios.Vars) (map[string]string, error) {
 	r := w.r
 	v.Attempt = 0
 	w.pcg.Seed(r.tmplSeed, uint64(v.Seq))
-	req, err := r.before.Build(r.ctx, r.base, v)
+	ctx, cancel := withTimeout(r.ctx, r.timeout, r.timeoutErr)
+	defer cancel()
+	req, err := r.before.Build(ctx, r.targets[r.target(v.Seq, 0)], v)
 	if err != nil {
 		return nil, err
 	}

@@ -80,28 +80,31 @@ func (w *worker) replays(op int, v scenarios.Vars, prev time.Duration) {
 		v.Attempt++
 		// The same Rand state as the op's attempts: the same body.
 		w.pcg.Seed(r.tmplSeed, uint64(op))
-		req, err := w.buildReplay(r.ctx, v)
+		a := history.Attempt{Op: op, N: v.Attempt, Fault: p.fault, Intended: intended, Target: r.target(op, v.Attempt)}
+		ctx, cancel := withTimeout(r.ctx, r.timeout, r.timeoutErr)
+		req, err := w.buildReplay(ctx, v, a.Target)
 		if err != nil {
+			cancel()
 			w.rec.attempts.add(w.unrendered(op, v.Attempt, p.fault, intended, err))
 			return
 		}
-		a := history.Attempt{Op: op, N: v.Attempt, Fault: p.fault, Intended: intended}
 		w.send(&a, req)
+		cancel()
 		w.rec.attempts.add(a)
 		prev = a.End
 	}
 }
 
-// buildReplay renders a replay: the op's own request, or the replay body
-// (with the key in its body field when the key goes there).
-func (w *worker) buildReplay(ctx context.Context, v scenarios.Vars) (*http.Request, error) {
+// buildReplay renders a replay to target: the op's own request, or the
+// replay body (with the key in its body field when the key goes there).
+func (w *worker) buildReplay(ctx context.Context, v scenarios.Vars, target int) (*http.Request, error) {
 	r := w.r
 	if r.replay.body == nil {
-		return w.build(ctx, v)
+		return w.build(ctx, v, target)
 	}
 	s, err := r.replay.body.Render(v)
 	if err != nil {
 		return nil, err
 	}
-	return r.keyedRequest(ctx, v, []byte(s))
+	return r.keyedRequest(ctx, v, []byte(s), target)
 }

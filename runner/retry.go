@@ -3,7 +3,9 @@ package runner
 import (
 	"fmt"
 	"math"
+	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/idemcheck/idemcheck/faults"
@@ -106,4 +108,51 @@ func (b backoff) wait(op, n int) time.Duration {
 		return math.MaxInt64
 	}
 	return time.Duration(d)
+}
+
+// maxRetryAfter caps a Retry-After when the backoff has no maximum.
+const maxRetryAfter = time.Minute
+
+// retryWait is the wait before retry n of op: the backoff's wait, or longer
+// when the answer asked for more with Retry-After (retryAfter > 0), which
+// is honoured up to the backoff's maximum (maxRetryAfter when it has none).
+func (b backoff) retryWait(op, n int, retryAfter time.Duration) time.Duration {
+	d := b.wait(op, n)
+	if retryAfter <= 0 {
+		return d
+	}
+	limit := b.max
+	if limit <= 0 {
+		limit = maxRetryAfter
+	}
+	return max(d, min(retryAfter, limit))
+}
+
+// retryAfter is the wait an answer's Retry-After header asks for: a number
+// of seconds or an HTTP date. A date is taken relative to the answer's Date
+// header when it has one (so the clocks of client and server need not
+// agree), else to now. It is 0 without a header, for an unreadable one or a
+// date in the past.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs <= 0 {
+			return 0
+		}
+		if secs > int64(math.MaxInt64/time.Second) {
+			return math.MaxInt64
+		}
+		return time.Duration(secs) * time.Second
+	}
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return 0
+	}
+	if date, err := http.ParseTime(h.Get("Date")); err == nil {
+		now = date
+	}
+	return max(at.Sub(now), 0)
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +24,25 @@ import (
 type Options struct {
 	// Target is the base URL every request path is joined to.
 	Target *url.URL
+	// Targets, when not empty, replace Target: several replicas of one
+	// service behind what would be a load balancer. Each attempt (and
+	// replay, and operation.before read) goes to a target drawn from
+	// (Seed, op, attempt number), so the same seed sends the same attempt
+	// to the same target and a retry may land on another replica. The
+	// copies of a duplicate fault all go to their attempt's target, so
+	// every answer recorded for an attempt comes from Attempt.Target.
+	// Setup requests go to the first target. history.Meta.Target is the
+	// first target, Meta.Targets all of them (when more than one), their
+	// secrets redacted.
+	Targets []*url.URL
+	// RequestTimeout bounds every request Run and Setup make: attempts,
+	// replays, operation.before reads and setup requests, from the send
+	// to the end of the answer's body. 0 means DefaultRequestTimeout. An
+	// attempt over it is recorded as outcome info (fail when it never
+	// left the client) with the error "no answer within 30s (request
+	// timeout)", and may be retried like any info attempt (retry.on); the
+	// run goes on. A shorter timeout fault still applies first.
+	RequestTimeout time.Duration
 	// Seed drives every key, fault placement, backoff jitter and template
 	// randInt/uuid: the same seed sends the same requests.
 	Seed uint64
@@ -59,6 +79,10 @@ type Options struct {
 	MaxBody int
 }
 
+// DefaultRequestTimeout bounds each request when Options.RequestTimeout is
+// 0.
+const DefaultRequestTimeout = 30 * time.Second
+
 // Observer hears a run's progress; cmd adapts it to progress bars. Its
 // methods are called from many goroutines: implementations must be safe for
 // concurrent use and cheap, as OpDone is called once per op on the hot path.
@@ -77,8 +101,9 @@ type Observer interface {
 // of the load got an HTTP answer.
 var ErrTarget = errors.New("target unreachable")
 
-// Run drives the scenario's load against opts.Target and returns the
-// history of every op and attempt, sorted, with its Meta filled.
+// Run drives the scenario's load against opts.Target (or opts.Targets) and
+// returns the history of every op and attempt, sorted, with its Meta
+// filled.
 //
 // It returns when every worker has exited; no goroutine outlives it. When
 // ctx is cancelled it stops scheduling ops, cancels the attempts in flight
@@ -102,6 +127,18 @@ var ErrTarget = errors.New("target unreachable")
 //     get the answer;
 //   - a body longer than Options.MaxBody is read whole but fingerprinted
 //     as it is, not normalised, and keeps no fields (see Options.MaxBody);
+//     Attempt.Size records its length;
+//   - a 4xx or 5xx answer keeps the start of its body (at most 2 KiB,
+//     valid UTF-8, control characters replaced) in Attempt.Body;
+//   - every request is bounded by Options.RequestTimeout; an attempt over
+//     it is recorded as info ("no answer within 30s (request timeout)")
+//     and retried as retry.on says;
+//   - a duplicate fault records Attempt.Copies and, in Attempt.Answers,
+//     every other copy's answer (outcome, status, fingerprint and fields
+//     by the same normaliser, end, error); a drop_ack records the answer
+//     it hid as an Answer with Hidden set, the attempt staying info;
+//   - a retried answer's Retry-After (seconds or an HTTP date) lengthens
+//     the backoff's wait, up to the backoff's maximum;
 //   - an op's key is operation.key.value rendered with .Seq and .User (a
 //     key that does not render ends the op like a request that does not),
 //     else a UUID drawn from the seed and the scenario's name;
@@ -122,14 +159,18 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 		defer tr.CloseIdleConnections()
 		opts.Transport = tr
 	}
-	r.rt = &faults.Transport{Base: opts.Transport}
+	r.rt = &faults.Transport{Base: opts.Transport, MaxBody: r.maxBody}
 	now := opts.Now
 	if now == nil {
 		now = time.Now
 	}
 	h := &history.History{Meta: history.Meta{Scenario: sc.Name, Seed: opts.Seed, KeyNonce: opts.KeyNonce}}
-	if opts.Target != nil {
-		h.Meta.Target = opts.Target.Redacted() // a password in the URL never reaches a report
+	// A password in a URL never reaches a report.
+	h.Meta.Target = r.targets[0].Redacted()
+	if len(r.targets) > 1 {
+		for _, u := range r.targets {
+			h.Meta.Targets = append(h.Meta.Targets, u.Redacted())
+		}
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -182,7 +223,11 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 	case answered > 0:
 		return h, nil
 	case sent > 0:
-		return h, fmt.Errorf("%w: not one of %d attempts got an answer from %s; first error: %w", ErrTarget, sent, h.Meta.Target, transportErr)
+		where := h.Meta.Target
+		if len(h.Meta.Targets) > 0 {
+			where = strings.Join(h.Meta.Targets, ", ")
+		}
+		return h, fmt.Errorf("%w: not one of %d attempts got an answer from %s; first error: %w", ErrTarget, sent, where, transportErr)
 	case renderErr != nil:
 		return h, renderErr
 	}
@@ -207,14 +252,17 @@ func newTransport(conns int) *http.Transport {
 
 // run is a compiled scenario plus the state shared by its workers.
 type run struct {
-	ctx      context.Context
-	base     *url.URL
-	seed     uint64
-	tmplSeed uint64 // templates' Rand draws from (tmplSeed, op)
-	load     scenarios.Load
+	ctx        context.Context
+	targets    []*url.URL // at least one
+	targetSeed uint64     // an attempt's target is drawn from (targetSeed, op, n)
+	timeout    time.Duration
+	timeoutErr error // the cause of a request's context when timeout expires
+	seed       uint64
+	tmplSeed   uint64 // templates' Rand draws from (tmplSeed, op)
+	load       scenarios.Load
 
 	op        *scenarios.Template
-	static    *static         // the operation when it has no template, else nil
+	statics   []*static       // the operation per target when it has no template, else nil
 	key       *scenarios.Text // operation.key.value; nil draws a UUID
 	replay    *replayer       // operation.replay; nil for none
 	keyHeader string
@@ -244,21 +292,25 @@ type namedPath struct {
 
 func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 	r := &run{
-		base:      opts.Target,
-		seed:      keySeed(opts.Seed, opts.KeyNonce, sc.Name),
-		tmplSeed:  faults.Hash(opts.Seed ^ 0x7e3a1a7e5eed),
-		load:      sc.Load,
-		keyHeader: sc.Operation.Key.Header,
-		keyField:  sc.Operation.Key.BodyField,
-		users:     sc.Users,
-		attempts:  max(sc.Retry.Attempts, 1),
-		backoff:   newBackoff(sc.Retry.Backoff, faults.Hash(opts.Seed^0xb0ff)),
-		obs:       opts.Observer,
-	}
-	if opts.Target == nil {
-		return nil, errors.New("no target URL: set target in the scenario, --target or IDEMCHECK_TARGET")
+		targetSeed: faults.Hash(opts.Seed ^ 0x7a26e75eed),
+		seed:       keySeed(opts.Seed, opts.KeyNonce, sc.Name),
+		tmplSeed:   faults.Hash(opts.Seed ^ 0x7e3a1a7e5eed),
+		load:       sc.Load,
+		keyHeader:  sc.Operation.Key.Header,
+		keyField:   sc.Operation.Key.BodyField,
+		users:      sc.Users,
+		attempts:   max(sc.Retry.Attempts, 1),
+		backoff:    newBackoff(sc.Retry.Backoff, faults.Hash(opts.Seed^0xb0ff)),
+		obs:        opts.Observer,
 	}
 	var err error
+	if r.targets, err = targets(opts); err != nil {
+		return nil, err
+	}
+	if r.timeout, err = requestTimeout(opts); err != nil {
+		return nil, err
+	}
+	r.timeoutErr = &timeoutError{r.timeout}
 	if r.maxBody, err = maxBody(opts); err != nil {
 		return nil, err
 	}
@@ -274,8 +326,16 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 	if r.op, err = scenarios.NewTemplate("operation", sc.Operation.Request, http.MethodPost, opts.Env); err != nil {
 		return nil, err
 	}
-	if r.static, err = newStatic(opts.Target, sc.Operation.Request); err != nil {
-		return nil, fmt.Errorf("operation.path: %w", err)
+	for _, u := range r.targets {
+		st, err := newStatic(u, sc.Operation.Request)
+		if err != nil {
+			return nil, fmt.Errorf("operation.path: %w", err)
+		}
+		if st == nil {
+			r.statics = nil
+			break
+		}
+		r.statics = append(r.statics, st)
 	}
 	if r.keyHeader != "" {
 		r.keyHeader = http.CanonicalHeaderKey(r.keyHeader)
@@ -312,6 +372,70 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// targets are opts.Targets, else opts.Target.
+func targets(opts Options) ([]*url.URL, error) {
+	if len(opts.Targets) == 0 {
+		if opts.Target == nil {
+			return nil, errors.New("no target URL: set target in the scenario, --target or IDEMCHECK_TARGET")
+		}
+		return []*url.URL{opts.Target}, nil
+	}
+	for i, u := range opts.Targets {
+		if u == nil {
+			return nil, fmt.Errorf("targets[%d]: no URL", i)
+		}
+	}
+	return opts.Targets, nil
+}
+
+// target is the index of the target attempt n of op goes to (n = 0 for its
+// operation.before read).
+func (r *run) target(op, n int) int {
+	if len(r.targets) == 1 {
+		return 0
+	}
+	return int(faults.Hash(r.targetSeed, uint64(op), uint64(n)) % uint64(len(r.targets)))
+}
+
+// requestTimeout is opts.RequestTimeout, defaulted.
+func requestTimeout(opts Options) (time.Duration, error) {
+	switch {
+	case opts.RequestTimeout < 0:
+		return 0, fmt.Errorf("request timeout %v: want a positive duration, or 0 for the default %v", opts.RequestTimeout, DefaultRequestTimeout)
+	case opts.RequestTimeout == 0:
+		return DefaultRequestTimeout, nil
+	}
+	return opts.RequestTimeout, nil
+}
+
+// timeoutError is the cause of a request's context when the request
+// timeout expires.
+type timeoutError struct{ d time.Duration }
+
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("no answer within %v (request timeout)", e.d)
+}
+
+// Timeout reports true, like net.Error.
+func (e *timeoutError) Timeout() bool { return true }
+
+func (e *timeoutError) Unwrap() error { return context.DeadlineExceeded }
+
+// withTimeout returns ctx bounded by the request timeout d, its cause err.
+func withTimeout(ctx context.Context, d time.Duration, err error) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, d, err)
+}
+
+// explain returns the request timeout's error in place of err when it is
+// what ended the request whose context is ctx, else err.
+func explain(ctx context.Context, err error) error {
+	var te *timeoutError
+	if err != nil && errors.As(context.Cause(ctx), &te) {
+		return te
+	}
+	return err
 }
 
 // maxBody is opts.MaxBody, defaulted.

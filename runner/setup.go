@@ -9,7 +9,9 @@ import (
 )
 
 // Setup sends the scenario's setup requests in order, without faults,
-// through opts.Transport (nil: a default transport, closed on return). Their
+// through opts.Transport (nil: a default transport, closed on return), to
+// the first of opts.Targets (else opts.Target), each bounded by
+// opts.RequestTimeout. Their
 // templates see Seq 0, Attempt 0, no key and no user. A transport error or a
 // non-2xx answer stops it with an error wrapping ErrTarget that names the
 // request, the status and the start of the body; a template that does not
@@ -28,6 +30,15 @@ func Setup(ctx context.Context, sc *scenarios.Scenario, opts Options) error {
 	if err != nil {
 		return err
 	}
+	targets, err := targets(opts)
+	if err != nil {
+		return err
+	}
+	timeout, err := requestTimeout(opts)
+	if err != nil {
+		return err
+	}
+	timeoutErr := &timeoutError{timeout}
 	br := newBodyReader(limit)
 	for i, rq := range sc.Setup {
 		field := fmt.Sprintf("setup[%d]", i)
@@ -35,11 +46,15 @@ func Setup(ctx context.Context, sc *scenarios.Scenario, opts Options) error {
 		if err != nil {
 			return err
 		}
-		req, err := t.Build(ctx, opts.Target, scenarios.Vars{})
+		rctx, cancel := withTimeout(ctx, timeout, timeoutErr)
+		req, err := t.Build(rctx, targets[0], scenarios.Vars{})
 		if err != nil {
+			cancel()
 			return fmt.Errorf("%s: %w", field, err)
 		}
-		if _, err := fetch(rt, req, &br); err != nil {
+		_, err = fetch(rt, req, &br)
+		cancel()
+		if err != nil {
 			return fmt.Errorf("%w: %s %w", ErrTarget, field, err)
 		}
 	}
