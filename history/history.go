@@ -326,8 +326,9 @@ const (
 )
 
 // FaultDuplicate is the fault that sends an attempt several times at once
-// (faults.KindDuplicate); only the first answer is recorded, so a 4xx to it
-// says nothing of the other copies.
+// (faults.KindDuplicate); the first answer is the attempt's, the other
+// copies' answers are in Attempt.Answers, so a 4xx to the first says
+// nothing of the other copies.
 const FaultDuplicate = "duplicate"
 
 // String returns "acked", "not_sent" or "indeterminate".
