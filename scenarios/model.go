@@ -40,8 +40,9 @@ type Scenario struct {
 	// Quiet is how long to wait after the load before reading the state, so
 	// work the client gave up on (timeouts) can finish. Default 200ms.
 	Quiet Duration `yaml:"quiet"`
-	// SettleGrace is how long after its last answer an op's key may still
-	// be in flight before the settles invariant calls it stuck. Default 2s.
+	// SettleGrace is how long after an op's first attempt ended its key may
+	// still answer in flight (409) before the settles invariant calls it
+	// stuck. Default 2s.
 	SettleGrace Duration    `yaml:"settle_grace"`
 	Oracles     []Oracle    `yaml:"oracles"`
 	Invariants  []Invariant `yaml:"invariants"`
