@@ -162,10 +162,13 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 				return err
 			}
 			prog := newProgress(streams, streams.ErrTerminal, name)
-			// The run targets the first instance only: the run options
-			// take one target so far. Under in-process-lock the catcher
-			// needs duplicates split across rl.URLs.
-			ex, err := execute(ctx, sc, execOptions{Target: rl.URL, Seed: opts.Seed, KeyNonce: opts.KeyNonce, Out: filepath.Join(opts.Out, name), Getenv: opts.Getenv, Observer: prog})
+			// With several instances (in-process-lock) the run spreads its
+			// attempts over all of them, as a balancer would.
+			var targets []string
+			if len(rl.URLs) > 1 {
+				targets = rl.URLs
+			}
+			ex, err := execute(ctx, sc, execOptions{Target: rl.URL, Targets: targets, Seed: opts.Seed, KeyNonce: opts.KeyNonce, Out: filepath.Join(opts.Out, name), Getenv: opts.Getenv, Observer: prog})
 			prog.Close()
 			if err != nil {
 				return err

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
@@ -19,14 +20,17 @@ import (
 
 // execOptions tune one scenario's execution.
 type execOptions struct {
-	Target    string // overrides the scenario's target when set
-	Seed      uint64
-	KeyNonce  uint64 // mixed into generated keys; 0 for keys from the seed alone
-	Out       string // directory for report.json and history.jsonl; "" writes nothing
-	Transport http.RoundTripper
-	Getenv    func(string) string
-	Observer  runner.Observer
-	FailOn    string // "medium": a deviation from the profile fails the run
+	Target string // overrides the scenario's target when set
+	// Targets, when set, are every target of the run (replicas).
+	Targets        []string
+	RequestTimeout time.Duration // 0: the scenario's load.request_timeout
+	Seed           uint64
+	KeyNonce       uint64 // mixed into generated keys; 0 for keys from the seed alone
+	Out            string // directory for report.json and history.jsonl; "" writes nothing
+	Transport      http.RoundTripper
+	Getenv         func(string) string
+	Observer       runner.Observer
+	FailOn         string // "medium": a deviation from the profile fails the run
 }
 
 // execution is what one scenario's run produced.
@@ -42,7 +46,7 @@ type execution struct {
 // for problems that leave nothing to report (bad config, unreachable
 // target); an interrupted or failed run still writes what it saw.
 func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execution, error) {
-	j, err := trial.Run(ctx, sc, trial.Options{Target: o.Target, Seed: o.Seed, KeyNonce: o.KeyNonce,
+	j, err := trial.Run(ctx, sc, trial.Options{Target: o.Target, Targets: o.Targets, RequestTimeout: o.RequestTimeout, Seed: o.Seed, KeyNonce: o.KeyNonce,
 		Transport: o.Transport, Getenv: o.Getenv, Observer: o.Observer, FailOn: o.FailOn})
 	if err != nil {
 		return nil, prepareError(err)
@@ -67,11 +71,14 @@ func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execu
 // prepareError gives a failed trial.Prepare its exit code and hint.
 func prepareError(err error) error {
 	var te *trial.TargetError
+	var se *runner.SetupError
 	switch {
 	case errors.Is(err, trial.ErrConfig):
 		return withCode(ExitUsage, err) // the diagnostic carries its hint
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return withCode(ExitInterrupted, err)
+	case errors.As(err, &se):
+		return withHint(ExitRuntime, err, "the target answered a setup request with an error: check its method and path in the scenario's setup, and that the API allows it")
 	case errors.As(err, &te):
 		hint := fmt.Sprintf("is the API running at %s?", te.Target)
 		if te.Loopback {

@@ -23,6 +23,10 @@ type RunOptions struct {
 
 	Scenarios   []string // files or built-in names
 	Target      string
+	// Targets are every --target when more than one was given: replicas
+	// behind one balancer, each attempt sent to one of them.
+	Targets        []string
+	RequestTimeout time.Duration
 	Seed        uint64
 	SeedSet     bool
 	KeyNonce    uint64
@@ -43,6 +47,7 @@ type RunOptions struct {
 // NewCmdRun builds `idemcheck run`. runF replaces the run logic in tests.
 func NewCmdRun(f *Factory, runF func(context.Context, *RunOptions) error) *cobra.Command {
 	opts := &RunOptions{Streams: f.Streams, Getenv: f.Getenv}
+	var targets []string
 	c := &cobra.Command{
 		Use:   "run FILE|NAME...",
 		Short: "Run scenarios against an API and check its idempotency invariants",
@@ -65,6 +70,9 @@ an expected violation was not caught), 2 usage or config error,
   # built-in scenarios against the lab, with a fixed seed and saved evidence
   idemcheck run charges-lost-ack charges-lost-ack-naive --target http://127.0.0.1:8080 --seed 42 --out ./report
 
+  # two replicas behind one balancer: attempts (and retries) spread over both
+  idemcheck run charges.yaml --target http://10.0.0.1:8080 --target http://10.0.0.2:8080
+
   # more load, open model at 500 ops/s for 30s
   idemcheck run charges.yaml --rate 500 --duration 30s
 
@@ -80,6 +88,15 @@ an expected violation was not caught), 2 usage or config error,
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Scenarios = args
+			if len(targets) > 0 {
+				opts.Target = targets[0]
+			}
+			if len(targets) > 1 {
+				opts.Targets = targets
+			}
+			if opts.RequestTimeout < 0 {
+				return usageError("--request-timeout must not be negative, got %s", opts.RequestTimeout)
+			}
 			opts.SeedSet = c.Flags().Changed("seed")
 			opts.NonceSet = c.Flags().Changed("key-nonce")
 			if opts.Target == "" {
@@ -99,7 +116,8 @@ an expected violation was not caught), 2 usage or config error,
 		},
 	}
 	fl := c.Flags()
-	fl.StringVarP(&opts.Target, "target", "t", "", "base URL of the API under test (default: $IDEMCHECK_TARGET, else the scenario's target)")
+	fl.StringArrayVarP(&targets, "target", "t", nil, "base URL of the API under test (default: $IDEMCHECK_TARGET, else the scenario's target); repeat it for replicas behind one balancer: each attempt goes to one of them, a retry may land on another")
+	fl.DurationVar(&opts.RequestTimeout, "request-timeout", 0, "bound every request of the run: load, setup and oracle reads (default: the scenario's load.request_timeout, 30s); an attempt over it is indeterminate and the run goes on")
 	fl.Uint64Var(&opts.Seed, "seed", 0, "seed for keys, fault placement and jitter (default: random, printed in the report)")
 	fl.Uint64Var(&opts.KeyNonce, "key-nonce", 0, "mixed into the keys so a re-run with the same seed sends new ones (default: random, printed in the report; give the report's to resend its exact keys, 0 for keys from the seed alone)")
 	fl.IntVar(&opts.Ops, "ops", 0, "override the number of ops (with --duration: whichever comes first)")
@@ -144,7 +162,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			out = filepath.Join(out, sc.Name)
 		}
 		prog := newProgress(opts.Streams, opts.Progress, sc.Name)
-		ex, err := execute(ctx, sc, execOptions{Target: opts.Target, Seed: seed, KeyNonce: nonce, Out: out, Transport: opts.Transport, Getenv: opts.Getenv, Observer: prog, FailOn: opts.FailOn})
+		ex, err := execute(ctx, sc, execOptions{Target: opts.Target, Targets: opts.Targets, RequestTimeout: opts.RequestTimeout, Seed: seed, KeyNonce: nonce, Out: out, Transport: opts.Transport, Getenv: opts.Getenv, Observer: prog, FailOn: opts.FailOn})
 		prog.Close()
 		if err != nil {
 			return err

@@ -395,9 +395,23 @@ func fetch(rt http.RoundTripper, req *http.Request, br *bodyReader) (body, error
 		return b, fmt.Errorf("%s %s: status %d, then reading the body: %w", req.Method, req.URL.Path, resp.StatusCode, explain(req.Context(), err))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return b, fmt.Errorf("%s %s: status %d: %s", req.Method, req.URL.Path, resp.StatusCode, snippet(b.kept))
+		return b, &StatusError{Method: req.Method, Path: req.URL.Path, Status: resp.StatusCode, Body: snippet(b.kept)}
 	}
 	return b, nil
+}
+
+// StatusError is a request the runner needed a 2xx for (a setup request,
+// an operation's before read) that the target answered otherwise: the
+// target is there, the request is wrong or refused.
+type StatusError struct {
+	Method, Path string
+	Status       int
+	// Body is the start of the answer's body.
+	Body string
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("%s %s: status %d: %s", e.Method, e.Path, e.Status, e.Body)
 }
 
 // inspect returns the fingerprint of body and the fields the scenario keeps.

@@ -642,8 +642,9 @@ func TestSetup(t *testing.T) {
 
 	sc.Setup = append(sc.Setup, scenarios.Request{Path: "/broken"})
 	err := Setup(runCtx(t), sc, Options{Target: s.URL, Env: env})
-	if !errors.Is(err, ErrTarget) {
-		t.Fatalf("Setup() error = %v, want ErrTarget", err)
+	var se *SetupError
+	if !errors.As(err, &se) || se.Err.Status != 500 || errors.Is(err, ErrTarget) {
+		t.Fatalf("Setup() error = %v, want a *SetupError with the 500 (the target answered: it is not unreachable)", err)
 	}
 	for _, want := range []string{"setup[2]", "GET", "/broken", "500", "database on fire"} {
 		if !strings.Contains(err.Error(), want) {

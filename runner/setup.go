@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -54,9 +55,28 @@ func Setup(ctx context.Context, sc *scenarios.Scenario, opts Options) error {
 		}
 		_, err = fetch(rt, req, &br)
 		cancel()
+		var se *StatusError
+		if errors.As(err, &se) {
+			return &SetupError{Field: field, Err: se}
+		}
 		if err != nil {
 			return fmt.Errorf("%w: %s %w", ErrTarget, field, err)
 		}
 	}
 	return nil
 }
+
+// SetupError is a setup request the target answered, but not with a 2xx:
+// it names the request and the answer, so that a wrong path or a refused
+// reset is not mistaken for an unreachable target.
+type SetupError struct {
+	// Field is the request's place in the scenario, e.g. "setup[0]".
+	Field string
+	Err   *StatusError
+}
+
+func (e *SetupError) Error() string {
+	return fmt.Sprintf("%s: %s %s answered %d, want a 2xx: %s", e.Field, e.Err.Method, e.Err.Path, e.Err.Status, e.Err.Body)
+}
+
+func (e *SetupError) Unwrap() error { return e.Err }

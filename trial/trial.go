@@ -46,6 +46,13 @@ func (e *TargetError) Unwrap() error { return e.Err }
 type Options struct {
 	// Target overrides the scenario's target when set.
 	Target string
+	// Targets, when set, override the scenario's targets (and Target):
+	// the run spreads its attempts over them as a load balancer would.
+	Targets []string
+	// RequestTimeout, when set, overrides the scenario's
+	// load.request_timeout: it bounds every request of the run (load,
+	// setup, preflight, oracles).
+	RequestTimeout time.Duration
 	Seed   uint64
 	// KeyNonce is mixed into generated keys; 0 for keys from the seed
 	// alone.
@@ -71,7 +78,8 @@ const ObserveTimeout = time.Minute
 type Trial struct {
 	sc      *scenarios.Scenario
 	opts    Options
-	target  *url.URL
+	target  *url.URL // the first of targets
+	targets []*url.URL
 	oracles []oracles.Oracle
 	before  map[string]error // oracles whose reading before the load failed
 	ropts   runner.Options
@@ -81,23 +89,43 @@ type Trial struct {
 // requests (or checks that the target answers HTTP at all), and takes the
 // oracles' readings before the load.
 func Prepare(ctx context.Context, sc *scenarios.Scenario, o Options) (*Trial, error) {
-	target, err := sc.TargetURL(o.Target)
+	overrides := o.Targets
+	if len(overrides) == 0 && o.Target != "" {
+		overrides = []string{o.Target}
+	}
+	targets, err := sc.TargetURLs(overrides)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, sc.Name, err)
+	}
+	if ds := sc.MissingEnv(o.Getenv); len(ds) > 0 {
+		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, sc.Name, ds)
 	}
 	if o.RunID == "" {
 		o.RunID = NewRunID()
 	}
-	client := &http.Client{Transport: o.Transport, Timeout: 30 * time.Second}
-	ors, err := oracles.FromScenario(sc, target, client, o.Getenv)
+	timeout := o.RequestTimeout
+	if timeout <= 0 {
+		timeout = time.Duration(sc.Load.RequestTimeout)
+	}
+	client := &http.Client{Transport: o.Transport, Timeout: timeout}
+	ors, err := oracles.FromScenarioTargets(sc, targets, client, o.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, sc.Name, err)
 	}
-	t := &Trial{sc: sc, opts: o, target: target, oracles: ors, before: map[string]error{},
-		ropts: runner.Options{Target: target, Seed: o.Seed, KeyNonce: o.KeyNonce, Transport: o.Transport, Env: o.Getenv, Observer: o.Observer}}
+	target := targets[0]
+	t := &Trial{sc: sc, opts: o, target: target, targets: targets, oracles: ors, before: map[string]error{},
+		ropts: runner.Options{Target: target, Seed: o.Seed, KeyNonce: o.KeyNonce, Transport: o.Transport, Env: o.Getenv,
+			Observer: o.Observer, RequestTimeout: timeout}}
+	if len(targets) > 1 {
+		t.ropts.Targets = targets
+	}
 	if err := t.preflight(ctx, client); err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%s: %w", sc.Name, ctx.Err())
+		}
+		var te *runner.SetupError
+		if errors.As(err, &te) {
+			return nil, fmt.Errorf("%s: %w", sc.Name, err)
 		}
 		return nil, &TargetError{Target: target.Redacted(), Loopback: isLoopback(target.Hostname()), NotHTTP: notHTTP(err),
 			Err: fmt.Errorf("%s: %w", sc.Name, err)}
@@ -117,15 +145,17 @@ func (t *Trial) preflight(ctx context.Context, client *http.Client) error {
 	if len(t.sc.Setup) > 0 {
 		return runner.Setup(ctx, t.sc, t.ropts)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.target.String(), nil)
-	if err != nil {
-		return err
+	for _, target := range t.targets {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, target.String(), nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return fmt.Errorf("target %s unreachable: %w", target.Redacted(), err)
+		}
+		resp.Body.Close()
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return fmt.Errorf("target %s unreachable: %w", t.target.Redacted(), err)
-	}
-	resp.Body.Close()
 	return nil
 }
 
@@ -227,6 +257,8 @@ func JudgeOf(sc *scenarios.Scenario) history.Judge {
 	t := sc.Thresholds
 	j.Thresholds = history.Thresholds{P50: time.Duration(t.P50), P90: time.Duration(t.P90), P99: time.Duration(t.P99),
 		P999: time.Duration(t.P999), Max: time.Duration(t.Max), ErrorRate: t.ErrorRate}
+	j.SettleGrace = time.Duration(sc.SettleGrace)
+	j.Profile = history.Profile(sc.Profile())
 	return j
 }
 
