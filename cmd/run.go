@@ -21,24 +21,24 @@ type RunOptions struct {
 	Streams Streams
 	Getenv  func(string) string
 
-	Scenarios   []string // files or built-in names
-	Target      string
+	Scenarios []string // files or built-in names
+	Target    string
 	// Targets are every --target when more than one was given: replicas
 	// behind one balancer, each attempt sent to one of them.
 	Targets        []string
 	RequestTimeout time.Duration
-	Seed        uint64
-	SeedSet     bool
-	KeyNonce    uint64
-	NonceSet    bool
-	Ops         int
-	Duration    time.Duration
-	Concurrency int
-	Rate        float64
-	Out         string
-	Format      string
-	Progress    bool
-	FailOn      string
+	Seed           uint64
+	SeedSet        bool
+	KeyNonce       uint64
+	NonceSet       bool
+	Ops            int
+	Duration       time.Duration
+	Concurrency    int
+	Rate           float64
+	Out            string
+	Format         string
+	Progress       bool
+	FailOn         string
 
 	// Transport replaces the HTTP transport (tests).
 	Transport http.RoundTripper

@@ -53,7 +53,7 @@ type Options struct {
 	// load.request_timeout: it bounds every request of the run (load,
 	// setup, preflight, oracles).
 	RequestTimeout time.Duration
-	Seed   uint64
+	Seed           uint64
 	// KeyNonce is mixed into generated keys; 0 for keys from the seed
 	// alone.
 	KeyNonce uint64
