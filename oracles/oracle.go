@@ -137,6 +137,10 @@ func redactURL(u *url.URL) string {
 	return secretParams.URL(u)
 }
 
+// ErrBadURL: a database or Redis URL that does not parse. The driver's own
+// message is left out, since it quotes the URL with its password.
+var ErrBadURL = errors.New("cannot parse the URL: check its form (scheme://user:password@host:port/db), escaping special characters in the password with %XX")
+
 // ErrNoBefore: an oracle that compares before and after was observed
 // without a reading before the run.
 var ErrNoBefore = errors.New("no reading was taken before the run")

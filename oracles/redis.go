@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -194,9 +195,14 @@ func openRedis(ctx context.Context, oracle, rawURL string, conns int) (*redisCon
 		return nil, fmt.Errorf("oracle %s: no Redis URL configured", oracle)
 	}
 	rc := &redisConn{oracle: oracle, url: redactDSN(rawURL)}
+	if u, err := url.Parse(rawURL); err == nil && u.Scheme != "redis" && u.Scheme != "rediss" && u.Scheme != "unix" {
+		return nil, fmt.Errorf("oracle %s: %s: invalid URL scheme %q: want redis://, rediss:// or unix://", oracle, rc.url, u.Scheme)
+	}
 	opt, err := redis.ParseURL(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("oracle %s: %s: %w", oracle, rc.url, err)
+		// go-redis quotes the raw URL (an invalid port can quote part of
+		// the password): never pass its message on.
+		return nil, fmt.Errorf("oracle %s: %s: %w", oracle, rc.url, ErrBadURL)
 	}
 	opt.PoolSize = max(conns, 1)
 	opt.DialerRetries = 1

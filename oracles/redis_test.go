@@ -196,7 +196,7 @@ func TestRedis(t *testing.T) {
 			{"unreachable counter", &RedisCounter{OracleName: "store", URL: closed, Key: "likes"}, nil,
 				[]string{"redis://:xxxxx@127.0.0.1:", "connecting"}, nil, ""},
 			{"bad URL", &RedisCounter{OracleName: "store", URL: "http://:hunter2@127.0.0.1/0", Key: "likes"}, nil,
-				[]string{"oracle store: http://:xxxxx@127.0.0.1/0: redis: invalid URL scheme"}, nil, "-"},
+				[]string{"oracle store: http://:xxxxx@127.0.0.1/0: invalid URL scheme"}, nil, "-"},
 			{"no URL", &RedisCounter{OracleName: "store", Key: "likes"}, nil, []string{"oracle store: no Redis URL"}, nil, "-"},
 			{"no key", &RedisCounter{OracleName: "store", URL: url}, nil, []string{"oracle store: no key"}, nil, "-"},
 			{"unknown mode", &RedisEffects{OracleName: "store", URL: url, Mode: "count"}, nil,

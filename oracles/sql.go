@@ -217,9 +217,11 @@ func openPostgres(ctx context.Context, oracle, rawURL string, conns int) (*postg
 		return nil, fmt.Errorf("oracle %s: no database URL configured", oracle)
 	}
 	db := &postgres{oracle: oracle, url: redactDSN(rawURL)}
-	cfg, err := pgxpool.ParseConfig(rawURL) // its errors are redacted
+	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("oracle %s: %s: %w", oracle, db.url, err)
+		// The driver's message quotes the URL, and its own redaction
+		// misses passwords with '@' or '#': never pass it on.
+		return nil, fmt.Errorf("oracle %s: %s: %w", oracle, db.url, ErrBadURL)
 	}
 	cfg.MaxConns = int32(max(conns, 1))
 	cfg.MinConns, cfg.MinIdleConns = 0, 0

@@ -266,7 +266,7 @@ func TestSQL(t *testing.T) {
 			{"unreachable counter", &SQLCounter{OracleName: "ledger", URL: closedKV, Query: "SELECT 1"},
 				[]string{"host=127.0.0.1 port=", "password=xxxxx", "connecting"}, nil, "", ""},
 			{"bad URL", &SQLCounter{OracleName: "ledger", URL: "postgres://u:hunter2@127.0.0.1:notaport/x", Query: "SELECT 1"},
-				[]string{"oracle ledger: postgres://u:xxxxx@", "cannot parse"}, nil, "", "-"},
+				[]string{"oracle ledger: postgres://<unparseable URL redacted>", "cannot parse"}, nil, "", "-"},
 			{"no URL", &SQLCounter{OracleName: "ledger", Query: "SELECT 1"}, []string{"oracle ledger: no database URL"}, nil, "", "-"},
 			{"no query", &SQLEffects{OracleName: "ledger", URL: dsn}, []string{"oracle ledger: neither"}, nil, "", "-"},
 			{"no counter query", &SQLCounter{OracleName: "ledger", URL: dsn}, []string{"oracle ledger: no query"}, nil, "", "-"},
@@ -364,7 +364,7 @@ func TestRedactDSN(t *testing.T) {
 		{"redis://:hunter2@127.0.0.1:6379/0", "redis://:xxxxx@127.0.0.1:6379/0"},
 		{"host=h user=u password=hunter2 dbname=db", "host=h user=u password=xxxxx dbname=db"},
 		{"host=h password = 'hun ter\\'2' dbname=db", "host=h password = xxxxx dbname=db"},
-		{"postgres://u:hun#ter2@h:x/db", "postgres://u:xxxxx@h:x/db"},
+		{"postgres://u:hun#ter2@h:x/db", "postgres://<unparseable URL redacted>"},
 	} {
 		if got := redactDSN(tc.in); got != tc.want {
 			t.Errorf("redactDSN(%q) = %q, want %q", tc.in, got, tc.want)
