@@ -1,0 +1,167 @@
+package cmd
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"gopkg.in/yaml.v3"
+
+	"github.com/idemcheck/idemcheck/scenarios"
+)
+
+// requestFlags describe one operation on the command line, the same way
+// in every command that takes one (audit, bench, init): the method and URL
+// are arguments, the rest flags.
+//
+//	idemcheck audit POST https://api.example.com/v1/charges \
+//	  -d '{"amount":100}' -H 'Authorization: Bearer {{env "API_TOKEN"}}' \
+//	  --key-header Idempotency-Key
+type requestFlags struct {
+	Data      string   // -d: the body template
+	Headers   []string // -H 'Name: value', repeatable; values are templates
+	KeyHeader string   // the header that carries the key (default Idempotency-Key)
+	KeyField  string   // or: the top-level JSON body field that carries it
+	Targets   []string // --target: base URLs (replicas) the path is sent to instead of the URL's
+}
+
+// register adds the flags to fs.
+func (r *requestFlags) register(fs *pflag.FlagSet) {
+	fs.StringVarP(&r.Data, "data", "d", "", `the request body, a JSON template: '{"amount":100,"customer":"cus_{{.Seq}}"}' (sets Content-Type: application/json)`)
+	fs.StringArrayVarP(&r.Headers, "header", "H", nil, `a request header 'Name: value', repeatable; values are templates: 'Authorization: Bearer {{env "API_TOKEN"}}'`)
+	fs.StringVar(&r.KeyHeader, "key-header", "", "the header that carries the idempotency key (default Idempotency-Key)")
+	fs.StringVar(&r.KeyField, "key-field", "", "send the key as this top-level JSON body field instead of a header (e.g. op_id)")
+	fs.StringArrayVar(&r.Targets, "target", nil, "send to this base URL instead of the URL's scheme, host and port; repeat it for replicas behind one balancer")
+}
+
+// operation is what requestFlags describe, resolved against the method and
+// URL arguments.
+type operation struct {
+	Method string
+	// Base is the scheme, host and port of the URL argument: the target.
+	Base *url.URL
+	// Path is the URL's path and query, sent to every target.
+	Path    string
+	Headers map[string]string
+	Body    string
+	Key     scenarios.KeyPlace
+	Targets []string
+}
+
+// resolve checks the flags with the method and URL arguments and returns
+// the operation, or a usage error that says what to fix.
+func (r *requestFlags) resolve(method, rawURL string) (*operation, error) {
+	m := strings.ToUpper(method)
+	if !validMethod(m) {
+		return nil, withHint(ExitUsage, fmt.Errorf("%q is not an HTTP method", method), "write the method first, then the URL: POST https://api.example.com/v1/charges")
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, withHint(ExitUsage, fmt.Errorf("%q is not an http(s) URL", redactArg(rawURL)), "e.g. https://staging.example.com/v1/charges")
+	}
+	if r.KeyHeader != "" && r.KeyField != "" {
+		return nil, withHint(ExitUsage, fmt.Errorf("--key-header and --key-field both set"), "the key goes in a header or in a JSON body field, not both")
+	}
+	op := &operation{Method: m, Body: r.Data, Headers: map[string]string{}, Targets: r.Targets}
+	op.Base = &url.URL{Scheme: u.Scheme, Host: u.Host, User: u.User}
+	op.Path = u.EscapedPath()
+	if op.Path == "" {
+		op.Path = "/"
+	}
+	if u.RawQuery != "" {
+		op.Path += "?" + u.RawQuery
+	}
+	for _, h := range r.Headers {
+		name, value, ok := strings.Cut(h, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(name, " \t") {
+			return nil, withHint(ExitUsage, fmt.Errorf("-H %q: want 'Name: value'", redactHeaderArg(h)), "e.g. -H 'Authorization: Bearer {{env \"API_TOKEN\"}}'")
+		}
+		op.Headers[name] = strings.TrimSpace(value)
+	}
+	switch {
+	case r.KeyField != "":
+		op.Key.BodyField = r.KeyField
+	case r.KeyHeader != "":
+		op.Key.Header = r.KeyHeader
+	default:
+		op.Key.Header = "Idempotency-Key"
+	}
+	return op, nil
+}
+
+// scenario is a scenario for the operation, built as YAML and loaded by the
+// scenario loader, so that it is validated (templates, key placement)
+// exactly as a file would be. extra holds further top-level fields (load,
+// faults, oracles, invariants) as YAML values.
+func (op *operation) scenario(name string, extra map[string]any) (*scenarios.Scenario, error) {
+	doc := map[string]any{"name": name}
+	req := map[string]any{"method": op.Method, "path": op.Path}
+	if len(op.Headers) > 0 {
+		req["headers"] = op.Headers
+	}
+	if op.Body != "" {
+		req["body"] = op.Body
+	}
+	if op.Key.BodyField != "" {
+		req["key"] = map[string]any{"body_field": op.Key.BodyField}
+	} else {
+		req["key"] = map[string]any{"header": op.Key.Header}
+	}
+	doc["operation"] = req
+	targets := op.Targets
+	if len(targets) == 0 {
+		targets = []string{op.Base.String()}
+	}
+	doc["target"] = targets
+	for k, v := range extra {
+		doc[k] = v
+	}
+	b, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := scenarios.Parse("command line", b)
+	if err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	return sc, nil
+}
+
+func validMethod(m string) bool {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+		return true
+	}
+	return false
+}
+
+// redactArg is a URL argument fit for an error message: no password, no
+// query values.
+func redactArg(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	if u.User != nil {
+		u.User = url.User(u.User.Username())
+	}
+	if u.RawQuery != "" {
+		u.RawQuery = "…"
+	}
+	return u.String()
+}
+
+// redactHeaderArg is a -H argument fit for an error message: its name only.
+func redactHeaderArg(h string) string {
+	name, _, _ := strings.Cut(h, ":")
+	if f := strings.Fields(name); len(f) > 0 {
+		name = f[0] // a missing colon: the rest may be the secret
+	}
+	if len(name) > 40 {
+		name = name[:40] + "…"
+	}
+	return name + ": …"
+}
