@@ -70,7 +70,7 @@ func (o *RedisEffects) Observe(ctx context.Context, h *history.History) (*histor
 	default:
 		return nil, fmt.Errorf("oracle %s: unknown mode %q (want %s or %s)", o.OracleName, o.Mode, RedisExists, RedisGet)
 	}
-	storeKeys, owners, err := o.storeKeys(h)
+	storeKeys, owners, err := o.storeKeys(ctx, h)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func (o *RedisEffects) Observe(ctx context.Context, h *history.History) (*histor
 
 // storeKeys makes the store's keys for the ops of h, each once, and the op
 // key each belongs to.
-func (o *RedisEffects) storeKeys(h *history.History) (storeKeys, owners []string, err error) {
+func (o *RedisEffects) storeKeys(ctx context.Context, h *history.History) (storeKeys, owners []string, err error) {
 	pattern := o.Pattern
 	if pattern == "" {
 		pattern = "%s"
@@ -128,7 +128,7 @@ func (o *RedisEffects) storeKeys(h *history.History) (storeKeys, owners []string
 	}
 	seen := make(map[string]bool, len(h.Ops))
 	for _, op := range h.Ops {
-		sk, err := t.Render(scenarios.Vars{Key: op.Key, User: op.User})
+		sk, err := t.Render(ctx, scenarios.Vars{Key: op.Key, User: op.User})
 		if err != nil {
 			return nil, nil, fmt.Errorf("oracle %s: %w", o.OracleName, err)
 		}

@@ -140,7 +140,7 @@ func renderURL(field, text string, getenv func(string) string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	u, err := t.Render(scenarios.Vars{})
+	u, err := t.Render(context.Background(), scenarios.Vars{})
 	if err != nil {
 		return "", err
 	}

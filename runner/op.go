@@ -69,7 +69,7 @@ func (w *worker) runOp(id int, intended time.Duration) {
 	var keyErr error
 	if r.key == nil {
 		op.Key = scenarios.NewKey(w.rnd)
-	} else if op.Key, keyErr = r.key.Render(scenarios.Vars{Seq: id, User: op.User, Rand: w.rnd}); keyErr != nil {
+	} else if op.Key, keyErr = r.key.Render(r.ctx, scenarios.Vars{Seq: id, User: op.User, Rand: w.rnd}); keyErr != nil {
 		op.Key = scenarios.NewKey(w.rnd) // names the op in the history
 	}
 	w.rec.ops.add(op)
@@ -335,7 +335,7 @@ func (w *worker) build(ctx context.Context, v scenarios.Vars, target int) (*http
 		}
 		return st.request(ctx, body, r.keyHeader, keyVal)
 	}
-	body, err := r.op.Body(v)
+	body, err := r.op.Body(ctx, v)
 	if err != nil {
 		return nil, err
 	}

@@ -102,7 +102,7 @@ func (w *worker) buildReplay(ctx context.Context, v scenarios.Vars, target int) 
 	if r.replay.body == nil {
 		return w.build(ctx, v, target)
 	}
-	s, err := r.replay.body.Render(v)
+	s, err := r.replay.body.Render(ctx, v)
 	if err != nil {
 		return nil, err
 	}

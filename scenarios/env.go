@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -99,6 +100,47 @@ func (s *Scenario) MissingEnv(getenv func(string) string) Diagnostics {
 				Message: fmt.Sprintf("environment variable %s is not set", name),
 				Hint:    fmt.Sprintf("export %s=..., or give a default: {{env %q \"default\"}}", name, name)})
 		}
+	}
+	if len(ds) == 0 {
+		return nil
+	}
+	sortDiagnostics(ds)
+	return ds
+}
+
+// BadHeaders returns a diagnostic for every header of the scenario's
+// requests (setup, operation, operation.before, oracles) that, rendered
+// with getenv's values and sample variables, is not a valid header value:
+// a secret from the environment with a line break in it is a
+// configuration error found before any request is sent, not a transport
+// error on every attempt. nil when there is none.
+func (s *Scenario) BadHeaders(getenv func(string) string) Diagnostics {
+	var ds Diagnostics
+	sample := Vars{Key: "00000000-0000-4000-8000-000000000000", Attempt: 1}
+	if len(s.Users) > 0 {
+		sample.User = s.Users[0]
+	}
+	if b := s.Operation.Before; b != nil {
+		sample.Vars = map[string]string{}
+		for name := range b.Vars {
+			sample.Vars[name] = "0"
+		}
+	}
+	for _, ft := range s.templates() {
+		if !strings.Contains(ft.field, ".headers.") {
+			continue
+		}
+		t, err := NewText(ft.field, ft.text, getenv)
+		if err != nil {
+			continue // validation reports it
+		}
+		v, err := t.Render(context.Background(), sample)
+		if err != nil || ValidHeaderValue(v) {
+			continue // a missing variable is MissingEnv's
+		}
+		ds = append(ds, Diagnostic{Source: s.Source, Line: s.line(ft.field), Field: ft.field,
+			Message: "the value, with the environment's values, holds a line break or another control character, which HTTP does not allow in a header",
+			Hint:    "remove the line break from the environment variable (a token read from a file often ends in one)"})
 	}
 	if len(ds) == 0 {
 		return nil

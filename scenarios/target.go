@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 
+	"github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/internal/yamlstrict"
 	"gopkg.in/yaml.v3"
 )
@@ -115,14 +117,20 @@ func parseTarget(raw string) (*url.URL, error) {
 	const hint = "write a base URL like http://localhost:8080 or https://staging.example.com/api"
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, &hintError{msg: fmt.Sprintf("bad target URL: %v", errors.Unwrap(err)), hint: hint}
+		// url.Error and its causes quote the URL, password and all.
+		return nil, &hintError{msg: fmt.Sprintf("bad target URL %s", redact.String(raw)), hint: hint + ", escaping special characters in a password with %XX"}
 	}
-	raw = u.Redacted() // a password in the URL never reaches a message
+	raw = redact.URL(u) // a password or query value never reaches a message
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return nil, &hintError{msg: fmt.Sprintf("target %q is not an http or https URL", raw), hint: hint}
 	}
 	if u.Host == "" {
 		return nil, &hintError{msg: fmt.Sprintf("target %q has no host", raw), hint: hint}
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return nil, &hintError{msg: fmt.Sprintf("target %q: port %s is out of range (1 to 65535)", raw, p), hint: hint}
+		}
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
 		return nil, &hintError{msg: fmt.Sprintf("target %q has a query or fragment", raw), hint: "put queries in the request paths; the target is a base URL"}

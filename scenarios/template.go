@@ -30,9 +30,9 @@ type Vars struct {
 // text/template templates.
 type Template struct {
 	method  string
-	path    *template.Template
+	path    *compiled
 	headers []headerTemplate
-	body    *template.Template
+	body    *compiled
 	hasBody bool
 	// static parts render without executing a template
 	staticPath, staticBody string
@@ -41,7 +41,7 @@ type Template struct {
 
 type headerTemplate struct {
 	name   string
-	tmpl   *template.Template
+	tmpl   *compiled
 	static string
 	isStat bool
 }
@@ -93,11 +93,17 @@ func envFunc(getenv func(string) string, lenient bool) func(string, ...string) (
 			return def[0], nil
 		}
 		if lenient {
-			return "", nil
+			// A stand-in that is valid JSON wherever the value goes, in
+			// a string or bare: "amount": {{env "AMOUNT"}}.
+			return envSample, nil
 		}
 		return "", &EnvError{Name: name}
 	}
 }
+
+// envSample is what env renders as in validation when the variable has no
+// default: the environment is not known then.
+const envSample = "1"
 
 // funcs returns the template functions. env reads the environment (secrets
 // come from there, never from the file); it is injected so that this package
@@ -161,8 +167,17 @@ func NewKey(r *rand.Rand) string {
 	return u.String()
 }
 
+// parse parses text for inspection only (its parse tree); compile
+// parses a template to render.
 func parse(field, text string, fm template.FuncMap) (*template.Template, error) {
-	t, err := template.New(field).Option("missingkey=error").Funcs(fm).Parse(text)
+	all := template.FuncMap{}
+	for k, v := range fm {
+		all[k] = v
+	}
+	for k, v := range (&budget{}).funcs() {
+		all[k] = v
+	}
+	t, err := template.New(field).Option("missingkey=error").Funcs(all).Parse(text)
 	if err != nil {
 		return nil, &TemplateError{Field: field, Err: err}
 	}
@@ -179,7 +194,7 @@ func NewTemplate(field string, r Request, defaultMethod string, env func(string)
 	}
 	var err error
 	if strings.Contains(r.Path, "{{") {
-		if t.path, err = parse(field+".path", r.Path, fm); err != nil {
+		if t.path, err = compile(field+".path", r.Path, fm); err != nil {
 			return nil, err
 		}
 	} else {
@@ -188,7 +203,7 @@ func NewTemplate(field string, r Request, defaultMethod string, env func(string)
 	for name, val := range r.Headers {
 		h := headerTemplate{name: name}
 		if strings.Contains(val, "{{") {
-			if h.tmpl, err = parse(field+".headers."+name, val, fm); err != nil {
+			if h.tmpl, err = compile(field+".headers."+name, val, fm); err != nil {
 				return nil, err
 			}
 		} else {
@@ -199,7 +214,7 @@ func NewTemplate(field string, r Request, defaultMethod string, env func(string)
 	if r.Body != "" {
 		t.hasBody = true
 		if strings.Contains(r.Body, "{{") {
-			if t.body, err = parse(field+".body", r.Body, fm); err != nil {
+			if t.body, err = compile(field+".body", r.Body, fm); err != nil {
 				return nil, err
 			}
 		} else {
@@ -211,7 +226,7 @@ func NewTemplate(field string, r Request, defaultMethod string, env func(string)
 
 // Text is a compiled one-line template, such as operation.key.value.
 type Text struct {
-	tmpl   *template.Template
+	tmpl   *compiled
 	static string
 }
 
@@ -221,56 +236,50 @@ func NewText(field, text string, env func(string) string) (*Text, error) {
 	if !strings.Contains(text, "{{") {
 		return &Text{static: text}, nil
 	}
-	t, err := parse(field, text, funcs(env))
+	t, err := compile(field, text, funcs(env))
 	if err != nil {
 		return nil, err
 	}
 	return &Text{tmpl: t}, nil
 }
 
-// Render executes the template with v.
-func (t *Text) Render(v Vars) (string, error) {
+// Render executes the template with v, within MaxRender and MaxSteps,
+// until ctx ends.
+func (t *Text) Render(ctx context.Context, v Vars) (string, error) {
 	if t.tmpl == nil {
 		return t.static, nil
 	}
-	return exec(t.tmpl, v)
+	return t.tmpl.exec(ctx, v)
 }
 
 // Method is the request method.
 func (t *Template) Method() string { return t.method }
 
-func exec(t *template.Template, v Vars) (string, error) {
-	var b strings.Builder
-	if err := t.Execute(&b, v); err != nil {
-		return "", &TemplateError{Field: t.Name(), Err: err}
-	}
-	return b.String(), nil
-}
-
-// Path renders the path.
-func (t *Template) Path(v Vars) (string, error) {
+// Path renders the path. Every render is bounded (MaxRender, MaxSteps)
+// and ends with ctx.
+func (t *Template) Path(ctx context.Context, v Vars) (string, error) {
 	if t.pathStatic {
 		return t.staticPath, nil
 	}
-	return exec(t.path, v)
+	return t.path.exec(ctx, v)
 }
 
 // Body renders the body; nil when the request has none.
-func (t *Template) Body(v Vars) ([]byte, error) {
+func (t *Template) Body(ctx context.Context, v Vars) ([]byte, error) {
 	if !t.hasBody {
 		return nil, nil
 	}
 	if t.bodyStatic {
 		return []byte(t.staticBody), nil
 	}
-	s, err := exec(t.body, v)
+	s, err := t.body.exec(ctx, v)
 	return []byte(s), err
 }
 
 // Build renders the request against base. The body, if any, is replayable
 // (GetBody is set) so it can be retried and duplicated.
 func (t *Template) Build(ctx context.Context, base *url.URL, v Vars) (*http.Request, error) {
-	body, err := t.Body(v)
+	body, err := t.Body(ctx, v)
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +288,7 @@ func (t *Template) Build(ctx context.Context, base *url.URL, v Vars) (*http.Requ
 
 // BuildWithBody is Build with an already rendered (and possibly edited) body.
 func (t *Template) BuildWithBody(ctx context.Context, base *url.URL, v Vars, body []byte) (*http.Request, error) {
-	p, err := t.Path(v)
+	p, err := t.Path(ctx, v)
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +307,7 @@ func (t *Template) BuildWithBody(ctx context.Context, base *url.URL, v Vars, bod
 	for _, h := range t.headers {
 		val := h.static
 		if !h.isStat {
-			if val, err = exec(h.tmpl, v); err != nil {
+			if val, err = h.tmpl.exec(ctx, v); err != nil {
 				return nil, err
 			}
 		}

@@ -111,7 +111,7 @@ func TestTemplateBuild(t *testing.T) {
 	}
 
 	// A captured variable the op does not have is an error, not "<no value>".
-	_, err = tm.Body(Vars{Key: "k", Vars: map[string]string{}})
+	_, err = tm.Body(context.Background(), Vars{Key: "k", Vars: map[string]string{}})
 	var te *TemplateError
 	if !errors.As(err, &te) || te.Field != "operation.body" {
 		t.Errorf("Body without the var = %v, want a TemplateError on operation.body", err)
@@ -124,7 +124,7 @@ func TestTemplateRandDeterministic(t *testing.T) {
 		t.Fatalf("NewTemplate = %v", err)
 	}
 	render := func(seed uint64) string {
-		b, err := tm.Body(Vars{Seq: 1, Rand: rand.New(rand.NewPCG(seed, 1))})
+		b, err := tm.Body(context.Background(), Vars{Seq: 1, Rand: rand.New(rand.NewPCG(seed, 1))})
 		if err != nil {
 			t.Fatalf("Body = %v", err)
 		}
@@ -137,8 +137,8 @@ func TestTemplateRandDeterministic(t *testing.T) {
 		t.Errorf("Body with different seeds = %s twice, want different", a)
 	}
 	// Without a source, the op's sequence number seeds it.
-	a, _ := tm.Body(Vars{Seq: 3})
-	b, _ := tm.Body(Vars{Seq: 3})
+	a, _ := tm.Body(context.Background(), Vars{Seq: 3})
+	b, _ := tm.Body(context.Background(), Vars{Seq: 3})
 	if string(a) != string(b) {
 		t.Errorf("Body without Rand = %s and %s, want equal", a, b)
 	}
@@ -146,7 +146,7 @@ func TestTemplateRandDeterministic(t *testing.T) {
 		t.Fatalf("NewTemplate = %v", err)
 	}
 	bad, _ := NewTemplate("x", Request{Path: "/{{randInt . 5 1}}"}, "GET", nil)
-	if _, err := bad.Path(Vars{}); err == nil {
+	if _, err := bad.Path(context.Background(), Vars{}); err == nil {
 		t.Errorf("randInt with max < min = nil error, want one")
 	}
 }
@@ -185,14 +185,14 @@ func TestText(t *testing.T) {
 		if err != nil {
 			t.Fatalf("NewText(%q) = %v", tt.text, err)
 		}
-		if got, err := x.Render(tt.v); got != tt.want || err != nil {
+		if got, err := x.Render(context.Background(), tt.v); got != tt.want || err != nil {
 			t.Errorf("Render(%q, %+v) = %q, %v, want %q", tt.text, tt.v, got, err, tt.want)
 		}
 	}
 	// The same seed draws the same key.
 	a, _ := NewText("k", "{{uuid .}}", nil)
-	k1, _ := a.Render(Vars{Rand: rand.New(rand.NewPCG(1, 2))})
-	k2, _ := a.Render(Vars{Rand: rand.New(rand.NewPCG(1, 2))})
+	k1, _ := a.Render(context.Background(), Vars{Rand: rand.New(rand.NewPCG(1, 2))})
+	k2, _ := a.Render(context.Background(), Vars{Rand: rand.New(rand.NewPCG(1, 2))})
 	if k1 != k2 || len(k1) != 36 {
 		t.Errorf("uuid keys %q, %q, want one UUID twice", k1, k2)
 	}
@@ -208,7 +208,7 @@ func TestTemplateErrorText(t *testing.T) {
 		t.Errorf("Error() = %q, want one \"template:\" and the field", got)
 	}
 	x, _ := NewText("operation.key.value", "{{.Nope}}", nil)
-	_, err = x.Render(Vars{})
+	_, err = x.Render(context.Background(), Vars{})
 	if err == nil || strings.Count(err.Error(), "template:") != 1 {
 		t.Errorf("Render error = %v, want one \"template:\"", err)
 	}
@@ -236,7 +236,7 @@ func TestEnv(t *testing.T) {
 		if err != nil {
 			t.Fatalf("NewText(%q) = %v", tt.text, err)
 		}
-		got, err := x.Render(Vars{})
+		got, err := x.Render(context.Background(), Vars{})
 		if tt.missing == "" {
 			if err != nil || got != tt.want {
 				t.Errorf("Render(%q) = %q, %v, want %q", tt.text, got, err, tt.want)
@@ -252,11 +252,11 @@ func TestEnv(t *testing.T) {
 	// A nil getenv has nothing set.
 	x, _ := NewText("f", `{{env "X"}}`, nil)
 	var ee *EnvError
-	if _, err := x.Render(Vars{}); !errors.As(err, &ee) {
+	if _, err := x.Render(context.Background(), Vars{}); !errors.As(err, &ee) {
 		t.Errorf("Render with nil getenv = %v, want an EnvError", err)
 	}
 	x, _ = NewText("f", `{{env "X" "a" "b"}}`, nil)
-	if _, err := x.Render(Vars{}); err == nil {
+	if _, err := x.Render(context.Background(), Vars{}); err == nil {
 		t.Errorf("Render(env with two defaults) = nil, want an error")
 	}
 }

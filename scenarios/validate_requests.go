@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -140,6 +141,18 @@ func (c *checker) requests() {
 	c.request("operation", op.Request, sample, op.Key.BodyField != "")
 }
 
+// ValidHeaderValue reports whether v may be sent as an HTTP header value:
+// no control character but the tab (RFC 9110 field-value), so no CR or LF
+// that would split the header.
+func ValidHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
 var ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 var methodName = regexp.MustCompile(`^[A-Z]+$`)
@@ -164,7 +177,10 @@ func (c *checker) request(at string, r Request, sample Vars, wantObject bool) {
 		if !headerName.MatchString(name) {
 			c.add(at+".headers."+name, fmt.Sprintf("%q is not a valid header name", name), "headers: {Authorization: 'Bearer {{.User}}'}")
 		}
-		c.render(at+".headers."+name, v, sample)
+		if out, ok := c.render(at+".headers."+name, v, sample); ok && !ValidHeaderValue(out) {
+			c.add(at+".headers."+name, "the value holds a line break or another control character, which HTTP does not allow in a header",
+				"write the value on one line; a token from the environment must not end in a newline")
+		}
 	}
 	c.body(at+".body", r, sample, wantObject)
 }
@@ -175,10 +191,10 @@ func (c *checker) render(field, text string, sample Vars) (string, bool) {
 	if !strings.Contains(text, "{{") {
 		return text, true
 	}
-	t, err := parse(field, text, sampleFuncs())
+	t, err := compile(field, text, sampleFuncs())
 	if err == nil {
 		var out string
-		if out, err = exec(t, sample); err == nil {
+		if out, err = t.exec(context.Background(), sample); err == nil {
 			return out, true
 		}
 	}

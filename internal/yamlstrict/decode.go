@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -296,6 +297,11 @@ func (d *state) value(n *yaml.Node, v reflect.Value, path string) {
 			want = v.Type().String()
 		}
 		if n.Kind != yaml.ScalarNode {
+			d.add(n.Line, n.Column, path, "want "+want+", got "+KindName(n), "")
+			return
+		}
+		if f, err := strconv.ParseFloat(n.Value, 64); err == nil && want == "a whole number" && n.ShortTag() == "!!float" && f != math.Trunc(f) {
+			// yaml.v3 truncates 2.5 to 2 for an integer field.
 			d.add(n.Line, n.Column, path, "want "+want+", got "+KindName(n), "")
 			return
 		}

@@ -1,0 +1,157 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A template that never ends, or that grows a string without bound, fails
+// with ErrRenderLimit within a bounded time and memory instead of holding
+// its worker.
+func TestRenderLimits(t *testing.T) {
+	for _, tc := range []struct{ name, text string }{
+		{"endless range", `{{range 100000000000000}}{{end}}`},
+		{"nested ranges", `{{range 100000}}{{range 100000}}{{end}}{{end}}`},
+		{"huge output", `{{range 100000000}}xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx{{end}}`},
+		{"doubling string", `{{$s := "xxxxxxxxxxxxxxxx"}}{{range 64}}{{$s = printf "%s%s" $s $s}}{{end}}{{len $s}}`},
+		{"doubling through html", `{{$s := "<<<<<<<<"}}{{range 64}}{{$s = html $s $s}}{{end}}{{len $s}}`},
+		{"recursive template", `{{define "a"}}{{template "a" .}}{{template "a" .}}{{end}}{{template "a" .}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x, err := NewText("operation.body", tc.text, nil)
+			if err != nil {
+				t.Fatalf("NewText(%q) = %v", tc.text, err)
+			}
+			start := time.Now()
+			out, err := x.Render(context.Background(), Vars{})
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("Render(%q) took %v, want a bounded time", tc.text, took)
+			}
+			if err == nil {
+				t.Fatalf("Render(%q) = %d bytes, nil error; want a limit error", tc.text, len(out))
+			}
+			if tc.name != "recursive template" && !errors.Is(err, ErrRenderLimit) {
+				t.Errorf("Render(%q) = %v, want ErrRenderLimit", tc.text, err)
+			}
+		})
+	}
+	// An ordinary loop renders.
+	x, _ := NewText("operation.body", `[{{range $i := 1000}}{{if $i}},{{end}}{{$i}}{{end}}]`, nil)
+	if out, err := x.Render(context.Background(), Vars{}); err != nil || !strings.HasSuffix(out, ",999]") {
+		t.Errorf("Render(range 1000) = %.40q…, %v; want the list", out, err)
+	}
+}
+
+// A render stops when its context ends, as a Ctrl-C ends it.
+func TestRenderCancelled(t *testing.T) {
+	x, err := NewText("operation.body", `{{range 100000000000000}}{{end}}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := x.Render(ctx, Vars{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Render with a cancelled context = %v, want context.Canceled", err)
+	}
+}
+
+// A scenario with an endless template is a diagnostic at load, found
+// within a bounded time.
+func TestEndlessTemplateIsDiagnostic(t *testing.T) {
+	src := strings.Replace(valid, `body: '{"amount":1}'`, `body: '{"amount":1{{range 100000000000000}}{{end}}}'`, 1)
+	start := time.Now()
+	ds := diagnose(t, src)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("Parse took %v", took)
+	}
+	if !strings.Contains(ds.Error(), "render limit") {
+		t.Errorf("Parse = %v, want a render limit diagnostic", ds)
+	}
+}
+
+// retry.attempts: 2.5 is an error, not 2; 1e1 is a whole number.
+func TestWholeNumbers(t *testing.T) {
+	ds := diagnose(t, valid+"retry: {attempts: 2.5}\n")
+	if !strings.Contains(ds.Error(), "retry.attempts: want a whole number") {
+		t.Errorf("attempts 2.5: %v, want a whole number diagnostic", ds)
+	}
+	ds = diagnose(t, strings.Replace(valid, "ops: 10", "ops: 10.5", 1))
+	if !strings.Contains(ds.Error(), "load.ops: want a whole number") {
+		t.Errorf("ops 10.5: %v, want a whole number diagnostic", ds)
+	}
+	s, err := Parse("t.yaml", []byte(valid+"retry: {attempts: 1e1}\n"))
+	if err != nil || s.Retry.Attempts != 10 {
+		t.Errorf("attempts 1e1: %v, %v; want 10", s, err)
+	}
+}
+
+// An environment variable may be a bare JSON number in a body: validation
+// does not know its value, and does not refuse it.
+func TestEnvBareNumber(t *testing.T) {
+	src := strings.Replace(valid, `body: '{"amount":1}'`, `body: '{"amount":{{env "AMOUNT"}}}'`, 1)
+	s, err := Parse("t.yaml", []byte(src))
+	if err != nil {
+		t.Fatalf("Parse(amount from env) = %v", err)
+	}
+	getenv := func(string) string { return "250" }
+	if ds := s.MissingEnv(getenv); ds != nil {
+		t.Errorf("MissingEnv = %v", ds)
+	}
+	tm, err := NewTemplate("operation", s.Operation.Request, "POST", getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := tm.Body(context.Background(), Vars{})
+	if err != nil || string(b) != `{"amount":250}` {
+		t.Errorf("Body = %s, %v; want {\"amount\":250}", b, err)
+	}
+}
+
+// A header value with a line break, written in the file or read from the
+// environment, is a configuration error before any request.
+func TestHeaderLineBreak(t *testing.T) {
+	ds := diagnose(t, strings.Replace(valid, "key: {header: Idempotency-Key}", "key: {header: Idempotency-Key}\n  headers: {X-Token: \"a\\r\\nb\"}", 1))
+	if !strings.Contains(ds.Error(), "operation.headers.X-Token") || !strings.Contains(ds.Error(), "line break") {
+		t.Errorf("a CRLF in a header: %v", ds)
+	}
+	src := strings.Replace(valid, "key: {header: Idempotency-Key}", "key: {header: Idempotency-Key}\n  headers: {Authorization: 'Bearer {{env \"TOKEN\"}}'}", 1)
+	s, err := Parse("t.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds := s.BadHeaders(func(string) string { return "tok\r\nX-Evil: 1" }); len(ds) != 1 || ds[0].Field != "operation.headers.Authorization" {
+		t.Errorf("BadHeaders(token with CRLF) = %v, want one at operation.headers.Authorization", ds)
+	}
+	if ds := s.BadHeaders(func(string) string { return "tok" }); ds != nil {
+		t.Errorf("BadHeaders(tok) = %v, want none", ds)
+	}
+}
+
+// A bad target never echoes its secrets; a port out of range is refused.
+func TestTargetErrors(t *testing.T) {
+	const secret = "Tg7Secret"
+	s := &Scenario{Name: "t"}
+	for _, tc := range []struct{ raw, want string }{
+		{"http://u:" + secret + "@h/?token=" + secret, "query"},
+		{"http://u:p%zz" + secret + "@h/", "bad target URL"},
+		{"ftp://u:" + secret + "@h/", "not an http"},
+		{"http://h:99999", "out of range"},
+		{"http://h:0", "out of range"},
+		{"http://[::1%en0" + secret + "]/", "bad target URL"},
+	} {
+		_, err := s.TargetURLs([]string{tc.raw})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("TargetURLs(%q) = %v, want an error saying %q", tc.raw, err, tc.want)
+			continue
+		}
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("TargetURLs(%q) = %v shows the secret", tc.raw, err)
+		}
+	}
+	if _, err := s.TargetURLs([]string{"http://u:p@h:65535/api"}); err != nil {
+		t.Errorf("TargetURLs(port 65535) = %v", err)
+	}
+}
