@@ -124,14 +124,23 @@ func (c *RedisCache) Get(ctx context.Context, key string) (Entry, bool, error) {
 	if len(m) == 0 {
 		return Entry{}, false, nil
 	}
+	e, err := entryOf(m)
+	if err != nil {
+		return Entry{}, false, fmt.Errorf("redis cache: get %q: %w", key, err)
+	}
+	return e, true, nil
+}
+
+// entryOf reads a cached entry's hash.
+func entryOf(m map[string]string) (Entry, error) {
 	status, err := strconv.Atoi(m["status"])
 	if err != nil {
-		return Entry{}, false, fmt.Errorf("redis cache: get %q: bad status %q: %w", key, m["status"], err)
+		return Entry{}, fmt.Errorf("bad status %q: %w", m["status"], err)
 	}
 	return Entry{
 		Fingerprint: m["fingerprint"],
 		Response:    Response{Status: status, Body: []byte(m["body"])},
-	}, true, nil
+	}, nil
 }
 
 // Put implements Cache: DEL, HSET and PEXPIRE of resp:KEY in one MULTI/EXEC,
@@ -150,6 +159,82 @@ func (c *RedisCache) Put(ctx context.Context, key string, e Entry, ttl time.Dura
 	})
 	if err != nil {
 		return fmt.Errorf("redis cache: put %q: %w", key, err)
+	}
+	return nil
+}
+
+// LockOrCachedScript is the protected path's first and, for a new key,
+// only read of the store: in one roundtrip it returns the cached response
+// of KEYS[1] if there is one, else takes the lock KEYS[2] for token
+// ARGV[1] for ARGV[2] ms (SET NX PX). It answers {1, HGETALL} for a cached
+// entry, {0, 1} for the lock taken and {0, 0} for a lock held by another.
+// `idemcheck bench store` measures this very script.
+const LockOrCachedScript = `
+local r = redis.call("HGETALL", KEYS[1])
+if #r > 0 then return {1, r} end
+if redis.call("SET", KEYS[2], ARGV[1], "NX", "PX", ARGV[2]) then return {0, 1} end
+return {0, 0}`
+
+var lockOrCachedScript = redis.NewScript(LockOrCachedScript)
+
+// CompleteScript stores the response and releases the lock in one
+// roundtrip: it replaces the hash KEYS[1] with fingerprint ARGV[1],
+// status ARGV[2] and body ARGV[3] for ARGV[4] ms, then deletes the lock
+// KEYS[2] if token ARGV[5] still holds it. A script runs atomically, so a
+// reader sees the old entry, nothing, or the whole new one.
+const CompleteScript = `
+redis.call("DEL", KEYS[1])
+redis.call("HSET", KEYS[1], "fingerprint", ARGV[1], "status", ARGV[2], "body", ARGV[3])
+redis.call("PEXPIRE", KEYS[1], ARGV[4])
+if redis.call("GET", KEYS[2]) == ARGV[5] then redis.call("DEL", KEYS[2]) end
+return 1`
+
+var completeScript = redis.NewScript(CompleteScript)
+
+// LockOrGet is Get then, on a miss, Lock, in one roundtrip
+// (LockOrCachedScript): it returns the cached entry (cached true), or
+// whether the lock on key was taken for token for ttl. It is what the
+// protected path calls when the cache offers it, so that a new key costs
+// one roundtrip before the work instead of two.
+func (c *RedisCache) LockOrGet(ctx context.Context, key, token string, ttl time.Duration) (e Entry, cached, locked bool, err error) {
+	if ttl < time.Millisecond {
+		return Entry{}, false, false, fmt.Errorf("redis cache: lock %q: %w", key, errTTL)
+	}
+	v, err := lockOrCachedScript.Run(ctx, c.client, []string{c.respKey(key), c.lockKey(key)}, token, ttl.Milliseconds()).Slice()
+	if err != nil {
+		return Entry{}, false, false, fmt.Errorf("redis cache: lock or get %q: %w", key, err)
+	}
+	if len(v) != 2 {
+		return Entry{}, false, false, fmt.Errorf("redis cache: lock or get %q: unexpected answer %v", key, v)
+	}
+	if hit, _ := v[0].(int64); hit == 0 {
+		n, _ := v[1].(int64)
+		return Entry{}, false, n == 1, nil
+	}
+	fields, _ := v[1].([]any)
+	m := make(map[string]string, len(fields)/2)
+	for i := 0; i+1 < len(fields); i += 2 {
+		k, _ := fields[i].(string)
+		val, _ := fields[i+1].(string)
+		m[k] = val
+	}
+	e, err = entryOf(m)
+	if err != nil {
+		return Entry{}, false, false, fmt.Errorf("redis cache: lock or get %q: %w", key, err)
+	}
+	return e, true, false, nil
+}
+
+// Complete is Put then Unlock in one roundtrip (CompleteScript): it stores
+// e for key for ttl and releases the lock if token still holds it.
+func (c *RedisCache) Complete(ctx context.Context, key, token string, e Entry, ttl time.Duration) error {
+	if ttl < time.Millisecond {
+		return fmt.Errorf("redis cache: complete %q: %w", key, errTTL)
+	}
+	err := completeScript.Run(ctx, c.client, []string{c.respKey(key), c.lockKey(key)},
+		e.Fingerprint, strconv.Itoa(e.Response.Status), e.Response.Body, ttl.Milliseconds(), token).Err()
+	if err != nil {
+		return fmt.Errorf("redis cache: complete %q: %w", key, err)
 	}
 	return nil
 }

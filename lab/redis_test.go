@@ -163,6 +163,11 @@ func TestRedisCacheFailsClosed(t *testing.T) {
 		"Get":    func() error { _, _, err := c.Get(ctx, "k"); return err },
 		"Put":    func() error { return c.Put(ctx, "k", Entry{}, time.Minute) },
 		"Reset":  func() error { return c.Reset(ctx) },
+		"LockOrGet": func() error {
+			_, _, _, err := c.LockOrGet(ctx, "k", "t", time.Minute)
+			return err
+		},
+		"Complete": func() error { return c.Complete(ctx, "k", "t", Entry{}, time.Minute) },
 	}
 	for name, call := range calls {
 		begin := time.Now()
@@ -175,5 +180,51 @@ func TestRedisCacheFailsClosed(t *testing.T) {
 	if c2, err := NewRedisCache(ctx, url); err == nil {
 		c2.Close()
 		t.Errorf("NewRedisCache(%s) with Redis down = nil error, want an error", url)
+	}
+}
+
+// TestRedisCacheOneRoundtrip checks the one-roundtrip pair against Get,
+// Lock, Put and Unlock: LockOrGet answers as Get then Lock would, and
+// Complete as Put then Unlock, each in a single command (a script).
+func TestRedisCacheOneRoundtrip(t *testing.T) {
+	url := testsvc.Redis(t)
+	ctx, c, raw := testCtx(t), newTestRedisCache(t, url), rawRedis(t, url)
+	e := Entry{Fingerprint: "fp", Response: Response{Status: 201, Body: []byte(`{"id":"ch_1"}`)}}
+
+	if _, cached, locked, err := c.LockOrGet(ctx, "k", "tok", 30*time.Second); err != nil || cached || !locked {
+		t.Fatalf("LockOrGet(new key) = cached %v, locked %v, %v; want the lock taken", cached, locked, err)
+	}
+	if _, cached, locked, err := c.LockOrGet(ctx, "k", "other", 30*time.Second); err != nil || cached || locked {
+		t.Fatalf("LockOrGet(held key) = cached %v, locked %v, %v; want neither (409)", cached, locked, err)
+	}
+	if err := c.Complete(ctx, "k", "tok", e, time.Hour); err != nil {
+		t.Fatalf("Complete = %v", err)
+	}
+	if n, _ := raw.Exists(ctx, c.lockKey("k")).Result(); n != 0 {
+		t.Error("Complete left the lock held by its own token")
+	}
+	if ttl, _ := raw.PTTL(ctx, c.respKey("k")).Result(); ttl < 59*time.Minute || ttl > time.Hour {
+		t.Errorf("Complete: entry TTL %v, want about 1h", ttl)
+	}
+	got, cached, locked, err := c.LockOrGet(ctx, "k", "third", 30*time.Second)
+	if err != nil || !cached || locked || !cmp.Equal(got, e) {
+		t.Fatalf("LockOrGet(completed key) = %+v cached %v locked %v, %v; want the stored entry", got, cached, locked, err)
+	}
+	if g, ok, err := c.Get(ctx, "k"); err != nil || !ok || !cmp.Equal(g, e) {
+		t.Errorf("Get after Complete = %+v %v %v, want the same entry", g, ok, err)
+	}
+
+	// Complete never releases a lock another token holds.
+	if ok, _ := c.Lock(ctx, "k2", "mine", 30*time.Second); !ok {
+		t.Fatal("Lock(k2) not taken")
+	}
+	if err := c.Complete(ctx, "k2", "stale", e, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := raw.Get(ctx, c.lockKey("k2")).Result(); v != "mine" {
+		t.Errorf("Complete with a stale token released the lock: %q, want mine", v)
+	}
+	if _, _, _, err := c.LockOrGet(ctx, "k3", "t", time.Microsecond); err == nil {
+		t.Error("LockOrGet(ttl 1µs) = nil error, want an error")
 	}
 }
