@@ -37,7 +37,18 @@ type Summary struct {
 	Result checks.Result `json:"result"`
 	// Why explains Result in one sentence.
 	Why string `json:"why"`
+	// Error says why the scenario could not run (a configuration error, an
+	// unreachable target) when Result is Errored; "" otherwise.
+	Error string `json:"error,omitempty"`
+
+	// Charts are the load's charts for the HTML report; nil when the
+	// summary was read back from JSON.
+	Charts *Charts `json:"-"`
 }
+
+// Errored is the Result of a scenario that could not run: it was never
+// judged, so a report says why instead of showing verdicts.
+const Errored checks.Result = "error"
 
 // ScenarioInfo names what ran.
 type ScenarioInfo struct {
@@ -73,8 +84,36 @@ func New(tool string, h *history.History, m measure.Measures, j checks.Judgement
 		Observations: nonNil(h.Readings),
 		Result:       j.Result,
 		Why:          j.Why,
+		Charts:       chartsOf(h),
 	}
 	return s
+}
+
+// NotRun is the summary of a scenario that could not run (bad
+// configuration, an unreachable target), so that CI still receives a
+// report naming it and saying why. name and target may be "" when not
+// known; err must not be nil.
+func NotRun(tool, name, target string, started time.Time, err error) *Summary {
+	if name == "" {
+		name = "idemcheck"
+	}
+	return &Summary{
+		FormatVersion: FormatVersion,
+		Tool:          tool,
+		Scenario:      ScenarioInfo{Name: name, Target: target},
+		Started:       started,
+		Ended:         started,
+		Faults:        []measure.Count{},
+		Statuses:      []measure.Count{},
+		Errors:        []measure.Count{},
+		Verdicts:      []checks.Verdict{},
+		Thresholds:    []checks.Threshold{},
+		Findings:      []checks.Finding{},
+		Observations:  []history.Reading{},
+		Result:        Errored,
+		Why:           "could not run: " + err.Error(),
+		Error:         err.Error(),
+	}
 }
 
 // nonNil keeps JSON arrays from being null.

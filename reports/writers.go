@@ -2,7 +2,6 @@ package reports
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"sort"
@@ -21,6 +20,7 @@ var writers = map[string]WriteFunc{
 	"json":     WriteJSON,
 	"markdown": WriteMarkdown,
 	"junit":    WriteJUnit,
+	"html":     WriteHTML,
 }
 
 // Formats lists the report formats by name.
@@ -86,6 +86,14 @@ func WriteText(w io.Writer, ss []*Summary) error {
 }
 
 func writeText(w *errWriter, s *Summary) {
+	if s.Result == Errored {
+		w.printf("== %s ==\n", s.Scenario.Name)
+		if s.Scenario.Target != "" {
+			w.printf("target %s\n", s.Scenario.Target)
+		}
+		w.printf("result: COULD NOT RUN — %s\n", s.Error)
+		return
+	}
 	w.printf("== %s (expect %s) ==\n", s.Scenario.Name, s.Scenario.Expect)
 	if s.Scenario.Description != "" {
 		w.printf("%s\n", oneLine(s.Scenario.Description))
@@ -135,12 +143,17 @@ func writeText(w *errWriter, s *Summary) {
 		if !t.OK {
 			mark = "EXCEEDED"
 		}
-		w.printf("threshold %s: %.3g %s (limit %.3g) %s\n", t.Name, t.Actual, t.Unit, t.Limit, mark)
+		w.printf("threshold %s: %s %s\n", t.Name, quantityPair(t), mark)
 	}
 	for _, f := range s.Findings {
 		w.printf("finding (%s) %s: %s\n", f.Severity, f.Check, f.Summary)
 	}
 	w.printf("result: %s — %s\n", strings.ToUpper(strings.ReplaceAll(string(s.Result), "_", " ")), s.Why)
+}
+
+// quantityPair is "53.0 ms (limit 40 ms)".
+func quantityPair(t checks.Threshold) string {
+	return fmt.Sprintf("%s (limit %s)", quantity(t.Actual, t.Unit), quantity(t.Limit, t.Unit))
 }
 
 func verdictLine(v checks.Verdict) string {
@@ -173,18 +186,20 @@ func attemptLine(a history.Attempt) string {
 			fmt.Fprintf(&b, " (%s)", trim(a.Err, 80))
 		}
 	}
-	if len(a.Fields) > 0 {
-		keys := make([]string, 0, len(a.Fields))
-		for k := range a.Fields {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			fmt.Fprintf(&b, " %s=%s", k, a.Fields[k])
-		}
+	for _, k := range sortedKeys(a.Fields) {
+		fmt.Fprintf(&b, " %s=%s", k, a.Fields[k])
 	}
 	fmt.Fprintf(&b, " in %.1fms", measure.MS(a.End-a.Start))
 	return b.String()
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func countList(cs []measure.Count, empty string) string {
@@ -199,112 +214,6 @@ func countList(cs []measure.Count, empty string) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// WriteMarkdown writes a CI step summary / PR comment.
-func WriteMarkdown(w io.Writer, ss []*Summary) error {
-	ew := &errWriter{w: w}
-	ew.printf("| scenario | expect | result | invariants | op p50 | op p99 | ops |\n|---|---|---|---|---|---|---|\n")
-	for _, s := range ss {
-		var inv []string
-		for _, v := range s.Verdicts {
-			inv = append(inv, fmt.Sprintf("%s %s", v.Invariant, statusMark[v.Status]))
-		}
-		ew.printf("| %s | %s | %s | %s | %.2f ms | %.2f ms | %d |\n", s.Scenario.Name, s.Scenario.Expect, s.Result,
-			strings.Join(inv, ", "), s.Latency.Op.P50, s.Latency.Op.P99, s.Load.Ops)
-	}
-	for _, s := range ss {
-		for _, f := range s.Findings {
-			ew.printf("\n**%s — finding (%s)** %s: %s\n", s.Scenario.Name, f.Severity, f.Check, f.Summary)
-		}
-		for _, v := range s.Verdicts {
-			if v.Status == checks.Pass {
-				continue
-			}
-			ew.printf("\n**%s — %s %s**: %s\n", s.Scenario.Name, v.Invariant, statusMark[v.Status], verdictLine(v))
-			for i, ex := range v.Examples {
-				if i == 5 {
-					break
-				}
-				ew.printf("- `%s`: %s\n", ex.Key, exampleProblem(ex))
-			}
-		}
-	}
-	return ew.err
-}
-
-type junitSuites struct {
-	XMLName xml.Name     `xml:"testsuites"`
-	Suites  []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Failure   *junitMessage `xml:"failure,omitempty"`
-	Skipped   *junitMessage `xml:"skipped,omitempty"`
-}
-
-type junitMessage struct {
-	Message string `xml:"message,attr"`
-	Text    string `xml:",chardata"`
-}
-
-// WriteJUnit writes JUnit XML: a suite per scenario, a case per invariant
-// and threshold. A case fails when it goes against the expectation.
-func WriteJUnit(w io.Writer, ss []*Summary) error {
-	var out junitSuites
-	for _, s := range ss {
-		suite := junitSuite{Name: s.Scenario.Name}
-		for _, v := range s.Verdicts {
-			c := junitCase{Name: v.Invariant + onOracle(v.Oracle), Classname: "idemcheck." + s.Scenario.Name}
-			bad := v.Status == checks.Fail
-			if s.Scenario.Expect == "violation" {
-				bad = s.Result == checks.NotMet
-			}
-			switch {
-			case v.Status == checks.Unknown:
-				c.Skipped = &junitMessage{Message: verdictLine(v)}
-				suite.Skipped++
-			case bad:
-				var b strings.Builder
-				for _, ex := range v.Examples {
-					fmt.Fprintf(&b, "key %s: %s\n", ex.Key, exampleProblem(ex))
-				}
-				c.Failure = &junitMessage{Message: verdictLine(v), Text: b.String()}
-				suite.Failures++
-			}
-			suite.Cases = append(suite.Cases, c)
-		}
-		for _, t := range s.Thresholds {
-			c := junitCase{Name: "threshold " + t.Name, Classname: "idemcheck." + s.Scenario.Name}
-			if !t.OK {
-				c.Failure = &junitMessage{Message: fmt.Sprintf("%.3g %s over the limit %.3g", t.Actual, t.Unit, t.Limit)}
-				suite.Failures++
-			}
-			suite.Cases = append(suite.Cases, c)
-		}
-		suite.Tests = len(suite.Cases)
-		out.Suites = append(out.Suites, suite)
-	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(out); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
-}
 
 func onOracle(o string) string {
 	if o == "" {
