@@ -1,0 +1,171 @@
+// Package storebench measures an idempotency store's own cost, without an
+// API in front: the latency and throughput of each dedup primitive on
+// Redis (the lock, the replay read, the lab's one-roundtrip
+// lock-or-return-cached script, storing the response) and on Postgres (the
+// key insert, the key and ledger transaction), at several concurrencies;
+// the memory a stored record takes; and the capacity a retention window
+// needs at a request rate.
+//
+//	primitive × concurrency ──> workers, each in a loop for Duration
+//	                               │ per-worker HdrHistogram (ns)
+//	                               v
+//	                          merged ──> p50, p99, ops/s
+//
+// It writes only under its own namespace (a Redis key prefix, a Postgres
+// schema) and deletes what it wrote before returning. It never prints.
+package storebench
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Options say what to measure.
+type Options struct {
+	// Concurrency lists the numbers of concurrent clients to measure each
+	// primitive at (default 1, 8, 64).
+	Concurrency []int
+	// Duration is how long each primitive runs at each concurrency
+	// (default 5s).
+	Duration time.Duration
+	// ValueSize is the size of the stored response body, bytes (default
+	// 256).
+	ValueSize int
+	// Samples is how many records MEMORY USAGE is averaged over (default
+	// 100).
+	Samples int
+	// OnStep, when not nil, hears each primitive and concurrency as it
+	// starts (progress).
+	OnStep func(store, primitive string, concurrency int)
+}
+
+func (o Options) defaults() Options {
+	if len(o.Concurrency) == 0 {
+		o.Concurrency = []int{1, 8, 64}
+	}
+	if o.Duration <= 0 {
+		o.Duration = 5 * time.Second
+	}
+	if o.ValueSize <= 0 {
+		o.ValueSize = 256
+	}
+	if o.Samples <= 0 {
+		o.Samples = 100
+	}
+	return o
+}
+
+// Primitive is one primitive's figures at one concurrency.
+type Primitive struct {
+	Name        string  `json:"name"`
+	Concurrency int     `json:"concurrency"`
+	P50US       float64 `json:"p50_us"`
+	P99US       float64 `json:"p99_us"`
+	OpsPerS     float64 `json:"ops_per_s"`
+	Errors      int64   `json:"errors"`
+}
+
+// measure runs op from c goroutines for d and returns its figures. op gets
+// the worker and a sequence number unique to the worker.
+func measure(ctx context.Context, name string, c int, d time.Duration, op func(ctx context.Context, worker, seq int) error) (Primitive, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	hs := make([]*hdrhistogram.Histogram, c)
+	errs := make([]int64, c)
+	var firstErr error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	begin := time.Now()
+	for w := range c {
+		hs[w] = newHist()
+		wg.Go(func() {
+			for seq := 0; ctx.Err() == nil; seq++ {
+				t := time.Now()
+				err := op(ctx, w, seq)
+				if ctx.Err() != nil {
+					return // cut off by the end of the run: not a figure
+				}
+				if err != nil {
+					errs[w]++
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					continue
+				}
+				_ = hs[w].RecordValue(min(time.Since(t).Nanoseconds(), hs[w].HighestTrackableValue()))
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(begin)
+	all := newHist()
+	var nerr int64
+	for w := range c {
+		all.Merge(hs[w])
+		nerr += errs[w]
+	}
+	p := Primitive{Name: name, Concurrency: c, Errors: nerr}
+	if all.TotalCount() == 0 {
+		if firstErr == nil {
+			firstErr = errors.New("no operation completed")
+		}
+		return p, fmt.Errorf("%s at concurrency %d: %w", name, c, firstErr)
+	}
+	p.P50US = float64(all.ValueAtQuantile(50)) / 1000
+	p.P99US = float64(all.ValueAtQuantile(99)) / 1000
+	p.OpsPerS = float64(all.TotalCount()) / elapsed.Seconds()
+	return p, nil
+}
+
+// newHist is a histogram of ns from 1 ns to a minute, 3 digits.
+func newHist() *hdrhistogram.Histogram {
+	return hdrhistogram.New(1, int64(time.Minute), 3)
+}
+
+// namespace is a fresh name for what one bench writes: "idemcheck_bench_"
+// and 12 random base32 characters, lower case.
+func namespace() string {
+	return "idemcheck_bench_" + strings.ToLower(rand.Text()[:12])
+}
+
+// Capacity is what a retention window holds at a request rate.
+type Capacity struct {
+	RPS     int   `json:"rps"`
+	TTLS    int64 `json:"ttl_s"`
+	Records int64 `json:"records"`
+	Bytes   int64 `json:"bytes"`
+	// RoundtripsPerRequest is how many store roundtrips one protected
+	// request makes in the common case (a new key).
+	RoundtripsPerRequest int `json:"roundtrips_per_request"`
+	// StoreOpsPerS is RPS × RoundtripsPerRequest: the commands per second
+	// the store must serve.
+	StoreOpsPerS int64 `json:"store_ops_per_s"`
+}
+
+// Plan is the capacity for rps requests per second, each keeping one
+// record of bytesPerRecord for ttl and making roundtrips store calls.
+func Plan(rps int, ttl time.Duration, bytesPerRecord int64, roundtrips int) Capacity {
+	ttlS := int64(ttl / time.Second)
+	records := int64(rps) * ttlS
+	return Capacity{
+		RPS: rps, TTLS: ttlS, Records: records, Bytes: records * bytesPerRecord,
+		RoundtripsPerRequest: roundtrips, StoreOpsPerS: int64(rps) * int64(roundtrips),
+	}
+}
+
+// body is a JSON response body of about n bytes, as a charge's would be.
+func body(n int) []byte {
+	const head = `{"id":"ch_0000000000000000","object":"charge","amount":100,"currency":"usd","status":"succeeded","pad":"`
+	const tail = `"}`
+	pad := max(n-len(head)-len(tail), 0)
+	return []byte(head + strings.Repeat("x", pad) + tail)
+}

@@ -1,0 +1,93 @@
+package storebench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemcheck/idemcheck/internal/testsvc"
+)
+
+var quick = Options{Concurrency: []int{1, 4}, Duration: 100 * time.Millisecond, ValueSize: 300, Samples: 10}
+
+func TestRedisMeasuresAndCleansUp(t *testing.T) {
+	url := testsvc.Redis(t)
+	ctx := context.Background()
+	opt, _ := redis.ParseURL(url)
+	raw := redis.NewClient(opt)
+	defer raw.Close()
+	// someone else's key, which the bench must leave alone
+	if err := raw.Set(ctx, "app:keep", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Redis(ctx, url, quick)
+	if err != nil {
+		t.Fatalf("Redis = %v", err)
+	}
+	if got, want := len(res.Primitives), len(RedisPrimitives)*2; got != want {
+		t.Errorf("%d primitives measured, want %d", got, want)
+	}
+	for _, p := range res.Primitives {
+		if p.P50US <= 0 || p.P99US < p.P50US || p.OpsPerS <= 0 || p.Errors != 0 {
+			t.Errorf("primitive %+v: want positive figures, p99 ≥ p50, no error", p)
+		}
+	}
+	if res.BytesPerRecord < 300 || res.BytesPerRecord > 2000 {
+		t.Errorf("BytesPerRecord = %d, want a little over the 300-byte body", res.BytesPerRecord)
+	}
+	if res.Roundtrip("set_nx_px") <= 0 {
+		t.Error("Roundtrip(set_nx_px) = 0")
+	}
+	keys, _ := raw.Keys(ctx, "*").Result()
+	if len(keys) != 1 || keys[0] != "app:keep" {
+		t.Errorf("keys after the bench = %v, want only app:keep", keys)
+	}
+}
+
+func TestPostgresMeasuresAndCleansUp(t *testing.T) {
+	url := testsvc.Postgres(t)
+	ctx := context.Background()
+	res, err := Postgres(ctx, url, quick)
+	if err != nil {
+		t.Fatalf("Postgres = %v", err)
+	}
+	if got, want := len(res.Primitives), len(PostgresPrimitives)*2; got != want {
+		t.Errorf("%d primitives measured, want %d", got, want)
+	}
+	for _, p := range res.Primitives {
+		if p.P50US <= 0 || p.OpsPerS <= 0 || p.Errors != 0 {
+			t.Errorf("primitive %+v: want positive figures and no error", p)
+		}
+	}
+	if res.BytesPerRecord < 300 {
+		t.Errorf("BytesPerRecord = %d, want more than the 300-byte body", res.BytesPerRecord)
+	}
+	c, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var n int
+	if err := c.QueryRow(ctx, `SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'idemcheck_bench_%'`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("bench schemas left: %d (%v), want 0", n, err)
+	}
+}
+
+func TestPlan(t *testing.T) {
+	got := Plan(10000, 24*time.Hour, 400, 2)
+	want := Capacity{RPS: 10000, TTLS: 86400, Records: 864000000, Bytes: 345600000000, RoundtripsPerRequest: 2, StoreOpsPerS: 20000}
+	if got != want {
+		t.Errorf("Plan(10K, 24h, 400B, 2) = %+v, want %+v", got, want)
+	}
+}
+
+func TestBodySize(t *testing.T) {
+	for _, n := range []int{10, 256, 4096} {
+		if got := len(body(n)); got != max(n, 106) {
+			t.Errorf("len(body(%d)) = %d", n, got)
+		}
+	}
+}
