@@ -31,5 +31,7 @@
 // the same cap. Every request is bounded by Options.RequestTimeout. With
 // several Options.Targets, each attempt goes to a target drawn from the
 // seed, as a load balancer would spread them. Setup sends a scenario's
-// setup requests before the load.
+// setup requests before the load. A target's userinfo is sent as Basic
+// authorization with every request; the secrets a run sends are scrubbed
+// from the evidence, fields and errors it records.
 package runner

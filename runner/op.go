@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -41,8 +42,9 @@ type worker struct {
 	retryAfter time.Duration
 
 	sent         int   // attempts handed to the transport
-	answered     int   // attempts that got an HTTP answer
-	transportErr error // the first transport error
+	answered     int   // attempts that got an HTTP answer (a drop_ack's hidden one too)
+	failed       int   // attempts without an answer the faults did not cause
+	transportErr error // the first transport error not injected by a fault
 	renderErr    error // the first template error
 }
 
@@ -91,7 +93,7 @@ func (w *worker) runOp(id int, intended time.Duration) {
 	if r.before != nil {
 		vars, err := w.capture(v)
 		if err != nil {
-			w.rec.attempts.add(r.unsent(id, 1, "", intended, "operation.before: "+err.Error()))
+			w.rec.attempts.add(r.unsent(id, 1, "", intended, "operation.before: "+r.keep.scrub(err.Error())))
 			return
 		}
 		v.Vars = vars
@@ -141,7 +143,7 @@ func (w *worker) unrendered(op, n int, fault string, intended time.Duration, err
 	if w.renderErr == nil {
 		w.renderErr = err
 	}
-	return w.r.unsent(op, n, fault, intended, "render: "+err.Error())
+	return w.r.unsent(op, n, fault, intended, "render: "+w.r.keep.scrub(err.Error()))
 }
 
 // attempt makes attempt v.Attempt of op and returns its record; rendered is
@@ -176,6 +178,7 @@ func (w *worker) attempt(op int, v scenarios.Vars, intended time.Duration) (a hi
 // carries the request timeout.
 func (w *worker) send(a *history.Attempt, req *http.Request) {
 	r := w.r
+	r.keep.authorize(req, a.Target)
 	noHiddenResend(req)
 	w.sent++
 	w.retryAfter = 0
@@ -193,13 +196,21 @@ func (w *worker) send(a *history.Attempt, req *http.Request) {
 	if err != nil {
 		a.End = r.since()
 		err = explain(ctx, err)
-		a.Err = err.Error()
+		a.Err = r.keep.scrub(err.Error())
 		a.Outcome = history.Info
 		if !faults.Sent(err) {
 			a.Outcome = history.Fail
 		}
-		if w.transportErr == nil {
-			w.transportErr = err
+		switch {
+		case errors.Is(err, faults.ErrDroppedAck):
+			w.answered++ // the target answered; the fault hid it
+		case errors.Is(err, faults.ErrReset), errors.Is(err, faults.ErrTimeout):
+			// injected: says nothing of the target
+		default:
+			w.failed++
+			if w.transportErr == nil {
+				w.transportErr = &scrubbed{a.Err, err}
+			}
 		}
 		return
 	}
@@ -208,7 +219,7 @@ func (w *worker) send(a *history.Attempt, req *http.Request) {
 	a.End = r.since()
 	if err != nil {
 		a.Outcome = history.Info
-		a.Err = fmt.Sprintf("status %d, then reading the body: %v", resp.StatusCode, explain(ctx, err))
+		a.Err = r.keep.scrub(fmt.Sprintf("status %d, then reading the body: %v", resp.StatusCode, explain(ctx, err)))
 		return
 	}
 	a.Outcome = history.OK
@@ -218,10 +229,11 @@ func (w *worker) send(a *history.Attempt, req *http.Request) {
 		a.Size = b.size
 	}
 	if a.Status >= 400 {
-		a.Body = evidence(b.kept)
+		a.Body = evidence(r.keep.scrubPrefix(b.kept, maxEvidence))
 	}
 	var fp uint64
 	fp, a.Fields = w.judge(b)
+	a.Fields = r.keep.scrubFields(a.Fields)
 	a.Fingerprint = history.Fingerprint(fp)
 }
 
@@ -260,18 +272,19 @@ func (w *worker) answers(ctx context.Context, l []faults.Answer) []history.Answe
 		switch {
 		case fa.Err != nil && fa.Status == 0:
 			err := explain(ctx, fa.Err)
-			ha.Outcome, ha.Err = history.Info, err.Error()
+			ha.Outcome, ha.Err = history.Info, w.r.keep.scrub(err.Error())
 			if !faults.Sent(err) {
 				ha.Outcome = history.Fail
 			}
 		case fa.Err != nil:
 			ha.Outcome = history.Info
-			ha.Err = fmt.Sprintf("status %d, then reading the body: %v", fa.Status, explain(ctx, fa.Err))
+			ha.Err = w.r.keep.scrub(fmt.Sprintf("status %d, then reading the body: %v", fa.Status, explain(ctx, fa.Err)))
 		default:
 			ha.Outcome, ha.Status = history.OK, fa.Status
 			b := body{kept: fa.Body.Kept(), size: fa.Body.Size(), raw: fa.Body.Hash()}
 			var fp uint64
 			fp, ha.Fields = w.judge(b)
+			ha.Fields = w.r.keep.scrubFields(ha.Fields)
 			ha.Fingerprint = history.Fingerprint(fp)
 		}
 		out[i] = ha
@@ -384,21 +397,35 @@ func setField(body []byte, field, key string) ([]byte, error) {
 // fetch sends req through rt and reads the answer with br. A transport
 // error, a body that does not arrive or a non-2xx answer is an error naming
 // the request, with the status and the start of the body when there was an
-// answer.
-func fetch(rt http.RoundTripper, req *http.Request, br *bodyReader) (body, error) {
+// answer, the run's secrets (k) scrubbed from them.
+func fetch(rt http.RoundTripper, req *http.Request, br *bodyReader, k *keeper) (body, error) {
+	path := k.scrub(req.URL.Path)
 	resp, err := rt.RoundTrip(req)
 	if err != nil {
-		return body{}, fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, explain(req.Context(), err))
+		err = explain(req.Context(), err)
+		return body{}, &scrubbed{fmt.Sprintf("%s %s: %s", req.Method, path, k.scrub(err.Error())), err}
 	}
 	b, err := br.read(req.Context(), resp.Body)
 	if err != nil {
-		return b, fmt.Errorf("%s %s: status %d, then reading the body: %w", req.Method, req.URL.Path, resp.StatusCode, explain(req.Context(), err))
+		err = explain(req.Context(), err)
+		return b, &scrubbed{fmt.Sprintf("%s %s: status %d, then reading the body: %s", req.Method, path, resp.StatusCode, k.scrub(err.Error())), err}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return b, &StatusError{Method: req.Method, Path: req.URL.Path, Status: resp.StatusCode, Body: snippet(b.kept)}
+		return b, &StatusError{Method: req.Method, Path: path, Status: resp.StatusCode, Body: snippet(k.scrubPrefix(b.kept, 200))}
 	}
 	return b, nil
 }
+
+// scrubbed is an error whose message had the run's secrets scrubbed; it
+// unwraps to the error it describes.
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+
+func (e *scrubbed) Unwrap() error { return e.err }
 
 // StatusError is a request the runner needed a 2xx for (a setup request,
 // an operation's before read) that the target answered otherwise: the
@@ -443,11 +470,13 @@ func (w *worker) capture(v scenarios.Vars) (map[string]string, error) {
 	w.pcg.Seed(r.tmplSeed, uint64(v.Seq))
 	ctx, cancel := withTimeout(r.ctx, r.timeout, r.timeoutErr)
 	defer cancel()
-	req, err := r.before.Build(ctx, r.targets[r.target(v.Seq, 0)], v)
+	target := r.target(v.Seq, 0)
+	req, err := r.before.Build(ctx, r.targets[target], v)
 	if err != nil {
 		return nil, err
 	}
-	b, err := fetch(r.rt, req, &w.body)
+	r.keep.authorize(req, target)
+	b, err := fetch(r.rt, req, &w.body, r.keep)
 	if err != nil {
 		return nil, err
 	}

@@ -77,6 +77,12 @@ type Options struct {
 	// volatile paths do not apply; it keeps no fields, and an
 	// operation.before answer that long is an error.
 	MaxBody int
+	// RedactPath masks the path segments of the targets wherever the run
+	// shows them (Meta.Target, errors), and scrubs them from what it keeps
+	// of answers, for targets that carry a credential in their path (a
+	// tenant token, a webhook secret). Without it, paths are shown: they
+	// usually name the API, which a report needs.
+	RedactPath bool
 }
 
 // DefaultRequestTimeout bounds each request when Options.RequestTimeout is
@@ -109,8 +115,12 @@ var ErrTarget = errors.New("target unreachable")
 // ctx is cancelled it stops scheduling ops, cancels the attempts in flight
 // (recorded as info: they may have been processed), makes no more retries,
 // sets Meta.Interrupted and returns the partial history with ctx.Err().
-// When not a single attempt got an HTTP answer it returns the history with
-// an error wrapping ErrTarget. A scenario that does not compile (a bad
+// When not a single attempt got an HTTP answer and some failed for a reason
+// no fault injected, it returns the history with an error wrapping
+// ErrTarget (an answer a drop_ack hid counts as an answer). The target's
+// credentials (userinfo) go with every request as Basic authorization,
+// and the run's secrets are scrubbed from what the history keeps of the
+// answers (see secrets.go). A scenario that does not compile (a bad
 // template or JSONPath, a bad fault) is an error before any request is sent.
 //
 // Decisions worth knowing:
@@ -165,11 +175,11 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 		now = time.Now
 	}
 	h := &history.History{Meta: history.Meta{Scenario: sc.Name, Seed: opts.Seed, KeyNonce: opts.KeyNonce}}
-	// A password in a URL never reaches a report.
-	h.Meta.Target = r.targets[0].Redacted()
+	// A password or a query value in a URL never reaches a report.
+	h.Meta.Target = r.redacted(r.targets[0])
 	if len(r.targets) > 1 {
 		for _, u := range r.targets {
-			h.Meta.Targets = append(h.Meta.Targets, u.Redacted())
+			h.Meta.Targets = append(h.Meta.Targets, r.redacted(u))
 		}
 	}
 
@@ -199,12 +209,12 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 	h.Meta.Ended = now()
 
 	recs := make([]*recorder, len(ws))
-	answered, sent := 0, 0
+	answered, failed := 0, 0
 	var transportErr, renderErr error
 	for i, w := range ws {
 		recs[i] = &w.rec
 		answered += w.answered
-		sent += w.sent
+		failed += w.failed
 		if transportErr == nil {
 			transportErr = w.transportErr
 		}
@@ -222,12 +232,14 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 	switch {
 	case answered > 0:
 		return h, nil
-	case sent > 0:
+	case failed > 0:
+		// Only failures the faults did not inject accuse the target: a
+		// run of drop_ack at rate 1 got every answer, and hid them.
 		where := h.Meta.Target
 		if len(h.Meta.Targets) > 0 {
 			where = strings.Join(h.Meta.Targets, ", ")
 		}
-		return h, fmt.Errorf("%w: not one of %d attempts got an answer from %s; first error: %w", ErrTarget, sent, where, transportErr)
+		return h, fmt.Errorf("%w: not one of %d attempts got an answer from %s; first error: %w", ErrTarget, failed, where, transportErr)
 	case renderErr != nil:
 		return h, renderErr
 	}
@@ -273,13 +285,15 @@ type run struct {
 	volatile  []*jsonpath.Path
 	users     []string
 
-	plan     *faults.Plan
-	rt       http.RoundTripper
-	attempts int
-	retryOn  retryOn
-	backoff  backoff
-	maxBody  int
-	obs      Observer
+	plan       *faults.Plan
+	rt         http.RoundTripper
+	attempts   int
+	retryOn    retryOn
+	backoff    backoff
+	maxBody    int
+	obs        Observer
+	keep       *keeper // credentials and secrets
+	redactPath bool
 
 	start time.Time   // monotonic origin of every offset
 	stop  atomic.Bool // set when the load's duration is over
@@ -307,6 +321,13 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 	if r.targets, err = targets(opts); err != nil {
 		return nil, err
 	}
+	r.redactPath = opts.RedactPath
+	reqs := []scenarios.Request{sc.Operation.Request}
+	if b := sc.Operation.Before; b != nil {
+		reqs = append(reqs, b.Request)
+	}
+	r.keep = newKeeper(r.targets, reqs, opts.RedactPath)
+	env := r.keep.env(opts.Env)
 	if r.timeout, err = requestTimeout(opts); err != nil {
 		return nil, err
 	}
@@ -323,7 +344,7 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 	if r.load.Ops <= 0 && r.load.Duration <= 0 {
 		return nil, errors.New("load: set ops or duration (or both), or the load never ends")
 	}
-	if r.op, err = scenarios.NewTemplate("operation", sc.Operation.Request, http.MethodPost, opts.Env); err != nil {
+	if r.op, err = scenarios.NewTemplate("operation", sc.Operation.Request, http.MethodPost, env); err != nil {
 		return nil, err
 	}
 	for _, u := range r.targets {
@@ -341,17 +362,17 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 		r.keyHeader = http.CanonicalHeaderKey(r.keyHeader)
 	}
 	if kv := sc.Operation.Key.Value; kv != "" {
-		if r.key, err = scenarios.NewText("operation.key.value", kv, opts.Env); err != nil {
+		if r.key, err = scenarios.NewText("operation.key.value", kv, env); err != nil {
 			return nil, err
 		}
 	}
 	if rp := sc.Operation.Replay; rp != nil {
-		if r.replay, err = newReplayer(rp, opts.Env); err != nil {
+		if r.replay, err = newReplayer(rp, env); err != nil {
 			return nil, err
 		}
 	}
 	if b := sc.Operation.Before; b != nil {
-		if r.before, err = scenarios.NewTemplate("operation.before", b.Request, http.MethodGet, opts.Env); err != nil {
+		if r.before, err = scenarios.NewTemplate("operation.before", b.Request, http.MethodGet, env); err != nil {
 			return nil, err
 		}
 		if r.capture, err = compilePaths("operation.before.vars", b.Vars); err != nil {
@@ -398,6 +419,10 @@ func (r *run) target(op, n int) int {
 	}
 	return int(faults.Hash(r.targetSeed, uint64(op), uint64(n)) % uint64(len(r.targets)))
 }
+
+// redacted is u as the run shows it: password and query values masked,
+// and its path when the run redacts paths.
+func (r *run) redacted(u *url.URL) string { return redactTarget(u, r.redactPath) }
 
 // requestTimeout is opts.RequestTimeout, defaulted.
 func requestTimeout(opts Options) (time.Duration, error) {

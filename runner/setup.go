@@ -41,9 +41,11 @@ func Setup(ctx context.Context, sc *scenarios.Scenario, opts Options) error {
 	}
 	timeoutErr := &timeoutError{timeout}
 	br := newBodyReader(limit)
+	k := newKeeper(targets, sc.Setup, opts.RedactPath)
+	env := k.env(opts.Env)
 	for i, rq := range sc.Setup {
 		field := fmt.Sprintf("setup[%d]", i)
-		t, err := scenarios.NewTemplate(field, rq, http.MethodGet, opts.Env)
+		t, err := scenarios.NewTemplate(field, rq, http.MethodGet, env)
 		if err != nil {
 			return err
 		}
@@ -53,7 +55,8 @@ func Setup(ctx context.Context, sc *scenarios.Scenario, opts Options) error {
 			cancel()
 			return fmt.Errorf("%s: %w", field, err)
 		}
-		_, err = fetch(rt, req, &br)
+		k.authorize(req, 0)
+		_, err = fetch(rt, req, &br, k)
 		cancel()
 		var se *StatusError
 		if errors.As(err, &se) {
