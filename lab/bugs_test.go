@@ -136,6 +136,88 @@ func TestSeededBugs(t *testing.T) {
 			fixed: `200 409 {"id":"a1","balance":90,"version":1}`,
 			buggy: `200 200 {"id":"a1","balance":80,"version":2}`,
 		},
+		{
+			bug: BugRawFingerprint,
+			probe: func(t *testing.T, tl *testLab) string {
+				tl.do(t, charge("alice", "k1", body1))
+				reordered := tl.do(t, charge("alice", "k1", `{"customer": "cus_1", "currency": "usd", "amount": 100}`))
+				return fmt.Sprintf("reordered: %d charges=%d", reordered.Code, tl.Processor().Total())
+			},
+			fixed: "reordered: 201 charges=1",
+			buggy: "reordered: 422 charges=1",
+		},
+		{
+			bug: BugLongKey500,
+			probe: func(t *testing.T, tl *testLab) string {
+				long := tl.do(t, charge("alice", strings.Repeat("k", 500), body1))
+				limit := tl.do(t, charge("alice", strings.Repeat("k", 255), body1))
+				return fmt.Sprintf("500 chars: %d, 255 chars: %d", long.Code, limit.Code)
+			},
+			fixed: "500 chars: 400, 255 chars: 201",
+			buggy: "500 chars: 500, 255 chars: 201",
+		},
+		{
+			bug: BugNoCacheSkips,
+			probe: func(t *testing.T, tl *testLab) string {
+				r := charge("alice", "k1", body1)
+				r.noCache = true
+				first := tl.do(t, r)
+				retry := tl.do(t, charge("alice", "k1", body1))
+				tl.clock.Advance(time.Hour) // far past the lock's lease
+				late := tl.do(t, charge("alice", "k1", body1))
+				plain := tl.do(t, charge("alice", "k2", body1))
+				return fmt.Sprintf("no-cache: %d retry: %d an hour later: %d without the header: %d charges=%d",
+					first.Code, retry.Code, late.Code, plain.Code, tl.Processor().Total())
+			},
+			fixed: "no-cache: 201 retry: 201 an hour later: 201 without the header: 201 charges=2",
+			buggy: "no-cache: 200 retry: 409 an hour later: 409 without the header: 201 charges=1",
+		},
+		{
+			bug: BugMismatch400,
+			probe: func(t *testing.T, tl *testLab) string {
+				tl.do(t, charge("alice", "k1", body1))
+				same := tl.do(t, charge("alice", "k1", body1))
+				w := tl.do(t, charge("alice", "k1", other))
+				return fmt.Sprintf("same: %d other payload: %d charges=%d", same.Code, w.Code, tl.Processor().Total())
+			},
+			fixed: "same: 201 other payload: 422 charges=1",
+			buggy: "same: 201 other payload: 400 charges=1",
+		},
+		{
+			bug: BugCacheErrors,
+			probe: func(t *testing.T, tl *testLab) string {
+				failing := `{"amount":100,"currency":"usd","customer":"` + FailCustomer + `"}`
+				first := tl.do(t, charge("alice", "k1", failing))
+				retry := tl.do(t, charge("alice", "k1", failing))
+				fixed := tl.do(t, charge("alice", "k1", body1))
+				return fmt.Sprintf("%d %d replayed=%q then another card: %d charges=%d", first.Code, retry.Code,
+					retry.Header().Get("Idempotent-Replayed"), fixed.Code, tl.Processor().Total())
+			},
+			fixed: `502 502 replayed="" then another card: 201 charges=1`,
+			buggy: `502 502 replayed="true" then another card: 422 charges=0`,
+		},
+		{
+			bug: BugQuerySkipsKey,
+			probe: func(t *testing.T, tl *testLab) string {
+				tl.do(t, charge("alice", "k1", body1))
+				q := tl.do(t, req{method: "POST", path: "/charges?source=web", user: "alice", key: "k1", body: body1})
+				return fmt.Sprintf("with a query: %d replayed=%q ledger=%d", q.Code, q.Header().Get("Idempotent-Replayed"), tl.ledgerCount(t, "k1"))
+			},
+			fixed: `with a query: 201 replayed="true" ledger=1`,
+			buggy: `with a query: 201 replayed="" ledger=2`,
+		},
+		{
+			bug: BugReplayOtherBody,
+			probe: func(t *testing.T, tl *testLab) string {
+				first := tl.do(t, charge("alice", "k1", body1))
+				replay := tl.do(t, charge("alice", "k1", body1))
+				a, b := decodeJSON(t, first), decodeJSON(t, replay)
+				return fmt.Sprintf("replayed=%q same body=%v same id=%v charges=%d", replay.Header().Get("Idempotent-Replayed"),
+					bytes.Equal(first.Body.Bytes(), replay.Body.Bytes()), a["id"] == b["id"], tl.Processor().Total())
+			},
+			fixed: `replayed="true" same body=true same id=true charges=1`,
+			buggy: `replayed="true" same body=false same id=true charges=1`,
+		},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {

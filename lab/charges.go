@@ -3,24 +3,32 @@ package lab
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 )
 
 func (s *Server) handleChargesCreate() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if s.bugs[BugNoKey] {
+		if s.bugs[BugNoKey] || (s.bugs[BugQuerySkipsKey] && r.URL.RawQuery != "") {
 			s.chargeNaive(w, r)
 			return
 		}
 		key, err := idempotencyKey(r.Header)
 		if err != nil {
+			if errors.Is(err, errKeyLong) && s.bugs[BugLongKey500] {
+				s.log.Warn("seeded bug: a long key overflows the key column", "bug", BugLongKey500)
+				problem(w, http.StatusInternalServerError, "internal error",
+					"insert idempotency key: value too long for type character varying(255)")
+				return
+			}
 			problem(w, http.StatusBadRequest, "invalid idempotency key", err.Error())
 			return
 		}
-		req, fp, err := decodeCharge(w, r)
+		req, fp, err := decodeCharge(w, r, s.bugs[BugRawFingerprint])
 		if err != nil {
 			problem(w, http.StatusBadRequest, "invalid charge", err.Error())
 			return
@@ -31,6 +39,7 @@ func (s *Server) handleChargesCreate() http.HandlerFunc {
 			return
 		}
 		op := s.newChargeOp(user, key, req, fp)
+		op.noCache = strings.Contains(strings.ToLower(r.Header.Get("Cache-Control")), "no-cache")
 		// From here on the work finishes even if the client goes away: a
 		// timed-out request still completes, as it would in production.
 		ctx := context.WithoutCancel(r.Context())
@@ -59,7 +68,8 @@ func (s *Server) chargeProtected(ctx context.Context, w http.ResponseWriter, op 
 
 	now := s.now()
 	lease := s.lockTTL
-	if s.bugs[BugStuckKey] {
+	skip := s.bugs[BugNoCacheSkips] && op.noCache
+	if s.bugs[BugStuckKey] || skip {
 		// The bug's in-flight record is written as the completed key will
 		// be, with the key's retention: nothing but success clears it.
 		lease = s.keyTTL
@@ -80,6 +90,13 @@ func (s *Server) chargeProtected(ctx context.Context, w http.ResponseWriter, op 
 			s.cachePut(ctx, op, *rec.Response)
 		}
 		s.replay(ctx, w, op, rec.Fingerprint, rec.Response)
+		return
+	}
+	if skip {
+		// The no-cache-skips bug: the handler is skipped, the claim on the
+		// key is left in flight, and the client gets an empty 200.
+		s.log.Warn("seeded bug: Cache-Control: no-cache skips the charge and leaves its key in flight", "key", op.key, "bug", BugNoCacheSkips)
+		w.WriteHeader(http.StatusOK)
 		return
 	}
 	s.execute(ctx, w, op, token)
@@ -198,7 +215,7 @@ func (s *Server) chargeNotAtomic(ctx context.Context, w http.ResponseWriter, op 
 		s.replay(ctx, w, op, rec.Fingerprint, rec.Response)
 		return
 	}
-	ch, resp, ok := s.charge(ctx, w, op)
+	ch, resp, _, ok := s.charge(ctx, w, op)
 	if !ok {
 		return
 	}
@@ -221,12 +238,13 @@ func (s *Server) chargeNotAtomic(ctx context.Context, w http.ResponseWriter, op 
 
 // charge makes the real charge at the processor and builds the ledger row
 // and the response. On failure it has answered and returns ok=false; the
-// caller releases what it holds.
-func (s *Server) charge(ctx context.Context, w http.ResponseWriter, op chargeOp) (Charge, Response, bool) {
+// caller releases what it holds. failed is the answer it gave when the
+// processor declined the charge (nil for other failures).
+func (s *Server) charge(ctx context.Context, w http.ResponseWriter, op chargeOp) (ch Charge, resp Response, failed *Response, ok bool) {
 	id, err := s.ledger.NextChargeID(ctx)
 	if err != nil {
 		s.unavailable(w, "next charge id", err)
-		return Charge{}, Response{}, false
+		return Charge{}, Response{}, nil, false
 	}
 	if _, err := s.proc.Charge(ctx, ProcessorRequest{
 		DedupKey:       op.dedupKey(id),
@@ -237,17 +255,18 @@ func (s *Server) charge(ctx context.Context, w http.ResponseWriter, op chargeOp)
 		FailFirst:      op.flaky,
 	}); err != nil {
 		s.log.Warn("processor failed", "err", err)
-		problem(w, http.StatusBadGateway, "card processor failed", err.Error())
-		return Charge{}, Response{}, false
+		p := problemDetails{Type: "about:blank", Title: "card processor failed", Status: http.StatusBadGateway, Detail: err.Error()}
+		writeProblem(w, p)
+		return Charge{}, Response{}, &Response{Status: p.Status, Body: problemBody(p)}, false
 	}
-	ch := s.newCharge(id, op.key, op.req)
+	ch = s.newCharge(id, op.key, op.req)
 	body, err := marshal(chargeView(ch, false))
 	if err != nil {
 		s.proc.Void(op.dedupKey(id))
 		problem(w, http.StatusInternalServerError, "encoding failed", err.Error())
-		return Charge{}, Response{}, false
+		return Charge{}, Response{}, nil, false
 	}
-	return ch, Response{Status: http.StatusCreated, Body: body}, true
+	return ch, Response{Status: http.StatusCreated, Body: body}, nil, true
 }
 
 // recordedOrVoid is called when the ledger write of ch failed after the
@@ -276,13 +295,22 @@ func (s *Server) recordedOrVoid(ctx context.Context, op chargeOp, ch Charge, wha
 // execute charges for a key record owned by owner ("" when unowned) and
 // stores the ledger row with the completed record in one transaction.
 func (s *Server) execute(ctx context.Context, w http.ResponseWriter, op chargeOp, owner string) {
-	ch, resp, ok := s.charge(ctx, w, op)
+	ch, resp, failed, ok := s.charge(ctx, w, op)
 	if !ok {
-		if s.bugs[BugStuckKey] {
+		switch {
+		case s.bugs[BugStuckKey]:
 			s.log.Warn("seeded bug: failed charge leaves its key in flight", "key", op.key, "bug", BugStuckKey)
-			return
+		case s.bugs[BugCacheErrors] && failed != nil:
+			// The error is stored as the key's answer, in place of the
+			// in-flight record: every retry gets it replayed.
+			s.log.Warn("seeded bug: a failed charge's error is stored as the key's response", "key", op.key, "bug", BugCacheErrors)
+			if err := s.ledger.PutKey(ctx, s.completedRecord(op, "", owner, *failed)); err != nil {
+				s.log.Error("put key failed", "err", err)
+			}
+			s.cachePut(ctx, op, *failed)
+		default:
+			s.release(ctx, op.id, owner)
 		}
-		s.release(ctx, op.id, owner)
 		return
 	}
 	if s.bugs[BugChargeThen4xx] {
@@ -354,13 +382,21 @@ func (s *Server) newCharge(id, key string, req chargeRequest) Charge {
 // replay answers with the stored response of a completed key, or 422 when
 // the payload differs. A key stored without its response (the key-only
 // bug) gets a freshly built body; under the replay-mismatch-status bug the
-// payload always differs.
+// payload always differs; the mismatch-400 bug answers 400 instead of 422;
+// the replay-other-body bug re-encodes a stored charge.
 func (s *Server) replay(ctx context.Context, w http.ResponseWriter, op chargeOp, fp string, resp *Response) {
 	mismatch := fp != op.fp || s.bugs[BugReplayMismatchStatus]
 	if mismatch && !s.bugs[BugNoFingerprint] {
+		if s.bugs[BugMismatch400] {
+			problem(w, http.StatusBadRequest, "invalid request", "this Idempotency-Key has already been used")
+			return
+		}
 		problem(w, http.StatusUnprocessableEntity, "idempotency key reused with a different payload",
 			"this Idempotency-Key was first used with another request body")
 		return
+	}
+	if resp != nil && s.bugs[BugReplayOtherBody] {
+		resp = reencoded(*resp, op.key)
 	}
 	if resp == nil {
 		id, err := s.ledger.NextChargeID(ctx)
@@ -403,7 +439,7 @@ func (s *Server) release(ctx context.Context, id KeyID, owner string) {
 
 // chargeNaive charges on every call and records the client's key, if any.
 func (s *Server) chargeNaive(w http.ResponseWriter, r *http.Request) {
-	req, fp, err := decodeCharge(w, r)
+	req, fp, err := decodeCharge(w, r, false)
 	if err != nil {
 		problem(w, http.StatusBadRequest, "invalid charge", err.Error())
 		return
@@ -415,7 +451,7 @@ func (s *Server) chargeNaive(w http.ResponseWriter, r *http.Request) {
 	}
 	op := chargeOp{key: key, fp: fp, req: req}
 	ctx := context.WithoutCancel(r.Context())
-	ch, resp, ok := s.charge(ctx, w, op)
+	ch, resp, _, ok := s.charge(ctx, w, op)
 	if !ok {
 		return
 	}
@@ -428,4 +464,20 @@ func (s *Server) chargeNaive(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleNaiveChargesCreate() http.HandlerFunc {
 	return s.chargeNaive
+}
+
+// reencoded is the replay-other-body bug's replay: a stored 2xx JSON
+// object decoded and encoded again with the client's key added, so its
+// fields come out in another order and one more. Anything else is kept.
+func reencoded(resp Response, key string) *Response {
+	var m map[string]any
+	if resp.Status/100 != 2 || json.Unmarshal(resp.Body, &m) != nil || m == nil {
+		return &resp
+	}
+	m["idempotency_key"] = key
+	body, err := json.Marshal(m)
+	if err != nil {
+		return &resp
+	}
+	return &Response{Status: resp.Status, Body: body}
 }

@@ -17,8 +17,9 @@ type chargeRequest struct {
 }
 
 // decodeCharge reads and validates a charge body and returns it with the
-// fingerprint of its canonical JSON.
-func decodeCharge(w http.ResponseWriter, r *http.Request) (chargeRequest, string, error) {
+// fingerprint of its canonical JSON, or of its raw bytes when raw is set
+// (the raw-fingerprint bug).
+func decodeCharge(w http.ResponseWriter, r *http.Request, raw bool) (chargeRequest, string, error) {
 	body, err := readBody(w, r)
 	if err != nil {
 		return chargeRequest{}, "", err
@@ -55,6 +56,9 @@ func decodeCharge(w http.ResponseWriter, r *http.Request) (chargeRequest, string
 			return chargeRequest{}, "", err
 		}
 	}
+	if raw {
+		return req, fingerprint("POST /charges", body), nil
+	}
 	return req, fingerprint("POST /charges", canon), nil
 }
 
@@ -83,6 +87,9 @@ type chargeOp struct {
 	forward bool
 	// flaky: the processor fails this key's first charge (Config.FlakyEvery).
 	flaky bool
+	// noCache: the request carried Cache-Control: no-cache (read only by
+	// the no-cache-skips bug).
+	noCache bool
 }
 
 func (s *Server) newChargeOp(user, key string, req chargeRequest, fp string) chargeOp {

@@ -113,6 +113,36 @@
 //	                 two processor charges (under fresh processor dedup keys;
 //	                 Config.Processor lets the labs share one processor).
 //
+// The bugs an audit check catches (idemcheck audit, docs/audit.md), and
+// what the check sees:
+//
+//	raw-fingerprint    the payload fingerprint hashes the raw bytes: the same
+//	                   JSON reordered or re-spaced under its key answers 422
+//	                   → C05 (equivalent body).
+//	long-key-500       a key longer than 255 characters answers 500 (the key
+//	                   column overflowed) instead of 400 → C02 (key format).
+//	no-cache-skips     a request carrying Cache-Control: no-cache claims its
+//	                   key, skips the charge and answers an empty 200; the
+//	                   claim is never cleared (it carries the key's 24 h
+//	                   retention), so every later request with the key
+//	                   answers 409 → C08 (409 is retryable), C13 (stuck in
+//	                   flight), whose first attempts carry the header.
+//	mismatch-400       the same key with another payload answers 400, not
+//	                   422 → C04 (payload mismatch, medium under draft; right
+//	                   under stripe). no-fingerprint (a silent replay) → C04.
+//	cache-errors       a charge the processor declined (502) is stored as the
+//	                   key's response: an identical retry gets the 502
+//	                   replayed, another card under the key 422, never a new
+//	                   attempt → C12 (error caching, --errors re-executed).
+//	query-skips-key    a charge whose URL has a query string skips the
+//	                   idempotency layer and charges → C16 (cross endpoint).
+//	replay-other-body  a replay answers the charge re-encoded (with its
+//	                   idempotency key, fields in another order), not the
+//	                   stored bytes → C17 (replay fidelity); the charge id
+//	                   is the same, so no other check accuses it.
+//	global-keys        (above) another user's request with a used key gets
+//	                   the first user's response → C15 (cross user).
+//
 // A customer named FailCustomer makes the processor fail, to exercise the
 // error path (502, nothing recorded, the key usable again); so does
 // Config.FlakyEvery, for the first charge of the keys it picks.

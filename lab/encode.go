@@ -64,10 +64,15 @@ func problem(w http.ResponseWriter, status int, title, detail string) {
 }
 
 func writeProblem(w http.ResponseWriter, p problemDetails) {
-	body, _ := json.Marshal(p) // cannot fail: strings and ints
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(p.Status)
-	_, _ = w.Write(append(body, '\n'))
+	_, _ = w.Write(problemBody(p))
+}
+
+// problemBody is the body writeProblem writes for p.
+func problemBody(p problemDetails) []byte {
+	body, _ := json.Marshal(p) // cannot fail: strings and ints
+	return append(body, '\n')
 }
 
 // inFlight answers 409 for a key whose first request is still running.

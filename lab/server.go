@@ -105,6 +105,30 @@ const (
 	// while the store and the ledger are shared: two labs on one Redis and
 	// Postgres both charge concurrent duplicates of a key.
 	BugInProcessLock = "in-process-lock"
+	// BugRawFingerprint fingerprints the raw bytes of the body, not its
+	// canonical JSON: the same JSON with its fields reordered or spaced
+	// differently is taken for another payload (422).
+	BugRawFingerprint = "raw-fingerprint"
+	// BugLongKey500 answers a key longer than 255 characters with 500 (the
+	// key column overflowed) instead of 400.
+	BugLongKey500 = "long-key-500"
+	// BugNoCacheSkips skips the charge of a request carrying
+	// Cache-Control: no-cache after claiming its key, and never clears the
+	// claim: every later request with the key answers 409.
+	BugNoCacheSkips = "no-cache-skips"
+	// BugMismatch400 answers the same key with another payload with 400
+	// instead of 422.
+	BugMismatch400 = "mismatch-400"
+	// BugCacheErrors stores a failed charge's error as the key's response:
+	// every retry of the key gets the error, never a new attempt.
+	BugCacheErrors = "cache-errors"
+	// BugQuerySkipsKey charges a request whose URL has a query string
+	// without its idempotency key: every such call charges.
+	BugQuerySkipsKey = "query-skips-key"
+	// BugReplayOtherBody answers a replay with the charge re-encoded (its
+	// idempotency key added, fields in another order) instead of the
+	// stored response.
+	BugReplayOtherBody = "replay-other-body"
 )
 
 // BugInfo describes one seeded bug.
@@ -128,6 +152,13 @@ var bugs = []BugInfo{
 	{BugStuckKey, "1 key in 5 has its first charge fail at the processor (502), and the key's in-flight record is never cleared: every retry gets 409"},
 	{BugChargeThen4xx, "charges and writes the ledger row, then answers 400 and releases the key: every attempt, retries included, charges again"},
 	{BugInProcessLock, "the in-flight lock lives in process memory: two labs on one Redis and Postgres both charge concurrent duplicates of a key"},
+	{BugRawFingerprint, "the payload fingerprint hashes the raw body bytes: the same JSON reordered or re-spaced under its key gets 422"},
+	{BugLongKey500, "an Idempotency-Key longer than 255 characters overflows the key column: 500 instead of 400"},
+	{BugNoCacheSkips, "a request with Cache-Control: no-cache claims its key and skips the charge (200, empty): the key stays in flight and every retry gets 409"},
+	{BugMismatch400, "the same key with another payload is answered 400 (a generic bad request) instead of 422"},
+	{BugCacheErrors, "a failed charge (502) is stored as the key's response: retries get the error replayed, never a new attempt"},
+	{BugQuerySkipsKey, "a charge whose URL has a query string skips the idempotency layer: every call charges"},
+	{BugReplayOtherBody, "a replay answers the charge re-encoded (with its idempotency key, fields reordered) instead of the stored response"},
 }
 
 // ErrUnknownBug is returned (wrapped) by New for a bug name it does not know.

@@ -45,6 +45,7 @@ func newTestLab(t *testing.T, cfg Config) *testLab {
 type req struct {
 	method, path, user, key, body string
 	noKey                         bool
+	noCache                       bool // sends Cache-Control: no-cache
 }
 
 func (tl *testLab) do(t *testing.T, r req) *httptest.ResponseRecorder {
@@ -62,6 +63,9 @@ func serve(h http.Handler, r req, ctx context.Context) *httptest.ResponseRecorde
 	}
 	if r.body != "" {
 		hr.Header.Set("Content-Type", "application/json")
+	}
+	if r.noCache {
+		hr.Header.Set("Cache-Control", "no-cache")
 	}
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, hr)
@@ -672,8 +676,8 @@ func TestBugs(t *testing.T) {
 			t.Errorf("ActiveBugs() = %v, want [%s]", got, b.Name)
 		}
 	}
-	if len(seen) != 14 {
-		t.Errorf("Bugs() has %d bugs, want 14", len(seen))
+	if len(seen) != 21 {
+		t.Errorf("Bugs() has %d bugs, want 21", len(seen))
 	}
 }
 
