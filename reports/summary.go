@@ -111,7 +111,7 @@ func NotRun(tool, name, target string, started time.Time, err error) *Summary {
 		Findings:      []checks.Finding{},
 		Observations:  []history.Reading{},
 		Result:        Errored,
-		Why:           "could not run: " + err.Error(),
+		Why:           err.Error(),
 		Error:         err.Error(),
 	}
 }
