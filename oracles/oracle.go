@@ -56,6 +56,10 @@ type ReadError struct {
 	URL    string
 	Status int // 0 when no answer was received
 	Err    error
+
+	// secrets are the credentials the request sent, scrubbed from the
+	// message: a server may reflect them in what Err quotes.
+	secrets *redact.Secrets
 }
 
 func (e *ReadError) Error() string {
@@ -65,24 +69,49 @@ func (e *ReadError) Error() string {
 		fmt.Fprintf(&b, ": status %d", e.Status)
 	}
 	fmt.Fprintf(&b, ": %v", e.Err)
-	return b.String()
+	return e.secrets.Scrub(b.String())
 }
 
 func (e *ReadError) Unwrap() error { return e.Err }
 
-// maxBody bounds an oracle's answer.
-const maxBody = 256 << 20
+// maxBody bounds an oracle's answer: a bulk answer of a few million keys
+// fits; a longer list is read in pages (next-link or cursor). An answer
+// past it fails the reading, read no further.
+const maxBody = 64 << 20
 
 // answer is a 2xx answer to an oracle request.
 type answer struct {
 	oracle, method, url string
 	status              int
 	body                []byte
+	secrets             *redact.Secrets // what the request sent; nil for none
 }
 
 // fail wraps err as a ReadError about this answer.
 func (a *answer) fail(err error) error {
-	return &ReadError{Oracle: a.oracle, Method: a.method, URL: a.url, Status: a.status, Err: err}
+	return &ReadError{Oracle: a.oracle, Method: a.method, URL: a.url, Status: a.status, Err: err, secrets: a.secrets}
+}
+
+// requestSecrets are the credentials req sends: its credential headers'
+// values, its URL's password and the values of its query parameters whose
+// names say they are secret (private_token=, api_key=). Other query values
+// (limit=100, the key) are data the answer may rightly hold.
+func requestSecrets(req *http.Request) *redact.Secrets {
+	var s redact.Secrets
+	for name, vs := range req.Header {
+		s.AddHeader(name, vs...)
+	}
+	if req.URL != nil {
+		if p, ok := req.URL.User.Password(); ok {
+			s.Add(p)
+		}
+		for name, vs := range req.URL.Query() {
+			if redact.SecretHeader(name) || strings.EqualFold(name, "key") || strings.EqualFold(name, "sig") {
+				s.Add(vs...)
+			}
+		}
+	}
+	return &s
 }
 
 // fetch makes the request build returns for key and reads a 2xx answer.
@@ -94,7 +123,7 @@ func fetch(ctx context.Context, c *http.Client, oracle string, build RequestFunc
 	if err != nil {
 		return nil, fmt.Errorf("oracle %s: building the request: %w", oracle, err)
 	}
-	a := &answer{oracle: oracle, method: req.Method, url: redactURL(req.URL)}
+	a := &answer{oracle: oracle, method: req.Method, url: redactURL(req.URL), secrets: requestSecrets(req)}
 	if a.method == "" {
 		a.method = http.MethodGet
 	}
@@ -120,7 +149,10 @@ func fetch(ctx context.Context, c *http.Client, oracle string, build RequestFunc
 	}
 	a.body = body
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, a.fail(fmt.Errorf("%w: %s", ErrStatus, snippet(body)))
+		// Scrubbed before the snippet cuts it: no part of a reflected
+		// secret survives at the cut.
+		head := body[:min(len(body), snippetLen+4<<10)]
+		return nil, a.fail(fmt.Errorf("%w: %s", ErrStatus, snippet([]byte(a.secrets.Scrub(string(head))))))
 	}
 	return a, nil
 }
@@ -195,9 +227,18 @@ func (c *counterReading) observe(ctx context.Context, oracle string, read func(c
 
 // effectsObservation is the observation of effects counted by an oracle,
 // or err.
+//
+// A negative count is no count of effects: the reading fails (so the
+// checks that need it are inconclusive) rather than accuse or clear the
+// target with a number that cannot be.
 func effectsObservation(oracle string, effects map[string]int, err error) (*history.Reading, error) {
 	if err != nil {
 		return nil, err
+	}
+	for k, n := range effects {
+		if n < 0 {
+			return nil, fmt.Errorf("oracle %s: key %q has %d effects, %w: a count cannot be negative (does the path select a count?)", oracle, k, n, ErrType)
+		}
 	}
 	return &history.Reading{Oracle: oracle, Kind: history.KindEffects, Effects: effects}, nil
 }
