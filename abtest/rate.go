@@ -11,10 +11,13 @@ import (
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
+// MaxProbeRate is the highest rate FindRate tries by default.
+const MaxProbeRate = 50000
+
 // RateOptions say how FindRate searches.
 type RateOptions struct {
 	// Start is the first rate tried (default 100 ops/s), Max the highest
-	// (default 50000).
+	// (default MaxProbeRate).
 	Start, Max float64
 	// Probe is how long each rate is tried (default 1s).
 	Probe time.Duration
@@ -44,7 +47,7 @@ func (o RateOptions) defaults() RateOptions {
 		o.Start = 100
 	}
 	if o.Max <= 0 {
-		o.Max = 50000
+		o.Max = MaxProbeRate
 	}
 	if o.Probe <= 0 {
 		o.Probe = time.Second

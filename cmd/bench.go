@@ -1,0 +1,699 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idemcheck/idemcheck/abtest"
+	"github.com/idemcheck/idemcheck/runner"
+	"github.com/idemcheck/idemcheck/scenarios"
+	"github.com/idemcheck/idemcheck/storebench"
+)
+
+// NewCmdBench builds `idemcheck bench` and its subcommands.
+func NewCmdBench(f *Factory) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure what idempotency costs: the layer's latency overhead (A/B) and the dedup store itself",
+		Long: `Bench measures the cost of idempotency.
+
+  overhead  the same operation with and without its idempotency layer, A/B
+            on any API, with a confidence interval per percentile
+  store     the dedup store's own primitives (Redis, Postgres), bytes per
+            record, and the capacity a retention window needs`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
+	}
+	c.AddCommand(NewCmdBenchOverhead(f, nil), NewCmdBenchStore(f, nil))
+	return c
+}
+
+// BenchOverheadOptions are the inputs of `idemcheck bench overhead`.
+type BenchOverheadOptions struct {
+	Streams Streams
+	Getenv  func(string) string
+
+	Method, URL string
+	Request     requestFlags
+	// BaselinePath is arm B's path (a bypass endpoint); BaselineNoKey
+	// makes arm B the same request without its key. One of the two.
+	BaselinePath  string
+	BaselineNoKey bool
+
+	// Rate is ops/s per arm, or "auto".
+	Rate        string
+	Duration    time.Duration
+	Warmup      time.Duration
+	Block       time.Duration
+	MaxInFlight int
+	Timeout     time.Duration
+	MaxOverhead string
+	Format      string
+	Out         string
+	MaxRequests int
+	DryRun      bool
+	Seed        uint64
+	Resamples   int
+
+	// Transport sends the requests; nil means a fresh one (tests swap it).
+	Transport http.RoundTripper
+}
+
+// NewCmdBenchOverhead builds `idemcheck bench overhead`.
+func NewCmdBenchOverhead(f *Factory, runF func(context.Context, *BenchOverheadOptions) error) *cobra.Command {
+	opts := &BenchOverheadOptions{Streams: f.Streams, Getenv: f.Getenv}
+	c := &cobra.Command{
+		Use:   "overhead METHOD URL",
+		Short: "A/B the latency of an operation with and without its idempotency layer",
+		Long: `Overhead measures what an API's idempotency layer costs, as a paired A/B of
+the same operation. Arm A is the request as given (a fresh UUID v4 key per op
+in the Idempotency-Key header, or --key-header/--key-field). Arm B is the
+baseline: --baseline-path PATH (an endpoint that bypasses the layer) or
+--baseline-no-key (the same request without the key).
+
+Both arms run in the open model at the same --rate (ops per second, below
+saturation), latency measured from each op's intended start, in short
+blocks interleaved A B B A so that drift hits both arms alike. A warm-up is
+discarded; --duration is each arm's measured time. Per arm: p50, p90, p99,
+p99.9 and throughput, and an HdrHistogram percentile file (a.hgrm, b.hgrm in
+--out) for the standard plotter. The difference A − B per percentile comes
+with a 95% confidence interval from a bootstrap over blocks.
+
+--rate auto first finds the highest rate each arm sustains (short probes,
+doubling, then bisecting) and benches at half of the lower one.
+
+--max-overhead p50=30%,p99=5ms is the budget: exit 1 when a limit is
+exceeded with 95% confidence, 3 when an interval straddles its limit (run
+longer) or an arm could not hold the rate (the reason is printed), 0 within
+budget or with no budget. Before sending, it states how many requests it will
+send; --max-requests refuses a run that would send more, and --dry-run stops
+there.`,
+		Example: `  # the lab's protected charge against its naive endpoint, at 200 ops/s
+  idemcheck bench overhead POST http://127.0.0.1:8080/charges \
+      -d '{"amount":100,"currency":"usd","customer":"cus_{{.Seq}}"}' \
+      -H 'Authorization: Bearer alice' --baseline-path /naive/charges --rate 200
+
+  # your API, the same request without its key, with a budget
+  idemcheck bench overhead POST https://staging.example.com/v1/orders \
+      -d '{"sku":"A1"}' -H 'Authorization: Bearer {{env "API_TOKEN"}}' \
+      --baseline-no-key --rate auto --max-overhead p50=30%,p99=5ms --format json`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Method, opts.URL = args[0], args[1]
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return benchOverheadRun(c.Context(), opts)
+		},
+	}
+	fl := c.Flags()
+	opts.Request.register(fl)
+	fl.StringVar(&opts.BaselinePath, "baseline-path", "", "arm B: the same request to this path, an endpoint without the idempotency layer")
+	fl.BoolVar(&opts.BaselineNoKey, "baseline-no-key", false, "arm B: the same request without its key")
+	fl.StringVar(&opts.Rate, "rate", "100", "ops per second per arm, below saturation, or auto (half the highest rate both arms sustain)")
+	fl.DurationVar(&opts.Duration, "duration", 10*time.Second, "measured time per arm, warm-up left out")
+	fl.DurationVar(&opts.Warmup, "warmup", 2*time.Second, "time per arm sent first and discarded")
+	fl.DurationVar(&opts.Block, "block", abtest.DefaultBlock, "length of one arm's block; arms alternate A B B A by block")
+	fl.IntVar(&opts.MaxInFlight, "max-in-flight", abtest.DefaultMaxInFlight, "most ops in flight per arm")
+	fl.DurationVar(&opts.Timeout, "request-timeout", 10*time.Second, "bound on each request")
+	fl.StringVar(&opts.MaxOverhead, "max-overhead", "", "the budget, per percentile in % of B or as a duration: p50=30%,p99=5ms")
+	fl.StringVar(&opts.Format, "format", "text", "output: text, json or markdown")
+	fl.StringVarP(&opts.Out, "out", "o", "idemcheck-bench", "directory for the .hgrm files (a.hgrm, b.hgrm); empty for none")
+	fl.IntVar(&opts.MaxRequests, "max-requests", 0, "refuse to run when it would send more requests than this (0: no cap)")
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "state what would be sent, send nothing")
+	fl.Uint64Var(&opts.Seed, "seed", 1, "seed for the bootstrap and the block order's keys")
+	fl.IntVar(&opts.Resamples, "resamples", abtest.DefaultResamples, "bootstrap resamples for the confidence intervals")
+	return c
+}
+
+// benchArms builds arm A (the operation) and arm B (its baseline).
+func benchArms(opts *BenchOverheadOptions) (a, b *scenarios.Scenario, err error) {
+	if (opts.BaselinePath == "") == !opts.BaselineNoKey {
+		return nil, nil, withHint(ExitUsage, errors.New("bench overhead needs one baseline"),
+			"--baseline-path /naive/charges (an endpoint without the layer) or --baseline-no-key (the request without its key)")
+	}
+	if opts.BaselinePath != "" && !strings.HasPrefix(opts.BaselinePath, "/") {
+		return nil, nil, withHint(ExitUsage, fmt.Errorf("--baseline-path %q is not a path", opts.BaselinePath), "a path on the same target, e.g. /naive/charges")
+	}
+	op, err := opts.Request.resolve(opts.Method, opts.URL)
+	if err != nil {
+		return nil, nil, err
+	}
+	// same_response needs no oracle; the A/B judges no invariant
+	extra := map[string]any{"load": map[string]any{"rate": 1, "duration": "1s"}, "retry": map[string]any{"attempts": 1},
+		"invariants": []any{map[string]any{"check": "same_response"}}}
+	if a, err = op.scenario("bench-a", extra); err != nil {
+		return nil, nil, err
+	}
+	bop := *op
+	if opts.BaselinePath != "" {
+		bop.Path = opts.BaselinePath
+	}
+	if b, err = bop.scenario("bench-b", extra); err != nil {
+		return nil, nil, err
+	}
+	if opts.BaselineNoKey {
+		b.Operation.Key.None = true
+	}
+	return a, b, nil
+}
+
+// mutating reports whether method changes state.
+func mutating(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	return true
+}
+
+func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
+	streams := opts.Streams
+	a, b, err := benchArms(opts)
+	if err != nil {
+		return err
+	}
+	budget, err := abtest.ParseBudget(opts.MaxOverhead)
+	if err != nil {
+		return withHint(ExitUsage, fmt.Errorf("--max-overhead: %w", err), "e.g. --max-overhead p50=30%,p99=5ms")
+	}
+	switch opts.Format {
+	case "text", "json", "markdown":
+	default:
+		return withHint(ExitUsage, fmt.Errorf("--format %q", opts.Format), "text, json or markdown")
+	}
+	auto := opts.Rate == "auto"
+	var rate float64
+	if !auto {
+		rate, err = strconv.ParseFloat(strings.TrimSuffix(opts.Rate, "/s"), 64)
+		if err != nil || rate <= 0 || math.IsInf(rate, 0) {
+			return withHint(ExitUsage, fmt.Errorf("--rate %q", opts.Rate), "ops per second per arm, like --rate 200, or --rate auto")
+		}
+	}
+	if opts.Duration <= 0 || opts.Warmup < 0 || opts.Block <= 0 || opts.MaxInFlight <= 0 || opts.Resamples <= 0 || opts.Timeout <= 0 {
+		return usageError("--duration, --block, --max-in-flight, --resamples and --request-timeout must be positive, --warmup not negative")
+	}
+	targets, err := a.TargetURLs(nil)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	ab := abtest.Options{
+		Rate: rate, Duration: opts.Duration, Warmup: opts.Warmup, Block: opts.Block, MaxInFlight: opts.MaxInFlight,
+		Rand: rand.New(rand.NewPCG(opts.Seed, 0xbe7c4)),
+	}
+	ro := abtest.RateOptions{MaxInFlight: opts.MaxInFlight, Rand: rand.New(rand.NewPCG(opts.Seed, 0xa070))}
+
+	// What it will send, before sending it.
+	kind := "requests"
+	if mutating(a.Operation.Method) {
+		kind = "mutating requests"
+	}
+	what := fmt.Sprintf("%s %s (A) and %s %s (B%s)", a.Operation.Method, a.Operation.Path, b.Operation.Method, b.Operation.Path, map[bool]string{true: ", no key", false: ""}[opts.BaselineNoKey])
+	var total int
+	if auto {
+		probes := 2 * abtest.Probes(ro)
+		// the bench runs at half the rate found, at most half the search's cap
+		ab.Rate = abtest.MaxProbeRate / 2
+		total = probes + abtest.Ops(ab)
+		fmt.Fprintf(streams.Err, "bench overhead: %s to %s; --rate auto: at most %d %s (the rate search, then 2 arms × %v at half the rate found)\n",
+			what, targets[0].Redacted(), total, kind, opts.Warmup+opts.Duration)
+	} else {
+		total = abtest.Ops(ab)
+		fmt.Fprintf(streams.Err, "bench overhead: %s to %s; about %d %s (2 arms × %v × %.0f/s, warm-up %v included), a fresh key per op\n",
+			what, targets[0].Redacted(), total, kind, opts.Warmup+opts.Duration, rate, opts.Warmup)
+	}
+	if opts.MaxRequests > 0 && total > opts.MaxRequests {
+		return withHint(ExitUsage, fmt.Errorf("bench overhead would send up to %d requests, over --max-requests %d", total, opts.MaxRequests),
+			"lower --rate or --duration, or raise --max-requests")
+	}
+	if opts.DryRun {
+		fmt.Fprintln(streams.Err, "dry run: nothing sent")
+		return nil
+	}
+
+	tr := opts.Transport
+	if tr == nil {
+		t := benchTransport(opts.MaxInFlight)
+		defer t.CloseIdleConnections()
+		tr = t
+	}
+	rOpts := runner.Options{Targets: targets, Transport: tr, Env: opts.Getenv, RequestTimeout: opts.Timeout, Seed: opts.Seed}
+	ab.Runner, ro.Runner = rOpts, rOpts
+	var maxA, maxB float64
+	if auto {
+		ro.OnProbe = func(r float64, held bool) {
+			fmt.Fprintf(streams.Err, "  probe %.0f ops/s: %s\n", r, map[bool]string{true: "held", false: "not held"}[held])
+		}
+		fmt.Fprintln(streams.Err, "finding the highest rate arm A sustains")
+		if maxA, err = abtest.FindRate(ctx, a, ro); err != nil {
+			return benchErr(ctx, err)
+		}
+		fmt.Fprintln(streams.Err, "finding the highest rate arm B sustains")
+		if maxB, err = abtest.FindRate(ctx, b, ro); err != nil {
+			return benchErr(ctx, err)
+		}
+		ab.Rate = math.Floor(min(maxA, maxB) / 2)
+		fmt.Fprintf(streams.Err, "A sustains %.0f ops/s, B %.0f ops/s (A/B %.0f%%); benching at %.0f ops/s\n", maxA, maxB, pct(maxA, maxB), ab.Rate)
+		if ab.Rate < 1 {
+			return withCode(ExitInconclusive, errors.New("an arm sustains less than 2 ops/s: nothing to bench at"))
+		}
+	}
+	res, err := abtest.Run(ctx, a, b, ab)
+	if err != nil {
+		return benchErr(ctx, err)
+	}
+	sum := benchSummarize(res, abtest.Compare(res, opts.Resamples, rand.New(rand.NewPCG(opts.Seed, 0xb007))), budget)
+	sum.MaxA, sum.MaxB = maxA, maxB
+	if opts.Out != "" {
+		if err := writeHGRM(opts.Out, res); err != nil {
+			return withCode(ExitRuntime, err)
+		}
+	}
+	switch opts.Format {
+	case "json":
+		err = writeBenchJSON(streams.Out, sum)
+	case "markdown":
+		writeBenchMarkdown(streams.Out, sum, what)
+	default:
+		writeBenchText(streams.Out, sum, what)
+	}
+	if err != nil {
+		return withCode(ExitRuntime, err)
+	}
+	if opts.Out != "" {
+		fmt.Fprintf(streams.Err, "percentile files: %s, %s\n", filepath.Join(opts.Out, "a.hgrm"), filepath.Join(opts.Out, "b.hgrm"))
+	}
+	switch sum.Verdict {
+	case abtest.Exceeded:
+		return silentExit{ExitFailed}
+	case abtest.Unclear:
+		if sum.Reason != "" {
+			fmt.Fprintf(streams.Err, "inconclusive: %s\n", sum.Reason)
+		}
+		return silentExit{ExitInconclusive}
+	}
+	return nil
+}
+
+// benchErr maps a run's error to its exit code.
+func benchErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return withCode(ExitInterrupted, err)
+	}
+	if errors.Is(err, runner.ErrTarget) {
+		return withHint(ExitRuntime, err, "is the API up at that URL?")
+	}
+	return withCode(ExitRuntime, err)
+}
+
+// benchTransport keeps a connection per op in flight, HTTP/1.1, no proxy
+// from the environment.
+func benchTransport(inFlight int) *http.Transport {
+	return &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: inFlight,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
+}
+
+func pct(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b * 100
+}
+
+// benchSummary is what bench overhead reports.
+type benchSummary struct {
+	Rate     float64
+	Rounds   int
+	Block    time.Duration
+	A, B     *abtest.Arm
+	Deltas   []abtest.Delta
+	Verdict  abtest.Verdict
+	Findings []abtest.Finding
+	Reason   string // why unclear, when an arm did not hold the rate
+	// MaxA, MaxB are the rates each arm sustained (--rate auto only).
+	MaxA, MaxB float64
+}
+
+// benchSummarize judges res: unclear when an arm did not hold the rate, else
+// the budget's verdict.
+func benchSummarize(res *abtest.Result, ds []abtest.Delta, b abtest.Budget) *benchSummary {
+	s := &benchSummary{Rate: res.Rate, Rounds: res.Rounds, A: res.A, B: res.B, Deltas: ds}
+	s.Verdict, s.Findings = abtest.Judge(ds, b)
+	if ok, why := res.Held(); !ok {
+		s.Verdict, s.Reason = abtest.Unclear, why
+	}
+	return s
+}
+
+func writeHGRM(dir string, res *abtest.Result) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, arm := range res.Arms() {
+		path := filepath.Join(dir, arm.Name+".hgrm")
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		err = arm.WriteHGRM(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// JSON shapes of bench overhead (format_version 1).
+type (
+	benchJSON struct {
+		FormatVersion int             `json:"format_version"`
+		Rate          float64         `json:"rate"`
+		Arms          benchArmsJSON   `json:"arms"`
+		Delta         benchDeltasJSON `json:"delta"`
+		Verdict       abtest.Verdict  `json:"verdict"`
+	}
+	benchArmsJSON struct {
+		A benchArmJSON `json:"a"`
+		B benchArmJSON `json:"b"`
+	}
+	benchArmJSON struct {
+		Ops     int     `json:"ops"`
+		OpsPerS float64 `json:"ops_per_s"`
+		P50     float64 `json:"p50_ms"`
+		P90     float64 `json:"p90_ms"`
+		P99     float64 `json:"p99_ms"`
+		P999    float64 `json:"p999_ms"`
+	}
+	benchDeltasJSON struct {
+		P50  benchDeltaJSON `json:"p50"`
+		P90  benchDeltaJSON `json:"p90"`
+		P99  benchDeltaJSON `json:"p99"`
+		P999 benchDeltaJSON `json:"p999"`
+	}
+	benchDeltaJSON struct {
+		MS   float64    `json:"ms"`
+		Pct  float64    `json:"pct"`
+		CI95 [2]float64 `json:"ci95_ms"`
+	}
+)
+
+// r3 rounds to 3 decimals (µs for ms figures).
+func r3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+func armJSON(a *abtest.Arm) benchArmJSON {
+	return benchArmJSON{
+		Ops: a.Ops, OpsPerS: r3(a.OpsPerSecond()),
+		P50: r3(a.Percentile(50)), P90: r3(a.Percentile(90)), P99: r3(a.Percentile(99)), P999: r3(a.Percentile(99.9)),
+	}
+}
+
+func deltaJSON(d abtest.Delta) benchDeltaJSON {
+	return benchDeltaJSON{MS: r3(d.MS), Pct: math.Round(d.Pct*10) / 10, CI95: [2]float64{r3(d.CI[0]), r3(d.CI[1])}}
+}
+
+func (s *benchSummary) json() benchJSON {
+	j := benchJSON{FormatVersion: 1, Rate: s.Rate, Verdict: s.Verdict,
+		Arms: benchArmsJSON{A: armJSON(s.A), B: armJSON(s.B)}}
+	for _, d := range s.Deltas {
+		switch d.Name {
+		case "p50":
+			j.Delta.P50 = deltaJSON(d)
+		case "p90":
+			j.Delta.P90 = deltaJSON(d)
+		case "p99":
+			j.Delta.P99 = deltaJSON(d)
+		case "p999":
+			j.Delta.P999 = deltaJSON(d)
+		}
+	}
+	return j
+}
+
+func writeBenchJSON(w io.Writer, s *benchSummary) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s.json())
+}
+
+// deltaText is "+0.41ms (+35%) [+0.30, +0.52]", or "within noise" when the
+// interval holds 0.
+func deltaText(d abtest.Delta) string {
+	s := fmt.Sprintf("%+.2fms (%+.0f%%)  95%% CI [%+.2f, %+.2f] ms", d.MS, d.Pct, d.CI[0], d.CI[1])
+	if d.CI[0] <= 0 && d.CI[1] >= 0 {
+		s += "  within noise"
+	}
+	return s
+}
+
+func writeBenchText(w io.Writer, s *benchSummary, what string) {
+	fmt.Fprintf(w, "A/B of %s\n", what)
+	fmt.Fprintf(w, "%.0f ops/s per arm, %d rounds A B B A, latency from the intended start\n", s.Rate, s.Rounds)
+	if s.MaxA > 0 {
+		fmt.Fprintf(w, "highest sustained rate: A %.0f ops/s, B %.0f ops/s (A is %.0f%% of B)\n", s.MaxA, s.MaxB, pct(s.MaxA, s.MaxB))
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ARM\tOPS\tOPS/S\tp50\tp90\tp99\tp99.9")
+	for _, a := range []*abtest.Arm{s.A, s.B} {
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.2fms\t%.2fms\t%.2fms\t%.2fms\n", strings.ToUpper(a.Name), a.Ops, a.OpsPerSecond(),
+			a.Percentile(50), a.Percentile(90), a.Percentile(99), a.Percentile(99.9))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "A − B\tOVERHEAD")
+	for _, d := range s.Deltas {
+		fmt.Fprintf(tw, "%s\t%s\n", d.Name, deltaText(d))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "verdict: %s%s\n", s.Verdict, findingsText(s))
+}
+
+func findingsText(s *benchSummary) string {
+	if s.Reason != "" {
+		return " (" + s.Reason + ")"
+	}
+	if len(s.Findings) == 0 {
+		return " (no --max-overhead budget)"
+	}
+	var parts []string
+	for _, f := range s.Findings {
+		unit := "ms"
+		if f.Limit.Pct {
+			unit = "%"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s, CI [%.2f, %.2f]%s", f.Limit, f.Verdict, f.CI[0], f.CI[1], unit))
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+func writeBenchMarkdown(w io.Writer, s *benchSummary, what string) {
+	fmt.Fprintf(w, "### Idempotency overhead: %s\n\n", s.Verdict)
+	fmt.Fprintf(w, "A/B of %s at %.0f ops/s per arm, %d rounds (A B B A), latency from the intended start.\n\n", what, s.Rate, s.Rounds)
+	fmt.Fprintln(w, "| arm | ops | ops/s | p50 | p90 | p99 | p99.9 |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+	for _, a := range []*abtest.Arm{s.A, s.B} {
+		fmt.Fprintf(w, "| %s | %d | %.0f | %.2f ms | %.2f ms | %.2f ms | %.2f ms |\n", strings.ToUpper(a.Name), a.Ops, a.OpsPerSecond(),
+			a.Percentile(50), a.Percentile(90), a.Percentile(99), a.Percentile(99.9))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| A − B | ms | % | 95% CI (ms) |")
+	fmt.Fprintln(w, "|---|---:|---:|---|")
+	for _, d := range s.Deltas {
+		fmt.Fprintf(w, "| %s | %+.2f | %+.0f%% | [%+.2f, %+.2f] |\n", d.Name, d.MS, d.Pct, d.CI[0], d.CI[1])
+	}
+	fmt.Fprintf(w, "\nVerdict: **%s**%s\n", s.Verdict, findingsText(s))
+}
+
+// BenchStoreOptions are the inputs of `idemcheck bench store`.
+type BenchStoreOptions struct {
+	Streams     Streams
+	Redis       string
+	Postgres    string
+	Concurrency []int
+	Duration    time.Duration
+	ValueSize   int
+	RPS         int
+	TTL         time.Duration
+	Roundtrips  int
+	Format      string
+}
+
+// NewCmdBenchStore builds `idemcheck bench store`.
+func NewCmdBenchStore(f *Factory, runF func(context.Context, *BenchStoreOptions) error) *cobra.Command {
+	opts := &BenchStoreOptions{Streams: f.Streams}
+	c := &cobra.Command{
+		Use:   "store",
+		Short: "Measure the dedup store itself: each primitive's latency and throughput, bytes per record, capacity",
+		Long: `Store measures an idempotency store without an API in front of it.
+
+Redis (--redis): SET NX PX (the in-flight lock), HGETALL of a stored
+response (the replay read), lock_or_cached (the lab's script: the cached
+response or the lock, in one roundtrip), MULTI/EXEC (store the response) and
+complete (the lab's script: store the response and release the lock).
+Postgres (--postgres): INSERT … ON CONFLICT DO NOTHING RETURNING (take a
+key) and the key + ledger transaction. Each runs for --duration at each
+--concurrency; the figures are p50, p99 and throughput. The p50 at
+concurrency 1 is one roundtrip's cost.
+
+Bytes per record: MEMORY USAGE of records in the lab's format with a
+--value-size response body (Postgres: the key table's size per row, indexes
+included). The capacity plan: --rps × --ttl records, their memory, and the
+store commands per second at --roundtrips per protected request.
+
+It writes only under a fresh namespace (a Redis key prefix
+idemcheck_bench_…:, a Postgres schema of that name), with TTLs, and deletes
+it before it ends.`,
+		Example: `  idemcheck bench store --redis redis://127.0.0.1:6379/0
+  idemcheck bench store --redis redis://127.0.0.1:6379/0 \
+      --postgres 'postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable' \
+      --concurrency 1,8,64 --duration 5s --value-size 512 --rps 10000 --ttl 24h --format json`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if opts.Redis == "" && opts.Postgres == "" {
+				return withHint(ExitUsage, errors.New("bench store needs --redis or --postgres"), "e.g. --redis redis://127.0.0.1:6379/0")
+			}
+			if opts.Duration <= 0 || opts.ValueSize <= 0 || opts.RPS <= 0 || opts.TTL < time.Second || opts.Roundtrips <= 0 {
+				return usageError("--duration, --value-size, --rps and --roundtrips must be positive, --ttl at least 1s")
+			}
+			for _, c := range opts.Concurrency {
+				if c <= 0 || c > 4096 {
+					return usageError("--concurrency %d: want 1 to 4096", c)
+				}
+			}
+			switch opts.Format {
+			case "text", "json":
+			default:
+				return withHint(ExitUsage, fmt.Errorf("--format %q", opts.Format), "text or json")
+			}
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return benchStoreRun(c.Context(), opts)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&opts.Redis, "redis", "", "the Redis to measure: redis://host:port/db")
+	fl.StringVar(&opts.Postgres, "postgres", "", "the Postgres to measure: postgres://user@host:port/db")
+	fl.IntSliceVar(&opts.Concurrency, "concurrency", []int{1, 8, 64}, "concurrent clients, a sweep: 1,8,64")
+	fl.DurationVar(&opts.Duration, "duration", 5*time.Second, "time per primitive per concurrency")
+	fl.IntVar(&opts.ValueSize, "value-size", 256, "bytes of the stored response body")
+	fl.IntVar(&opts.RPS, "rps", 10000, "capacity plan: protected requests per second")
+	fl.DurationVar(&opts.TTL, "ttl", 24*time.Hour, "capacity plan: how long a key is kept")
+	fl.IntVar(&opts.Roundtrips, "roundtrips", 2, "capacity plan: store roundtrips per protected request (the lab's: 2, lock-or-cached and complete)")
+	fl.StringVar(&opts.Format, "format", "text", "output: text or json")
+	return c
+}
+
+// benchStoreJSON is bench store's JSON.
+type benchStoreJSON struct {
+	Redis    *storebench.RedisResult    `json:"redis,omitempty"`
+	Postgres *storebench.PostgresResult `json:"postgres,omitempty"`
+	Capacity storebench.Capacity        `json:"capacity"`
+}
+
+func benchStoreRun(ctx context.Context, opts *BenchStoreOptions) error {
+	streams := opts.Streams
+	so := storebench.Options{
+		Concurrency: opts.Concurrency, Duration: opts.Duration, ValueSize: opts.ValueSize,
+		OnStep: func(store, primitive string, c int) {
+			fmt.Fprintf(streams.Err, "  %s %s × %d\n", store, primitive, c)
+		},
+	}
+	steps := len(opts.Concurrency) * (map[bool]int{true: len(storebench.RedisPrimitives)}[opts.Redis != ""] + map[bool]int{true: len(storebench.PostgresPrimitives)}[opts.Postgres != ""])
+	fmt.Fprintf(streams.Err, "bench store: %d steps of %v (about %v)\n", steps, opts.Duration, time.Duration(steps)*opts.Duration)
+	var out benchStoreJSON
+	var err error
+	if opts.Redis != "" {
+		if out.Redis, err = storebench.Redis(ctx, opts.Redis, so); err != nil {
+			return storeErr(ctx, redact(opts.Redis), err)
+		}
+	}
+	if opts.Postgres != "" {
+		if out.Postgres, err = storebench.Postgres(ctx, opts.Postgres, so); err != nil {
+			return storeErr(ctx, redact(opts.Postgres), err)
+		}
+	}
+	var per int64
+	switch {
+	case out.Redis != nil:
+		per = out.Redis.BytesPerRecord
+	case out.Postgres != nil:
+		per = out.Postgres.BytesPerRecord
+	}
+	out.Capacity = storebench.Plan(opts.RPS, opts.TTL, per, opts.Roundtrips)
+	if opts.Format == "json" {
+		enc := json.NewEncoder(streams.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return withCode(ExitRuntime, err)
+		}
+		return nil
+	}
+	writeStoreText(streams.Out, &out, opts)
+	return nil
+}
+
+func storeErr(ctx context.Context, where string, err error) error {
+	if ctx.Err() != nil {
+		return withCode(ExitInterrupted, err)
+	}
+	return withHint(ExitRuntime, err, "is the store up at "+where+"?")
+}
+
+func writeStoreText(w io.Writer, out *benchStoreJSON, opts *BenchStoreOptions) {
+	prims := func(name string, ps []storebench.Primitive) {
+		fmt.Fprintf(w, "%s\n", name)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "PRIMITIVE\tCONCURRENCY\tp50\tp99\tOPS/S\tERRORS")
+		for _, p := range ps {
+			fmt.Fprintf(tw, "%s\t%d\t%.1fµs\t%.1fµs\t%.0f\t%d\n", p.Name, p.Concurrency, p.P50US, p.P99US, p.OpsPerS, p.Errors)
+		}
+		tw.Flush()
+	}
+	if r := out.Redis; r != nil {
+		prims("Redis ("+redact(opts.Redis)+")", r.Primitives)
+		fmt.Fprintf(w, "one roundtrip (set_nx_px p50 at concurrency 1): %.1fµs\n", r.Roundtrip("set_nx_px"))
+		fmt.Fprintf(w, "bytes per record (MEMORY USAGE, %d-byte body): %d\n\n", opts.ValueSize, r.BytesPerRecord)
+	}
+	if p := out.Postgres; p != nil {
+		prims("Postgres ("+redact(opts.Postgres)+")", p.Primitives)
+		fmt.Fprintf(w, "bytes per record (key table with indexes, %d-byte body): %d\n\n", opts.ValueSize, p.BytesPerRecord)
+	}
+	c := out.Capacity
+	fmt.Fprintf(w, "capacity plan: %d req/s × %v = %d records × %d B = %s; %d store roundtrips per request = %d store commands/s\n",
+		c.RPS, opts.TTL, c.Records, c.Bytes/max(c.Records, 1), bytesText(c.Bytes), c.RoundtripsPerRequest, c.StoreOpsPerS)
+}
+
+// bytesText writes n in GiB or MiB.
+func bytesText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	default:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+}
