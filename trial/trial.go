@@ -3,6 +3,7 @@ package trial
 import (
 	"context"
 	crand "crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/measure"
 	"github.com/idemcheck/idemcheck/oracles"
 	"github.com/idemcheck/idemcheck/runner"
@@ -35,7 +37,10 @@ type TargetError struct {
 	// NotHTTP is true when something answered, but not in HTTP (or not in
 	// the scheme the URL names).
 	NotHTTP bool
-	Err     error
+	// TLS is true when an http:// target speaks TLS: the URL wants
+	// https://.
+	TLS bool
+	Err error
 }
 
 func (e *TargetError) Error() string { return e.Err.Error() }
@@ -68,10 +73,41 @@ type Options struct {
 	Observer runner.Observer
 	// FailOn is "medium" when a deviation from the profile fails the run.
 	FailOn string
+	// RedactPath masks the targets' path segments wherever the run shows
+	// them, for targets with a credential in their path.
+	RedactPath bool
+	// ObserveTimeout bounds the oracles' reads after the quiet period; 0
+	// means ObserveTimeout.
+	ObserveTimeout time.Duration
 }
 
-// ObserveTimeout bounds the oracles' reads after a run.
+// ObserveTimeout bounds the oracles' reads after a run, from the end of
+// the quiet period: a long quiet never eats the oracles' time.
 const ObserveTimeout = time.Minute
+
+// InterruptedQuiet is the longest quiet period an interrupted run waits
+// before its oracles read.
+const InterruptedQuiet = 2 * time.Second
+
+type abortKey struct{}
+
+// WithAbort returns ctx carrying abort. ctx's end interrupts a run (the
+// load stops, then the state is still read, so the report says what was
+// done); abort's end stops that reading too, for a user who will not wait
+// (a second Ctrl-C). Without it a run's reading after an interruption is
+// bounded by InterruptedQuiet and ObserveTimeout alone.
+func WithAbort(ctx, abort context.Context) context.Context {
+	return context.WithValue(ctx, abortKey{}, abort)
+}
+
+// abortOf is the context of ctx's reading after an interruption: its
+// abort context when it has one, else ctx without its cancellation.
+func abortOf(ctx context.Context) context.Context {
+	if a, ok := ctx.Value(abortKey{}).(context.Context); ok && a != nil {
+		return a
+	}
+	return context.WithoutCancel(ctx)
+}
 
 // Trial is a prepared run of one scenario: its target answers, its setup
 // requests were made and its oracles took their readings before the load.
@@ -100,6 +136,9 @@ func Prepare(ctx context.Context, sc *scenarios.Scenario, o Options) (*Trial, er
 	if ds := sc.MissingEnv(o.Getenv); len(ds) > 0 {
 		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, sc.Name, ds)
 	}
+	if ds := sc.BadHeaders(o.Getenv); len(ds) > 0 {
+		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, sc.Name, ds)
+	}
 	if o.RunID == "" {
 		o.RunID = NewRunID()
 	}
@@ -115,7 +154,7 @@ func Prepare(ctx context.Context, sc *scenarios.Scenario, o Options) (*Trial, er
 	target := targets[0]
 	t := &Trial{sc: sc, opts: o, target: target, targets: targets, oracles: ors, before: map[string]error{},
 		ropts: runner.Options{Target: target, Seed: o.Seed, KeyNonce: o.KeyNonce, Transport: o.Transport, Env: o.Getenv,
-			Observer: o.Observer, RequestTimeout: timeout}}
+			Observer: o.Observer, RequestTimeout: timeout, RedactPath: o.RedactPath}}
 	if len(targets) > 1 {
 		t.ropts.Targets = targets
 	}
@@ -123,12 +162,15 @@ func Prepare(ctx context.Context, sc *scenarios.Scenario, o Options) (*Trial, er
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%s: %w", sc.Name, ctx.Err())
 		}
-		var te *runner.SetupError
-		if errors.As(err, &te) {
+		var se *runner.SetupError
+		var tlsErr *tlsError
+		if errors.As(err, &se) && !errors.As(err, &tlsErr) {
 			return nil, fmt.Errorf("%s: %w", sc.Name, err)
 		}
-		return nil, &TargetError{Target: target.Redacted(), Loopback: isLoopback(target.Hostname()), NotHTTP: notHTTP(err),
+		te := &TargetError{Target: t.redacted(target), Loopback: isLoopback(target.Hostname()), NotHTTP: notHTTP(err),
 			Err: fmt.Errorf("%s: %w", sc.Name, err)}
+		te.TLS = errors.As(err, &tlsErr)
+		return nil, te
 	}
 	for _, or := range t.oracles {
 		if err := or.Before(ctx); err != nil {
@@ -141,9 +183,21 @@ func Prepare(ctx context.Context, sc *scenarios.Scenario, o Options) (*Trial, er
 // preflight runs the setup requests, or, when there are none, checks that
 // the target answers HTTP at all, so an unreachable target is known before
 // any load is sent.
+//
+// An http:// target that answers 400 (as a TLS server answers plain HTTP)
+// or not in HTTP is probed with a TLS handshake: when it speaks TLS the
+// error is a *tlsError, whatever the setup said, as no request of the run
+// could succeed.
 func (t *Trial) preflight(ctx context.Context, client *http.Client) error {
 	if len(t.sc.Setup) > 0 {
-		return runner.Setup(ctx, t.sc, t.ropts)
+		err := runner.Setup(ctx, t.sc, t.ropts)
+		var se *runner.StatusError
+		if err != nil && (notHTTP(err) || errors.As(err, &se) && se.Status == http.StatusBadRequest) {
+			if terr := t.speaksTLS(ctx, t.targets[0]); terr != nil {
+				return terr
+			}
+		}
+		return err
 	}
 	for _, target := range t.targets {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, target.String(), nil)
@@ -152,12 +206,58 @@ func (t *Trial) preflight(ctx context.Context, client *http.Client) error {
 		}
 		resp, err := client.Do(req)
 		if err != nil {
-			return fmt.Errorf("target %s unreachable: %w", target.Redacted(), err)
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err // it quotes the URL, query and path
+			}
+			if notHTTP(err) {
+				if terr := t.speaksTLS(ctx, target); terr != nil {
+					return terr
+				}
+			}
+			return fmt.Errorf("target %s unreachable: %w", t.redacted(target), err)
 		}
 		resp.Body.Close()
+		if resp.StatusCode == http.StatusBadRequest {
+			if terr := t.speaksTLS(ctx, target); terr != nil {
+				return terr
+			}
+		}
 	}
 	return nil
 }
+
+// tlsError is an http:// target that speaks TLS.
+type tlsError struct{ target string }
+
+func (e *tlsError) Error() string {
+	return fmt.Sprintf("target %s speaks TLS: it answers plain HTTP with errors", e.target)
+}
+
+// speaksTLS returns a *tlsError when target is an http:// URL whose server
+// completes a TLS handshake; nil otherwise (an https:// target, no TLS, or
+// no answer within 5 s).
+func (t *Trial) speaksTLS(ctx context.Context, target *url.URL) error {
+	if target.Scheme != "http" {
+		return nil
+	}
+	host := target.Host
+	if target.Port() == "" {
+		host = net.JoinHostPort(target.Hostname(), "80")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	d := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true, ServerName: target.Hostname()}} // a probe: nothing is sent over it
+	conn, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return nil
+	}
+	conn.Close()
+	return &tlsError{target: t.redacted(target)}
+}
+
+// redacted is u as messages show it.
+func (t *Trial) redacted(u *url.URL) string { return redact.Options{Path: t.opts.RedactPath}.URL(u) }
 
 // Load sends the scenario's load and returns its history, whose Meta says
 // what the run is judged against. The history is never nil: an
@@ -166,7 +266,7 @@ func (t *Trial) preflight(ctx context.Context, client *http.Client) error {
 func (t *Trial) Load(ctx context.Context) (*history.History, error) {
 	h, err := runner.Run(ctx, t.sc, t.ropts)
 	if h == nil {
-		h = &history.History{Meta: history.Meta{Scenario: t.sc.Name, Target: t.target.Redacted(), Seed: t.opts.Seed, KeyNonce: t.opts.KeyNonce}}
+		h = &history.History{Meta: history.Meta{Scenario: t.sc.Name, Target: t.redacted(t.target), Seed: t.opts.Seed, KeyNonce: t.opts.KeyNonce}}
 	}
 	h.Meta.RunID = t.opts.RunID
 	h.Meta.Description = t.sc.Description
@@ -186,17 +286,26 @@ func (t *Trial) Load(ctx context.Context) (*history.History, error) {
 
 // Observe waits the scenario's quiet period, so that work the client gave
 // up on can finish, then has every oracle read the state after the run
-// into h.Readings. It reads even when ctx is done (an interrupted run must
-// still say what was done), after a quiet period of at most 2 s, within
-// ObserveTimeout.
+// into h.Readings, within ObserveTimeout from the end of the quiet period.
+//
+// An interrupted run must still say what was done: when ctx ends before or
+// during the quiet period, the rest of it is cut to InterruptedQuiet and
+// the oracles read all the same. Only the abort context (WithAbort) stops
+// them: the readings that did not finish then fail with its error.
 func (t *Trial) Observe(ctx context.Context, h *history.History) {
-	octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ObserveTimeout)
-	defer cancel()
+	abort := abortOf(ctx)
 	quiet := time.Duration(t.sc.Quiet)
-	if ctx.Err() != nil {
-		quiet = min(quiet, 2*time.Second)
+	start := time.Now()
+	if !sleep(ctx, quiet) {
+		rest := quiet - time.Since(start)
+		sleep(abort, min(rest, InterruptedQuiet))
 	}
-	sleep(octx, quiet)
+	budget := t.opts.ObserveTimeout
+	if budget <= 0 {
+		budget = ObserveTimeout
+	}
+	octx, cancel := context.WithTimeout(abort, budget)
+	defer cancel()
 	h.Readings = h.Readings[:0]
 	for _, or := range t.oracles {
 		r := history.Reading{Oracle: or.Name()}
@@ -271,15 +380,22 @@ func NewRunID() string {
 	return hex.EncodeToString(b[:])
 }
 
-func sleep(ctx context.Context, d time.Duration) {
+// sleep waits d or until ctx ends; it reports whether the whole wait
+// elapsed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if ctx.Err() != nil {
+		return false
+	}
 	if d <= 0 {
-		return
+		return true
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
+		return false
 	case <-t.C:
+		return true
 	}
 }
 
