@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -312,64 +313,99 @@ type chunk struct {
 	due  time.Time
 }
 
-// pumpDown copies upstream→client through a pipeline that holds each chunk
-// until its due time, so holds overlap rather than add up.
+// pumpDown copies upstream→client. Each chunk is stamped when it arrives
+// and held until its due time by a writer goroutine, so holds overlap
+// rather than add up; with nothing to hold and nothing waiting, the reader
+// writes it at once and no hand-off adds to what is measured.
 func (p *TCPProxy) pumpDown(c *tcpConn, resetFirst bool) {
+	defer c.close()
 	q := make(chan chunk, 256)
-	go func() {
-		defer close(q)
-		var last time.Time
-		var held time.Duration
-		for {
-			buf := make([]byte, 32<<10)
-			n, err := c.upstream.Read(buf)
-			if n > 0 {
-				now := time.Now()
-				f := p.Faults()
-				if c.sent.Swap(false) {
-					// an answer to data the client sent: a new exchange
-					p.exchanges.Add(1)
-					held = p.hold(f)
-				}
-				due := now.Add(held)
-				if due.Before(last) {
-					due = last // jitter never reorders
-				}
-				last = due
-				q <- chunk{data: buf[:n], due: due}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
+	var pending atomic.Int64 // chunks handed to the writer, not yet written
+	var failed atomic.Bool
 	first := true
-	for ch := range q {
+	// write delivers one chunk; false when the connection is done.
+	write := func(data []byte) bool {
 		if first && resetFirst {
 			p.resets.Add(1)
 			c.reset()
-			break
+			return false
 		}
 		first = false
-		if wait := time.Until(ch.due); wait > 0 {
-			timer.Reset(wait)
-			<-timer.C
+		if !p.allow(c, len(data)) {
+			return false
 		}
-		if !p.allow(c, len(ch.data)) {
-			break
-		}
-		p.down.Add(int64(len(ch.data)))
-		if _, err := c.client.Write(ch.data); err != nil {
-			break
+		p.down.Add(int64(len(data)))
+		if _, err := c.client.Write(data); err != nil {
+			return false
 		}
 		if bw := p.Faults().Bandwidth; bw > 0 {
-			time.Sleep(time.Duration(float64(len(ch.data)) / float64(bw) * float64(time.Second)))
+			time.Sleep(time.Duration(float64(len(data)) / float64(bw) * float64(time.Second)))
+		}
+		return true
+	}
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		for ch := range q {
+			if !failed.Load() {
+				waitUntil(ch.due)
+				if !write(ch.data) {
+					failed.Store(true)
+					c.close() // unblocks the reader
+				}
+			}
+			pending.Add(-1)
+		}
+	}()
+	defer func() {
+		close(q)
+		<-writerDone
+	}()
+	var last time.Time
+	var held time.Duration
+	for {
+		buf := make([]byte, 32<<10)
+		n, err := c.upstream.Read(buf)
+		if n > 0 {
+			now := time.Now()
+			if c.sent.Swap(false) {
+				// an answer to data the client sent: a new exchange
+				p.exchanges.Add(1)
+				held = p.hold(p.Faults())
+			}
+			due := now.Add(held)
+			if due.Before(last) {
+				due = last // jitter never reorders
+			}
+			last = due
+			if held == 0 && pending.Load() == 0 {
+				// the writer is idle and has nothing queued: this is the
+				// only goroutine writing now
+				if !write(buf[:n]) {
+					return
+				}
+			} else {
+				pending.Add(1)
+				q <- chunk{data: buf[:n], due: due}
+			}
+		}
+		if err != nil || failed.Load() {
+			return // the deferred close lets the writer deliver what is queued
 		}
 	}
-	c.close()
-	for range q {
-		// drain: the reader ends when the upstream is closed
+}
+
+// spin is how long before a hold ends its sleep stops; the rest is waited
+// on the clock, so a 1ms hold costs 1ms and not a timer's slack on top.
+const spin = 150 * time.Microsecond
+
+// waitUntil returns at t, within a few µs when the machine lets it: it
+// sleeps (see sleep) until shortly before, then yields until t.
+func waitUntil(t time.Time) {
+	if d := time.Until(t); d > spin {
+		sleep(d - spin)
+	}
+	for time.Now().Before(t) {
+		runtime.Gosched()
 	}
 }
