@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -65,6 +66,7 @@ duplicate=0.05,copies=3; delay=0.2,delay=20ms.`,
 	fl.StringVarP(&opts.Target, "target", "t", "", "base URL of the API to forward to")
 	fl.StringArrayVar(&opts.Faults, "fault", nil, "a fault to inject, KIND=RATE[,PARAM=VALUE...] (repeatable): "+strings.Join(faults.Kinds(), ", "))
 	fl.Uint64Var(&opts.Seed, "seed", 1, "seed for fault placement")
+	c.AddCommand(NewCmdProxyTCP(f, nil))
 	return c
 }
 
@@ -156,4 +158,185 @@ func faultList(fs []string) string {
 		return "none"
 	}
 	return strings.Join(fs, " ")
+}
+
+// ProxyTCPOptions are the inputs of `idemcheck proxy tcp`.
+type ProxyTCPOptions struct {
+	Streams    Streams
+	Listen     string
+	Upstream   string
+	API        string
+	Latency    time.Duration
+	Jitter     time.Duration
+	Down       bool
+	ResetAfter int64
+	Bandwidth  string
+	Faults     []string
+	Seed       uint64
+}
+
+// NewCmdProxyTCP builds `idemcheck proxy tcp`.
+func NewCmdProxyTCP(f *Factory, runF func(context.Context, *ProxyTCPOptions) error) *cobra.Command {
+	opts := &ProxyTCPOptions{Streams: f.Streams}
+	c := &cobra.Command{
+		Use:   "tcp",
+		Short: "Put a fault-injecting TCP proxy in front of a dependency (Redis, Postgres)",
+		Long: `Proxy tcp forwards TCP connections from --listen to --upstream and injects
+faults into an API's dependency, as Toxiproxy does: to measure what a Redis
+roundtrip costs (--latency), or to check that the API fails closed when its
+store is cut (--down), never charging twice.
+
+  --latency D      data from the upstream is held D before it reaches the
+                   client, so one request/answer exchange grows by D (not 2D)
+  --jitter J       each hold varies uniformly within ±J
+  --down           every connection is reset, new ones at once
+  --reset-after N  a connection is reset after N bytes (both ways)
+  --bandwidth B    upstream→client bytes per second per connection (1MB, 64KB)
+
+--fault takes the HTTP proxy's syntax for the faults both proxies share:
+delay=RATE,delay=D holds a share RATE of exchanges D (delay=1,delay=1ms is
+--latency 1ms); reset=RATE resets a share RATE of new connections at their
+first answer. Draws come from --seed.
+
+--api ADDR serves a control API, so a test can cut the dependency mid-run
+and restore it:
+  GET  /faults   the faults in force, as JSON
+  PUT  /faults   replace them: {"latency":"1ms","jitter":"0s","down":false,
+                 "reset_after":0,"reset_rate":0,"latency_rate":0,"bandwidth":0}
+  GET  /stats    connections, exchanges, bytes, resets`,
+		Example: `  # Redis 1ms further away, for bench store and bench overhead
+  idemcheck proxy tcp --listen 127.0.0.1:6380 --upstream 127.0.0.1:6379 --latency 1ms
+  idemcheck bench store --redis redis://127.0.0.1:6380/0
+
+  # cut Redis mid-run and restore it
+  idemcheck proxy tcp --listen 127.0.0.1:6380 --upstream 127.0.0.1:6379 --api 127.0.0.1:6381 &
+  curl -X PUT -d '{"down":true}' http://127.0.0.1:6381/faults
+  curl -X PUT -d '{}' http://127.0.0.1:6381/faults`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if opts.Upstream == "" {
+				return withHint(ExitUsage, errors.New("proxy tcp needs --upstream"), "the dependency's address, e.g. --upstream 127.0.0.1:6379")
+			}
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return proxyTCPRun(c.Context(), opts)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&opts.Listen, "listen", "127.0.0.1:6380", "address to listen on")
+	fl.StringVar(&opts.Upstream, "upstream", "", "address to forward to, host:port")
+	fl.StringVar(&opts.API, "api", "", "address of the control API (GET/PUT /faults, GET /stats); empty for none")
+	fl.DurationVar(&opts.Latency, "latency", 0, "hold each answer from the upstream this long")
+	fl.DurationVar(&opts.Jitter, "jitter", 0, "vary each hold uniformly within ±this")
+	fl.BoolVar(&opts.Down, "down", false, "reset every connection: the dependency is down")
+	fl.Int64Var(&opts.ResetAfter, "reset-after", 0, "reset a connection after this many bytes (0: never)")
+	fl.StringVar(&opts.Bandwidth, "bandwidth", "", "upstream→client bytes per second per connection: 1MB, 64KB, 10000 (empty: no cap)")
+	fl.StringArrayVar(&opts.Faults, "fault", nil, "a shared fault in the HTTP proxy's syntax: delay=RATE,delay=D or reset=RATE (repeatable)")
+	fl.Uint64Var(&opts.Seed, "seed", 1, "seed for jitter and fault rates")
+	return c
+}
+
+// tcpFaults builds the TCP proxy's faults from the flags.
+func tcpFaults(opts *ProxyTCPOptions) (faults.TCPFaults, error) {
+	f := faults.TCPFaults{Latency: opts.Latency, Jitter: opts.Jitter, Down: opts.Down, ResetAfter: opts.ResetAfter}
+	if opts.Bandwidth != "" {
+		bw, err := parseBytes(opts.Bandwidth)
+		if err != nil {
+			return f, withHint(ExitUsage, fmt.Errorf("--bandwidth %q: %w", opts.Bandwidth, err), "bytes per second: 1MB, 64KB or 10000")
+		}
+		f.Bandwidth = bw
+	}
+	for _, s := range opts.Faults {
+		spec, err := parseFault(s)
+		if err != nil {
+			return f, withCode(ExitUsage, err)
+		}
+		if _, err := faults.New(spec); err != nil {
+			return f, withCode(ExitUsage, fmt.Errorf("--fault %q: %s", s, strings.ReplaceAll(err.Error(), "\n", "; ")))
+		}
+		switch spec.Kind {
+		case faults.KindDelay:
+			if opts.Latency != 0 {
+				return f, withHint(ExitUsage, fmt.Errorf("--fault %q and --latency both set", s), "one hold per exchange: --latency D, or --fault delay=RATE,delay=D for a share of them")
+			}
+			f.Latency, f.LatencyRate = spec.Delay, spec.Rate
+		case faults.KindReset:
+			f.ResetRate = spec.Rate
+		default:
+			return f, withHint(ExitUsage, fmt.Errorf("--fault %q: %s is an HTTP fault", s, spec.Kind), "the TCP proxy shares delay and reset with the HTTP proxy; see --latency, --down, --reset-after, --bandwidth")
+		}
+	}
+	if err := f.Validate(); err != nil {
+		return f, withCode(ExitUsage, err)
+	}
+	return f, nil
+}
+
+// parseBytes reads 1MB, 64KB, 1GB (powers of 1000; KiB, MiB, GiB powers
+// of 1024) or a plain number of bytes.
+func parseBytes(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = n, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || n <= 0 {
+		return 0, errors.New("not a positive size")
+	}
+	return int64(n * float64(mult)), nil
+}
+
+func proxyTCPRun(ctx context.Context, opts *ProxyTCPOptions) error {
+	f, err := tcpFaults(opts)
+	if err != nil {
+		return err
+	}
+	p, err := faults.NewTCPProxy(opts.Upstream, f, opts.Seed)
+	if err != nil {
+		return withHint(ExitUsage, err, "e.g. --upstream 127.0.0.1:6379")
+	}
+	ln, err := net.Listen("tcp", opts.Listen)
+	if err != nil {
+		return withHint(ExitRuntime, fmt.Errorf("proxy tcp: %w", err), "choose another --listen address")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var api *http.Server
+	apiDone := make(chan error, 1)
+	if opts.API != "" {
+		aln, err := net.Listen("tcp", opts.API)
+		if err != nil {
+			ln.Close()
+			return withHint(ExitRuntime, fmt.Errorf("proxy tcp: control API: %w", err), "choose another --api address")
+		}
+		api = &http.Server{Handler: faults.TCPAPI(p), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
+		go func() { apiDone <- api.Serve(aln) }()
+		defer api.Close()
+		fmt.Fprintf(opts.Streams.Err, "control API on http://%s/faults\n", aln.Addr())
+	}
+	fmt.Fprintf(opts.Streams.Err, "tcp proxy on %s → %s (latency %v, jitter %v, down %v, reset after %d B, bandwidth %d B/s; seed %d); Ctrl-C to stop\n",
+		ln.Addr(), opts.Upstream, f.Latency, f.Jitter, f.Down, f.ResetAfter, f.Bandwidth, opts.Seed)
+	done := make(chan error, 1)
+	go func() { done <- p.Serve(ctx, ln) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return withCode(ExitRuntime, fmt.Errorf("proxy tcp: %w", err))
+		}
+	case err := <-apiDone:
+		cancel()
+		<-done
+		return withCode(ExitRuntime, fmt.Errorf("proxy tcp: control API: %w", err))
+	}
+	st := p.Stats()
+	fmt.Fprintf(opts.Streams.Err, "tcp proxy stopped after %d connections, %d exchanges\n", st.Conns, st.Exchanges)
+	return nil
 }
