@@ -1,98 +1,315 @@
 package cmd
 
 import (
+	"fmt"
+	"io"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/measure"
 )
 
-// progress adapts the runner's Observer to an mpb bar on stderr. It is a
-// no-op when stderr is not a terminal, so CI logs and redirected output
-// never hold a progress byte.
-type progress struct {
-	enabled bool
-	streams Streams
-	name    string
+// progressMode is how a run shows its progress on stderr.
+type progressMode int
 
-	once  sync.Once
-	p     *mpb.Progress
-	bar   *mpb.Bar
-	total int64
-	start time.Time
-	dur   time.Duration
-	stop  chan struct{}
-	wg    sync.WaitGroup
+const (
+	// progressOff shows nothing (--quiet).
+	progressOff progressMode = iota
+	// progressLines prints one plain line every progressEvery, for CI
+	// logs and redirected stderr, where bars would be noise.
+	progressLines
+	// progressBars draws mpb bars with live counters, on a terminal.
+	progressBars
+)
+
+// progressEvery is how often progressLines prints.
+const progressEvery = 10 * time.Second
+
+// progressModeOf chooses the mode: nothing with --quiet, bars when stderr
+// is a terminal, else a line every 10 s.
+func progressModeOf(s Streams, quiet bool) progressMode {
+	switch {
+	case quiet:
+		return progressOff
+	case s.ErrTerminal:
+		return progressBars
+	}
+	return progressLines
 }
 
+// progress adapts the runner's Observer to stderr: bars on a terminal,
+// a plain line every 10 s elsewhere, nothing with --quiet. It never
+// writes to stdout, so a report there never holds a progress byte.
+//
+// It counts ops by how they ended (OpDone) and, when the runner reports
+// attempts (AttemptDone), faults, retries, 4xx and 5xx answers and the
+// clean attempts' p99 so far; Phase announces the steps after the load
+// (the quiet period, the oracle reads).
+type progress struct {
+	mode progressMode
+	w    io.Writer
+	name string
+	// ticker makes the clock for lines and the bar's seconds; tests
+	// replace it with a channel they drive.
+	ticker func(time.Duration) (<-chan time.Time, func())
+	now    func() time.Time
+
+	once  sync.Once
+	start time.Time
+	total int64         // ops, 0 when bound by duration
+	dur   time.Duration // load.duration, 0 when bound by ops
+	p     *mpb.Progress
+	bar   *mpb.Bar
+	// barTotal is the bar's total: ops, or whole seconds
+	barTotal int64
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	outMu    sync.Mutex // lines and phases from two goroutines
+
+	ops, acked, indeterminate, rejected, notSent atomic.Int64
+	attempts, faults, retries, s4xx, s5xx        atomic.Int64
+
+	histMu sync.Mutex
+	hist   *hdrhistogram.Histogram
+}
+
+// newProgress is bars when enabled, else nothing.
 func newProgress(s Streams, enabled bool, name string) *progress {
-	return &progress{enabled: enabled, streams: s, name: name}
+	mode := progressOff
+	if enabled {
+		mode = progressBars
+	}
+	return newProgressMode(s, mode, name)
+}
+
+// newProgressMode shows a scenario's progress on s.Err in mode.
+func newProgressMode(s Streams, mode progressMode, name string) *progress {
+	return &progress{mode: mode, w: s.Err, name: name, now: time.Now,
+		ticker: func(d time.Duration) (<-chan time.Time, func()) {
+			t := time.NewTicker(d)
+			return t.C, t.Stop
+		}}
 }
 
 // Start implements runner.Observer.
 func (p *progress) Start(totalOps int, d time.Duration) {
-	if !p.enabled {
+	if p.mode == progressOff {
 		return
 	}
 	p.once.Do(func() {
-		p.start = time.Now()
-		p.p = mpb.New(mpb.WithOutput(p.streams.Err), mpb.WithWidth(40), mpb.WithRefreshRate(150*time.Millisecond))
-		total := int64(totalOps)
-		if total == 0 {
-			// duration-bound load: the bar tracks time, in milliseconds
-			total, p.dur = d.Milliseconds(), d
-		}
-		p.total = total
-		p.bar = p.p.AddBar(total,
-			mpb.PrependDecorators(decor.Name(p.name+" ", decor.WCSyncSpaceR), decor.CountersNoUnit("%d/%d")),
-			mpb.AppendDecorators(decor.Percentage(decor.WCSyncSpace), decor.Name(" "), decor.AverageETA(decor.ET_STYLE_GO)),
-		)
-		if p.dur > 0 {
-			p.stop = make(chan struct{})
+		p.start = p.now()
+		p.total, p.dur = int64(totalOps), d
+		p.stop = make(chan struct{})
+		switch p.mode {
+		case progressBars:
+			p.startBar()
+		case progressLines:
+			p.printf("%s: started, %s\n", p.name, p.plan())
 			p.wg.Add(1)
-			go p.tick()
+			go p.loop(progressEvery, func(now time.Time) { p.printf("%s: %s\n", p.name, p.status(now)) })
 		}
 	})
 }
 
-func (p *progress) tick() {
+func (p *progress) plan() string {
+	switch {
+	case p.total > 0 && p.dur > 0:
+		return fmt.Sprintf("%d ops or %s, whichever comes first", p.total, p.dur)
+	case p.total > 0:
+		return fmt.Sprintf("%d ops", p.total)
+	}
+	return fmt.Sprintf("for %s", p.dur)
+}
+
+func (p *progress) startBar() {
+	// bars only on a terminal (progressModeOf), so refresh whatever the
+	// writer looks like
+	p.p = mpb.New(mpb.WithOutput(p.w), mpb.WithAutoRefresh(), mpb.WithWidth(32), mpb.WithRefreshRate(150*time.Millisecond))
+	count := decor.CountersNoUnit("%d/%d ops")
+	total := p.total
+	if total == 0 {
+		// bound by duration: the bar counts whole seconds
+		total = max(int64((p.dur+time.Second-1)/time.Second), 1)
+		count = decor.CountersNoUnit("%ds/%ds")
+	}
+	p.barTotal = total
+	p.bar = p.p.AddBar(total,
+		mpb.PrependDecorators(decor.Name(p.name+" ", decor.WCSyncSpaceR), count),
+		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return p.live() }, decor.WCSyncSpace)),
+	)
+	if p.total == 0 {
+		p.wg.Add(1)
+		go p.loop(200*time.Millisecond, func(now time.Time) {
+			p.bar.SetCurrent(min(int64(now.Sub(p.start)/time.Second), total))
+		})
+	}
+}
+
+// loop calls f with the time every d until Close.
+func (p *progress) loop(d time.Duration, f func(now time.Time)) {
 	defer p.wg.Done()
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
+	c, stop := p.ticker(d)
+	defer stop()
 	for {
 		select {
 		case <-p.stop:
 			return
-		case <-t.C:
-			el := time.Since(p.start).Milliseconds()
-			if el > p.total {
-				el = p.total
-			}
-			p.bar.SetCurrent(el)
+		case now := <-c:
+			f(now)
 		}
 	}
 }
 
 // OpDone implements runner.Observer.
 func (p *progress) OpDone(op int, state history.OpState) {
-	if !p.enabled || p.bar == nil || p.dur > 0 {
+	if p.mode == progressOff {
 		return
 	}
-	p.bar.Increment()
+	p.ops.Add(1)
+	switch state {
+	case history.Acked:
+		p.acked.Add(1)
+	case history.Rejected:
+		p.rejected.Add(1)
+	case history.NotSent:
+		p.notSent.Add(1)
+	default:
+		p.indeterminate.Add(1)
+	}
+	if p.bar != nil && p.total > 0 {
+		p.bar.Increment()
+	}
 }
 
-// Close finishes the bar and waits for it to render.
-func (p *progress) Close() {
-	if p.p == nil {
+// AttemptDone hears each attempt when it ends (the runner calls it when
+// its Observer has the method): faults, retries, answers by class and the
+// clean attempts' latency.
+func (p *progress) AttemptDone(a history.Attempt) {
+	if p.mode == progressOff {
 		return
 	}
-	if p.stop != nil {
-		close(p.stop)
-		p.wg.Wait()
+	p.attempts.Add(1)
+	switch {
+	case history.IsReplay(a.Fault):
+	case a.Fault != "":
+		p.faults.Add(1)
 	}
-	p.bar.SetTotal(-1, true)
-	p.p.Wait()
+	if a.N > 1 && !history.IsReplay(a.Fault) {
+		p.retries.Add(1)
+	}
+	if a.Outcome == history.OK {
+		switch {
+		case a.Status >= 500:
+			p.s5xx.Add(1)
+		case a.Status >= 400:
+			p.s4xx.Add(1)
+		}
+		if a.Fault == "" {
+			p.histMu.Lock()
+			if p.hist == nil {
+				p.hist = measure.NewHistogram()
+			}
+			measure.Record(p.hist, a.Latency())
+			p.histMu.Unlock()
+		}
+	}
+}
+
+// Phase announces a step after the load, such as "quiet period 2s" or
+// "reading the oracles" (trial calls it when its Observer has the method).
+func (p *progress) Phase(what string) {
+	if p.mode == progressOff {
+		return
+	}
+	if p.mode == progressBars && p.p != nil {
+		// a line above the bar, which keeps drawing
+		p.outMu.Lock()
+		defer p.outMu.Unlock()
+		fmt.Fprintf(p.p, "%s: %s\n", p.name, what)
+		return
+	}
+	p.printf("%s: %s\n", p.name, what)
+}
+
+func (p *progress) printf(format string, args ...any) {
+	p.outMu.Lock()
+	defer p.outMu.Unlock()
+	fmt.Fprintf(p.w, format, args...)
+}
+
+// live is the counters after the bar: rate, faults, retries, answers, p99.
+func (p *progress) live() string { return p.counters(time.Now()) }
+
+func (p *progress) counters(now time.Time) string {
+	parts := []string{fmt.Sprintf("%.0f ops/s", p.rate(now))}
+	if n := p.attempts.Load(); n > 0 {
+		parts = append(parts, fmt.Sprintf("faults %d", p.faults.Load()), fmt.Sprintf("retries %d", p.retries.Load()),
+			fmt.Sprintf("4xx %d", p.s4xx.Load()), fmt.Sprintf("5xx %d", p.s5xx.Load()))
+	}
+	if q := p.p99(); q != "" {
+		parts = append(parts, "p99 "+q)
+	}
+	if n := p.indeterminate.Load(); n > 0 {
+		parts = append(parts, fmt.Sprintf("indeterminate %d", n))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// status is one line of progress for logs, at now.
+func (p *progress) status(now time.Time) string {
+	el := now.Sub(p.start).Truncate(time.Second)
+	done := fmt.Sprintf("%d ops", p.ops.Load())
+	switch {
+	case p.total > 0:
+		done = fmt.Sprintf("%d/%d ops", p.ops.Load(), p.total)
+	case p.dur > 0:
+		done = fmt.Sprintf("%s/%s, %d ops", el, p.dur, p.ops.Load())
+	}
+	return fmt.Sprintf("%s after %s; %s", done, el, p.counters(now))
+}
+
+func (p *progress) rate(now time.Time) float64 {
+	el := now.Sub(p.start).Seconds()
+	if el <= 0 {
+		return 0
+	}
+	return float64(p.ops.Load()) / el
+}
+
+func (p *progress) p99() string {
+	p.histMu.Lock()
+	defer p.histMu.Unlock()
+	if p.hist == nil || p.hist.TotalCount() == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.1fms", float64(p.hist.ValueAtQuantile(99))/1000)
+}
+
+// Close ends the progress: the bar completes, the log gets a last line.
+func (p *progress) Close() {
+	if p.stop == nil {
+		return
+	}
+	close(p.stop)
+	p.wg.Wait()
+	switch p.mode {
+	case progressBars:
+		if p.total == 0 {
+			p.bar.SetCurrent(min(int64(p.now().Sub(p.start)/time.Second), p.barTotal))
+		}
+		if !p.bar.Completed() {
+			p.bar.Abort(false) // an interrupted run: the bar stays where it stopped
+		}
+		p.p.Wait()
+	case progressLines:
+		p.printf("%s: load done, %s\n", p.name, p.status(p.now()))
+	}
+	p.stop = nil
 }
