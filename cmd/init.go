@@ -1,0 +1,314 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"text/template"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+
+	"github.com/idemcheck/idemcheck/scenarios"
+)
+
+// InitOptions are the inputs of `idemcheck init`.
+type InitOptions struct {
+	Streams Streams
+	Method  string
+	URL     string
+	Request requestFlags
+	// Effects is the path (or same-host URL) of a GET that answers one
+	// key's effect count; a template that uses {{.Key}}.
+	Effects string
+	// EffectsValue is the JSONPath to the count in its answer.
+	EffectsValue string
+	Name         string
+	Output       string // "-" or "": stdout
+	Force        bool
+}
+
+// NewCmdInit builds `idemcheck init`.
+func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cobra.Command {
+	opts := &InitOptions{Streams: f.Streams}
+	c := &cobra.Command{
+		Use:   "init METHOD URL",
+		Short: "Write a starting scenario for your own API",
+		Long: `Init writes a scenario file for one operation of your API, from the same
+flags as a request on the command line: the method and URL, the body (-d), headers (-H),
+and where the idempotency key goes (--key-header, default Idempotency-Key, or
+--key-field for a JSON body field). With --effects, the path of a GET that
+answers how many effects (charges, orders) one key made, the scenario checks
+exactly_once as well as same_response; without it, only same_response, and
+the file says where to add an oracle.
+
+The file is checked as 'idemcheck run' would check it before it is written.
+Secrets stay out of it: a header such as Authorization must take its value
+from the environment, -H 'Authorization: Bearer {{env "API_TOKEN"}}'.
+Edit the load, faults and thresholds to taste; docs/scenario.md describes
+every field.`,
+		Example: `  # a charge endpoint with a count endpoint per key
+  idemcheck init POST https://staging.example.com/v1/charges \
+    -d '{"amount":100,"currency":"usd","customer":"cus_{{.Seq}}"}' \
+    -H 'Authorization: Bearer {{env "API_TOKEN"}}' \
+    --effects '/internal/charges?idempotency_key={{.Key}}' -o charges.yaml
+  API_TOKEN=sk_test_... idemcheck run charges.yaml
+
+  # the key in the body instead of a header
+  idemcheck init POST http://127.0.0.1:8080/likes -d '{"post":"p1"}' --key-field op_id`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return withHint(ExitUsage, fmt.Errorf("init takes METHOD and URL, got %d arguments", len(args)),
+					"e.g. idemcheck init POST https://staging.example.com/v1/charges -d '{\"amount\":100}'")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Method, opts.URL = args[0], args[1]
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return initRun(c.Context(), opts)
+		},
+	}
+	fl := c.Flags()
+	opts.Request.register(fl)
+	fl.StringVar(&opts.Effects, "effects", "", "a GET that answers one key's effect count, as a path (or a URL on the same host) with {{.Key}}: '/internal/charges?idempotency_key={{.Key}}'")
+	fl.StringVar(&opts.EffectsValue, "effects-value", "$.count", "the JSONPath to the count in the --effects answer")
+	fl.StringVar(&opts.Name, "name", "", "the scenario's name (default: from the method and path, e.g. post-v1-charges)")
+	fl.StringVarP(&opts.Output, "output", "o", "-", "the file to write (default: stdout)")
+	fl.BoolVar(&opts.Force, "force", false, "overwrite --output if it exists")
+	return c
+}
+
+// secretHeader names headers that carry credentials.
+var secretHeader = regexp.MustCompile(`(?i)^(authorization|proxy-authorization|cookie|x-api-key|api-key|apikey|x-auth-token|.*token.*|.*secret.*|.*password.*)$`)
+
+func initRun(_ context.Context, opts *InitOptions) error {
+	op, err := opts.Request.resolve(opts.Method, opts.URL)
+	if err != nil {
+		return err
+	}
+	for name, value := range op.Headers {
+		if secretHeader.MatchString(name) && !strings.Contains(value, "{{") {
+			return withHint(ExitUsage, fmt.Errorf("-H %s holds a literal value: the scenario file would keep the secret", name),
+				fmt.Sprintf(`take it from the environment: -H '%s: Bearer {{env "API_TOKEN"}}'`, name))
+		}
+	}
+	if op.Base.User != nil {
+		return withHint(ExitUsage, errors.New("the URL holds credentials: the scenario file would keep them"),
+			`take them from the environment in a header: -H 'Authorization: Basic {{env "API_BASIC"}}'`)
+	}
+	name := opts.Name
+	if name == "" {
+		name = scenarioName(op.Method, op.Path)
+	}
+	effects, err := effectsPath(opts.Effects, op)
+	if err != nil {
+		return err
+	}
+	text, err := renderInit(initData{Op: op, Name: name, Effects: effects, EffectsValue: opts.EffectsValue})
+	if err != nil {
+		return err
+	}
+	if _, err := scenarios.Parse(initSource(opts.Output), text); err != nil {
+		return withCode(ExitUsage, err)
+	}
+	if opts.Output == "" || opts.Output == "-" {
+		_, err := opts.Streams.Out.Write(text)
+		return err
+	}
+	if _, err := os.Stat(opts.Output); err == nil && !opts.Force {
+		return withHint(ExitUsage, fmt.Errorf("%s exists", opts.Output), "choose another --output, or --force to overwrite it")
+	}
+	if err := writeFile(opts.Output, func(f *os.File) error { _, err := f.Write(text); return err }); err != nil {
+		return withCode(ExitRuntime, err)
+	}
+	fmt.Fprintf(opts.Streams.Err, "wrote %s; run it with: idemcheck run %s\n", opts.Output, opts.Output)
+	return nil
+}
+
+func initSource(out string) string {
+	if out == "" || out == "-" {
+		return "init"
+	}
+	return out
+}
+
+var nonName = regexp.MustCompile(`[^a-z0-9]+`)
+
+// scenarioName is "post-v1-charges" for POST /v1/charges?x=1.
+func scenarioName(method, path string) string {
+	path, _, _ = strings.Cut(path, "?")
+	n := strings.Trim(nonName.ReplaceAllString(strings.ToLower(method+"-"+path), "-"), "-")
+	if n == "" {
+		return "my-operation"
+	}
+	return n
+}
+
+// effectsPath is --effects as a path on the operation's target.
+func effectsPath(raw string, op *operation) (string, error) {
+	if raw == "" {
+		return "", nil
+	}
+	if !strings.Contains(raw, "{{.Key}}") && !strings.Contains(raw, "{{ .Key }}") {
+		return "", withHint(ExitUsage, fmt.Errorf("--effects %q does not use {{.Key}}", raw),
+			"it is read once per key: '/internal/charges?idempotency_key={{.Key}}'")
+	}
+	if strings.HasPrefix(raw, "/") {
+		return raw, nil
+	}
+	// a URL: same scheme and host as the operation, since the oracle reads
+	// from the scenario's target
+	scheme, rest, ok := strings.Cut(raw, "://")
+	host, path, _ := strings.Cut(rest, "/")
+	if !ok || (scheme != "http" && scheme != "https") {
+		return "", withHint(ExitUsage, fmt.Errorf("--effects %q: want a path or an http(s) URL", redactArg(raw)), "e.g. --effects '/internal/charges?idempotency_key={{.Key}}'")
+	}
+	if scheme != op.Base.Scheme || !sameHost(host, op.Base) {
+		return "", withHint(ExitUsage, fmt.Errorf("--effects is on %s://%s, the operation on %s://%s", scheme, host, op.Base.Scheme, op.Base.Host),
+			"the oracle reads from the scenario's target: give --effects as a path on it")
+	}
+	return "/" + path, nil
+}
+
+func sameHost(host string, base *url.URL) bool {
+	if i := strings.LastIndex(host, "@"); i >= 0 {
+		host = host[i+1:]
+	}
+	return host == base.Host
+}
+
+type initData struct {
+	Op           *operation
+	Name         string
+	Effects      string
+	EffectsValue string
+}
+
+// q quotes a string as a YAML scalar.
+func q(s string) (string, error) {
+	b, err := yaml.Marshal(s)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(string(b), "\n"), nil
+}
+
+var initTemplate = template.Must(template.New("init").Funcs(template.FuncMap{"q": q}).Parse(`# A starting scenario for {{.Op.Method}} {{.Op.Path}}, written by 'idemcheck init'.
+# Run it with
+#   idemcheck run FILE
+# Every field is described in docs/scenario.md.
+name: {{q .Name}}
+description: >-
+  {{.Op.Method}} {{.Op.Path}} with its idempotency key while answers are lost,
+  requests time out and are sent twice.{{if .Effects}} Every key must have
+  exactly one effect, and every retry must get the first answer back.{{else}} Every retry must get the
+  first answer back.{{end}}
+expect: pass
+
+# The base URL; --target and IDEMCHECK_TARGET override it.
+target:{{range .Targets}}
+  - {{q .}}{{end}}
+
+operation:
+  method: {{.Op.Method}}
+  path: {{q .Op.Path}}
+{{- if .Op.Headers}}
+  headers:{{range $k, $v := .Op.Headers}}
+    {{q $k}}: {{q $v}}{{end}}
+{{- end}}
+{{- if .Op.Body}}
+  # Templates see {{"{{"}}.Seq{{"}}"}} (the op's number), {{"{{"}}.Key{{"}}"}}, {{"{{"}}.User{{"}}"}}; randInt draws from the
+  # op's seeded source, so a retry sends the same body.
+  body: {{q .Op.Body}}
+{{- end}}
+  key:
+{{- if .Op.Key.BodyField}}
+    body_field: {{q .Op.Key.BodyField}}
+{{- else}}
+    header: {{q .Op.Key.Header}}
+{{- end}}
+
+# Closed model: 8 workers send 200 ops. For an open model, rate: 50/s and
+# duration: 30s.
+load:
+  ops: 200
+  concurrency: 8
+
+retry:
+  attempts: 5
+  backoff: {initial: 50ms, max: 2s, multiplier: 2, jitter: 0.5}
+  on: [fail, info, 409, 429, 5xx]
+
+faults:
+  - kind: drop_ack      # processed, but the answer is lost
+    rate: 0.1
+  - kind: timeout       # the client gives up while the server works
+    rate: 0.05
+    after: 1s
+  - kind: duplicate     # a double submit
+    rate: 0.05
+    copies: 2
+  - kind: reset         # the connection fails before sending
+    rate: 0.02
+
+# Long enough for abandoned requests to finish before counting.
+quiet: 2s
+{{if .Effects}}
+oracles:
+  - name: effects
+    effects:
+      per_key:
+        path: {{q .Effects}}
+{{- with .Credentials}}
+        headers:{{range $k, $v := .}}
+          {{q $k}}: {{q $v}}{{end}}
+{{- end}}
+        value: {{q .EffectsValue}}
+
+invariants:
+  - check: exactly_once
+    oracle: effects
+  - check: same_response
+{{else}}
+# To count effects (charges, orders) per key, add an oracle (docs/scenario.md,
+# "oracles") and the exactly_once invariant on it, or run
+# 'idemcheck init' again with --effects PATH.
+invariants:
+  - check: same_response
+{{end}}
+thresholds:
+  p99: 2s
+`))
+
+// renderInit writes the scenario file's text.
+func renderInit(d initData) ([]byte, error) {
+	targets := d.Op.Targets
+	if len(targets) == 0 {
+		targets = []string{d.Op.Base.String()}
+	}
+	var b bytes.Buffer
+	// the oracle's reads carry the operation's credentials, nothing else
+	creds := map[string]string{}
+	for k, v := range d.Op.Headers {
+		if secretHeader.MatchString(k) {
+			creds[k] = v
+		}
+	}
+	err := initTemplate.Execute(&b, struct {
+		initData
+		Targets     []string
+		Credentials map[string]string
+	}{d, targets, creds})
+	if err != nil {
+		return nil, errors.Join(errors.New("writing the scenario"), err)
+	}
+	return b.Bytes(), nil
+}
