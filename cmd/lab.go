@@ -11,8 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
+	redaction "github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/lab"
 )
 
@@ -199,37 +202,41 @@ func newLabServers(ctx context.Context, cfg lab.Config, store, ledger, namespace
 			closers[i]()
 		}
 	}
+	// Both are parsed before anything connects, so a URL that does not
+	// parse is a usage error (exit 2), and no message ever quotes one: a
+	// driver's error is scrubbed of every secret the URL holds.
+	ledgerConn, ledgerSecrets, err := ledgerURL(ledger)
+	if err != nil {
+		return nil, nil, err
+	}
+	storeConn, storeSecrets, err := storeURL(store)
+	if err != nil {
+		return nil, nil, err
+	}
 	var l lab.Ledger
-	switch {
-	case ledger == "memory":
+	if ledgerConn == "" {
 		l = lab.NewMemoryLedger()
-	case strings.HasPrefix(ledger, "postgres://") || strings.HasPrefix(ledger, "postgresql://"):
+	} else {
 		// The pool is lab.DefaultPostgresMaxConns unless the URL's
 		// pool_max_conns says otherwise.
-		pg, err := lab.NewPostgresLedger(ctx, ledger, pgOpts...)
+		pg, err := lab.NewPostgresLedger(ctx, ledgerConn, pgOpts...)
 		if err != nil {
-			return nil, nil, withHint(ExitRuntime, fmt.Errorf("lab ledger: %w", err), "is Postgres running and the URL right? e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")
+			return nil, nil, withHint(ExitRuntime, scrubbedError("lab ledger", err, ledgerSecrets), "is Postgres running and the URL right? e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")
 		}
 		closers = append(closers, pg.Close)
 		l = pg
-	default:
-		return nil, nil, usageError("--ledger %q: want memory or a postgres:// URL", ledger)
 	}
 	var c lab.Cache
-	switch {
-	case store == "memory":
+	if storeConn == "" {
 		c = lab.NewMemoryCache(nil)
-	case strings.HasPrefix(store, "redis://") || strings.HasPrefix(store, "rediss://"):
-		rc, err := lab.NewRedisCache(ctx, store, redisOpts...)
+	} else {
+		rc, err := lab.NewRedisCache(ctx, storeConn, redisOpts...)
 		if err != nil {
 			closeAll()
-			return nil, nil, withHint(ExitRuntime, fmt.Errorf("lab store: %w", err), "is Redis running and the URL right? e.g. redis://127.0.0.1:6379/0")
+			return nil, nil, withHint(ExitRuntime, scrubbedError("lab store", err, storeSecrets), "is Redis running and the URL right? e.g. redis://127.0.0.1:6379/0")
 		}
 		closers = append(closers, func() { _ = rc.Close() })
 		c = rc
-	default:
-		closeAll()
-		return nil, nil, usageError("--store %q: want memory or a redis:// URL", store)
 	}
 	srvs := make([]http.Handler, n)
 	for i := range srvs {
@@ -272,11 +279,93 @@ func validNamespace(s string) bool {
 	return s != "" && len(s) <= 48
 }
 
-// redact hides the password of a URL so it never reaches a terminal or a log.
+// redact is a store or ledger URL (or key=value DSN) as a terminal or a
+// log may show it: password and every value but the connection
+// parameters masked, an unparseable URL masked whole.
 func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return raw
+	return redaction.Options{Keep: redaction.ConnParams}.String(raw)
+}
+
+// ledgerURL checks --ledger: "memory" (conn ""), a postgres:// or
+// postgresql:// URL in any case (conn with its scheme in lower case, as
+// the driver wants it), or a key=value DSN. It returns the secrets the
+// value holds, to scrub from errors. Anything else, or a URL or DSN the
+// driver cannot parse, is a usage error that does not quote it.
+func ledgerURL(raw string) (conn string, secrets *redaction.Secrets, err error) {
+	secrets = &redaction.Secrets{}
+	secrets.Add(raw)
+	if raw == "memory" {
+		return "", secrets, nil
 	}
-	return u.Redacted()
+	const hint = "e.g. --ledger postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable, or host=127.0.0.1 user=postgres dbname=postgres"
+	conn, ok, err := lowerScheme(raw, "postgres", "postgresql")
+	switch {
+	case err != nil:
+		return "", nil, withHint(ExitUsage, fmt.Errorf("--ledger %s: %w", redact(raw), err), hint)
+	case !ok && (strings.Contains(raw, "://") || !strings.Contains(raw, "=")):
+		return "", nil, withHint(ExitUsage, fmt.Errorf("--ledger %s: want memory, a postgres:// URL or a key=value DSN", redact(raw)), hint)
+	}
+	cfg, err := pgxpool.ParseConfig(conn)
+	if err != nil {
+		return "", nil, withHint(ExitUsage, fmt.Errorf("--ledger %s: cannot parse it: check its form, escaping special characters in the password with %%XX", redact(raw)), hint)
+	}
+	secrets.Add(cfg.ConnConfig.Password)
+	if u, err := url.Parse(conn); err == nil && ok {
+		secrets.AddURL(u)
+	}
+	return conn, secrets, nil
+}
+
+// storeURL checks --store: "memory" (conn ""), or a redis:// or rediss://
+// URL in any case, as ledgerURL checks --ledger.
+func storeURL(raw string) (conn string, secrets *redaction.Secrets, err error) {
+	secrets = &redaction.Secrets{}
+	secrets.Add(raw)
+	if raw == "memory" {
+		return "", secrets, nil
+	}
+	const hint = "e.g. --store redis://127.0.0.1:6379/0 (a password: redis://:PASSWORD@host:6379/0)"
+	conn, ok, err := lowerScheme(raw, "redis", "rediss")
+	switch {
+	case err != nil:
+		return "", nil, withHint(ExitUsage, fmt.Errorf("--store %s: %w", redact(raw), err), hint)
+	case !ok:
+		return "", nil, withHint(ExitUsage, fmt.Errorf("--store %s: want memory or a redis:// URL", redact(raw)), hint)
+	}
+	opt, err := redis.ParseURL(conn)
+	if err != nil {
+		return "", nil, withHint(ExitUsage, fmt.Errorf("--store %s: cannot parse it: check its form, escaping special characters in the password with %%XX", redact(raw)), hint)
+	}
+	secrets.Add(opt.Password)
+	if u, err := url.Parse(conn); err == nil {
+		secrets.AddURL(u)
+	}
+	return conn, secrets, nil
+}
+
+// lowerScheme is raw with its scheme in lower case when it is a URL of
+// one of schemes (ok); an error when it is such a URL that does not parse.
+func lowerScheme(raw string, schemes ...string) (conn string, ok bool, err error) {
+	scheme, rest, found := strings.Cut(strings.TrimSpace(raw), "://")
+	if !found {
+		return raw, false, nil
+	}
+	scheme = strings.ToLower(scheme)
+	for _, s := range schemes {
+		if scheme == s {
+			conn = scheme + "://" + rest
+			if _, err := url.Parse(conn); err != nil {
+				return "", false, errors.New("the URL does not parse: escape special characters in the password with %XX")
+			}
+			return conn, true, nil
+		}
+	}
+	return raw, false, nil
+}
+
+// scrubbedError is err, from a driver given a URL, under what, its
+// message scrubbed of the URL's secrets. The chain is not kept: nothing
+// tests a driver's error, and its message is what would leak.
+func scrubbedError(what string, err error, secrets *redaction.Secrets) error {
+	return fmt.Errorf("%s: %s", what, secrets.Scrub(err.Error()))
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/idemcheck/idemcheck/trial"
 )
 
 // ExitCode is the process exit status.
@@ -101,9 +103,22 @@ func StdStreams() Streams {
 
 // Main runs idemcheck with args (without the program name) and returns the
 // exit code. It is the only place that prints errors.
+//
+// The first SIGINT or SIGTERM (or ctx's end) interrupts the command: a run
+// stops its load, still reads the state and writes what it saw, and exits
+// 130. A second one aborts that too: Main returns 130 at once, leaving the
+// command to its end (files are written whole or not at all).
 func Main(ctx context.Context, args []string, streams Streams, getenv func(string) string) ExitCode {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	sigs, _ := ctx.Value(signalsKey{}).(chan os.Signal)
+	if sigs == nil {
+		sigs = make(chan os.Signal, 2)
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(sigs)
+	}
+	abort, abortAll := context.WithCancel(ctx)
+	defer abortAll()
+	ctx, interrupt := context.WithCancel(trial.WithAbort(abort, abort))
+	defer interrupt()
 	// go-redis logs dial failures through a global logger to stderr; the
 	// lab reports them as 503s and errors instead.
 	redis.SetLogger(discardLogger{})
@@ -112,9 +127,29 @@ func Main(ctx context.Context, args []string, streams Streams, getenv func(strin
 	root.SetArgs(args)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)
-	err := root.ExecuteContext(ctx)
-	return report(streams.Err, err)
+	done := make(chan ExitCode, 1)
+	go func() {
+		done <- report(streams.Err, root.ExecuteContext(ctx))
+	}()
+	for {
+		select {
+		case code := <-done:
+			return code
+		case <-sigs:
+			if ctx.Err() == nil {
+				interrupt()
+				continue
+			}
+			abortAll()
+			fmt.Fprintln(streams.Err, "idemcheck: interrupted again: exiting now")
+			return ExitInterrupted
+		}
+	}
 }
+
+// signalsKey carries, in tests, the channel Main reads signals from in
+// place of the process's.
+type signalsKey struct{}
 
 func report(w io.Writer, err error) ExitCode {
 	if err == nil {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/idemcheck/idemcheck/checks"
@@ -31,6 +32,7 @@ type execOptions struct {
 	Getenv         func(string) string
 	Observer       runner.Observer
 	FailOn         string // "medium": a deviation from the profile fails the run
+	RedactPath     bool   // mask the targets' path segments in every output
 }
 
 // execution is what one scenario's run produced.
@@ -39,6 +41,8 @@ type execution struct {
 	History *history.History
 	Code    ExitCode
 	Err     error // a runtime problem beside the verdicts (unreachable target, report not written)
+	// Written is true when the run's files were written to execOptions.Out.
+	Written bool
 }
 
 // execute runs one scenario through trial.Run and turns what it returns
@@ -47,7 +51,7 @@ type execution struct {
 // target); an interrupted or failed run still writes what it saw.
 func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execution, error) {
 	j, err := trial.Run(ctx, sc, trial.Options{Target: o.Target, Targets: o.Targets, RequestTimeout: o.RequestTimeout, Seed: o.Seed, KeyNonce: o.KeyNonce,
-		Transport: o.Transport, Getenv: o.Getenv, Observer: o.Observer, FailOn: o.FailOn})
+		Transport: o.Transport, Getenv: o.Getenv, Observer: o.Observer, FailOn: o.FailOn, RedactPath: o.RedactPath})
 	if err != nil {
 		return nil, prepareError(err)
 	}
@@ -59,10 +63,18 @@ func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execu
 	case j.Err != nil: // runner.ErrTarget among them
 		ex.Code, ex.Err = ExitRuntime, j.Err
 	}
+	if ctx.Err() != nil && ex.Code != ExitInterrupted {
+		// Interrupted after the load (in the quiet period, during the
+		// reads): whatever the verdicts, the run did not finish.
+		ex.Code = ExitInterrupted
+		ex.Err = errors.Join(ex.Err, fmt.Errorf("%s: interrupted: %w", sc.Name, context.Canceled))
+	}
 	if o.Out != "" {
 		if err := writeRun(o.Out, sum, j.History); err != nil {
 			ex.Code = worst(ex.Code, ExitRuntime)
 			ex.Err = errors.Join(ex.Err, err)
+		} else {
+			ex.Written = true
 		}
 	}
 	return ex, nil
@@ -89,6 +101,9 @@ func prepareError(err error) error {
 		if te.NotHTTP {
 			hint = "the target answered, but not in HTTP: is that the API's port, and the right scheme (http:// or https://)?"
 		}
+		if te.TLS {
+			hint = "the target speaks TLS: use https://"
+		}
 		return withHint(ExitRuntime, err, hint)
 	}
 	return withCode(ExitRuntime, err)
@@ -97,6 +112,77 @@ func prepareError(err error) error {
 // summarize is the report's summary of a judged run.
 func summarize(j *trial.Judged) *reports.Summary {
 	return reports.New("idemcheck "+Version, j.History, j.Measures, j.Judgement)
+}
+
+// checkOut makes dir and checks that a file can be written in it, so that
+// an unwritable --out is found before any request is sent.
+func checkOut(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return withHint(ExitRuntime, fmt.Errorf("--out %s: %w", dir, err), "choose a directory you can write to; nothing was sent")
+	}
+	f, err := os.CreateTemp(dir, ".idemcheck-write-check-*")
+	if err != nil {
+		return withHint(ExitRuntime, fmt.Errorf("--out %s: cannot write there: %w", dir, unwrapPath(err)), "choose a directory you can write to; nothing was sent")
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
+// unwrapPath is a path error's cause, as the path is named already.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// dirNames returns a directory name for each scenario name, safe as one
+// path element (letters, digits, ".", "_" and "-"; no "..") and unique
+// among them: "../x" becomes "x", two "pay" become "pay" and "pay-2".
+func dirNames(names []string) []string {
+	out := make([]string, len(names))
+	used := map[string]bool{}
+	for i, n := range names {
+		base := safeName(n)
+		name := base
+		for k := 2; used[strings.ToLower(name)]; k++ {
+			name = fmt.Sprintf("%s-%d", base, k)
+		}
+		used[strings.ToLower(name)] = true // case-insensitive file systems
+		out[i] = name
+	}
+	return out
+}
+
+// safeName is n as one path element: every run of characters other than
+// letters, digits, ".", "_" and "-" becomes "-", leading dots and dashes
+// and trailing dots go; "scenario" when nothing is left.
+func safeName(n string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range n {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'
+		if !ok {
+			if !dash {
+				b.WriteByte('-')
+				dash = true
+			}
+			continue
+		}
+		b.WriteRune(r)
+		dash = r == '-'
+	}
+	s := strings.TrimLeft(b.String(), ".-")
+	s = strings.TrimRight(s, ".-")
+	if len(s) > 100 {
+		s = s[:100]
+	}
+	if s == "" {
+		return "scenario"
+	}
+	return s
 }
 
 func writeRun(dir string, sum *reports.Summary, h *history.History) error {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"path/filepath"
 	"time"
@@ -39,6 +40,8 @@ type RunOptions struct {
 	Format         string
 	Progress       bool
 	FailOn         string
+	// RedactPath masks the targets' path segments in every output.
+	RedactPath bool
 
 	// Transport replaces the HTTP transport (tests).
 	Transport http.RoundTripper
@@ -126,6 +129,7 @@ an expected violation was not caught), 2 usage or config error,
 	fl.Float64Var(&opts.Rate, "rate", 0, "override: open model at this many ops per second")
 	fl.StringVarP(&opts.Out, "out", "o", "", "directory to write report.json and history.jsonl to (one subdirectory per scenario when several)")
 	fl.StringVarP(&opts.Format, "format", "f", "text", "report format on stdout: text, json, markdown or junit")
+	fl.BoolVar(&opts.RedactPath, "redact-path", false, "mask the target URL's path segments in every output too (for a token in the path); passwords and query values are always masked")
 	fl.StringVar(&opts.FailOn, "fail-on", "", "also fail on deviations from the scenario's profile: medium (default: only duplicate effects, leaks, stuck keys and wrong replays fail)")
 	return c
 }
@@ -152,17 +156,34 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		// last run's keys, which a correct API would rightly replay.
 		nonce = randomSeed()
 	}
+	// Each scenario's files go to a directory of its own when there are
+	// several, named after it, safe as a path and unique; every directory
+	// is checked before any request is sent.
+	outs := make([]string, len(list))
+	if opts.Out != "" {
+		names := make([]string, len(list))
+		for i, sc := range list {
+			names[i] = sc.Name
+		}
+		dirs := dirNames(names)
+		for i := range list {
+			outs[i] = opts.Out
+			if len(list) > 1 {
+				outs[i] = filepath.Join(opts.Out, dirs[i])
+			}
+			if err := checkOut(outs[i]); err != nil {
+				return err
+			}
+		}
+	}
 	write, _ := reports.Writer(opts.Format)
 	var sums []*reports.Summary
 	code := ExitOK
 	var errs []error
-	for _, sc := range list {
-		out := opts.Out
-		if out != "" && len(list) > 1 {
-			out = filepath.Join(out, sc.Name)
-		}
+	written := 0
+	for i, sc := range list {
 		prog := newProgress(opts.Streams, opts.Progress, sc.Name)
-		ex, err := execute(ctx, sc, execOptions{Target: opts.Target, Targets: opts.Targets, RequestTimeout: opts.RequestTimeout, Seed: seed, KeyNonce: nonce, Out: out, Transport: opts.Transport, Getenv: opts.Getenv, Observer: prog, FailOn: opts.FailOn})
+		ex, err := execute(ctx, sc, execOptions{Target: opts.Target, Targets: opts.Targets, RequestTimeout: opts.RequestTimeout, Seed: seed, KeyNonce: nonce, Out: outs[i], Transport: opts.Transport, Getenv: opts.Getenv, Observer: prog, FailOn: opts.FailOn, RedactPath: opts.RedactPath})
 		prog.Close()
 		if err != nil {
 			return err
@@ -172,6 +193,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		if ex.Err != nil {
 			errs = append(errs, ex.Err)
 		}
+		if ex.Written {
+			written++
+		}
 		if ctx.Err() != nil {
 			break
 		}
@@ -179,8 +203,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err := write(opts.Streams.Out, sums); err != nil {
 		return withCode(ExitRuntime, fmt.Errorf("writing report: %w", err))
 	}
-	if opts.Out != "" {
+	switch {
+	case opts.Out == "":
+	case written == len(sums):
 		fmt.Fprintf(opts.Streams.Err, "report written to %s\n", opts.Out)
+	case written > 0:
+		fmt.Fprintf(opts.Streams.Err, "report partly written to %s: %d of %d runs\n", opts.Out, written, len(sums))
 	}
 	return finish(code, errs)
 }
@@ -199,6 +227,9 @@ func finish(code ExitCode, errs []error) error {
 
 // applyOverrides applies the load flags to a loaded scenario.
 func applyOverrides(sc *scenarios.Scenario, ops int, d time.Duration, conc int, rate float64) error {
+	if math.IsNaN(rate) || math.IsInf(rate, 0) {
+		return usageError("--rate %v: want a number of ops per second", rate)
+	}
 	if ops < 0 || d < 0 || conc < 0 || rate < 0 {
 		return usageError("--ops, --duration, --concurrency and --rate must not be negative")
 	}

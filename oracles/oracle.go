@@ -169,6 +169,16 @@ func redactURL(u *url.URL) string {
 	return secretParams.URL(u)
 }
 
+// lowerScheme is raw with the scheme of a scheme://… URL in lower case, as
+// the drivers want it: Postgres://… and REDIS://… are the URLs they name.
+func lowerScheme(raw string) string {
+	raw = strings.TrimSpace(raw)
+	if scheme, rest, ok := strings.Cut(raw, "://"); ok && !strings.ContainsAny(scheme, "/?#@ ") {
+		return strings.ToLower(scheme) + "://" + rest
+	}
+	return raw
+}
+
 // ErrBadURL: a database or Redis URL that does not parse. The driver's own
 // message is left out, since it quotes the URL with its password.
 var ErrBadURL = errors.New("cannot parse the URL: check its form (scheme://user:password@host:port/db), escaping special characters in the password with %XX")

@@ -194,6 +194,7 @@ func openRedis(ctx context.Context, oracle, rawURL string, conns int) (*redisCon
 	if rawURL == "" {
 		return nil, fmt.Errorf("oracle %s: no Redis URL configured", oracle)
 	}
+	rawURL = lowerScheme(rawURL)
 	rc := &redisConn{oracle: oracle, url: redactDSN(rawURL)}
 	if u, err := url.Parse(rawURL); err == nil && u.Scheme != "redis" && u.Scheme != "rediss" && u.Scheme != "unix" {
 		return nil, fmt.Errorf("oracle %s: %s: invalid URL scheme %q: want redis://, rediss:// or unix://", oracle, rc.url, u.Scheme)

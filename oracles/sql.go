@@ -216,6 +216,7 @@ func openPostgres(ctx context.Context, oracle, rawURL string, conns int) (*postg
 	if rawURL == "" {
 		return nil, fmt.Errorf("oracle %s: no database URL configured", oracle)
 	}
+	rawURL = lowerScheme(rawURL)
 	db := &postgres{oracle: oracle, url: redactDSN(rawURL)}
 	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
