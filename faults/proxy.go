@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"sync/atomic"
+	"time"
 )
 
 // Proxy is an HTTP reverse proxy that injects the faults of a Plan into the
@@ -24,12 +26,18 @@ import (
 //     closed without a response.
 //   - delay: the request is forwarded after the wait.
 //
-// Other upstream failures answer 502 Bad Gateway. Errors are answered as
+// Other upstream failures answer 502 Bad Gateway; an upstream that does
+// not answer within Timeout, 504 Gateway Timeout (or, once the answer has
+// begun, a connection cut off). Errors are answered as
 // application/problem+json and never logged.
 type Proxy struct {
 	// Base carries requests upstream; nil means http.DefaultTransport. Set
 	// it before serving.
 	Base http.RoundTripper
+	// Timeout bounds each exchange with the upstream, from the request to
+	// the end of the answer's body; 0 means DefaultProxyTimeout. A silent
+	// upstream never holds a client, or a connection, forever.
+	Timeout time.Duration
 
 	plan *Plan
 	n    atomic.Int64
@@ -51,13 +59,32 @@ func NewProxy(target *url.URL, plan *Plan) *Proxy {
 	return p
 }
 
+// DefaultProxyTimeout bounds an upstream exchange when Proxy.Timeout is 0.
+const DefaultProxyTimeout = 30 * time.Second
+
+// upstreamTimeout is the cause of an exchange's context when the proxy's
+// timeout ends it.
+type upstreamTimeout struct{ d time.Duration }
+
+func (e *upstreamTimeout) Error() string {
+	return fmt.Sprintf("the upstream did not answer within %v", e.d)
+}
+
+func (e *upstreamTimeout) Unwrap() error { return context.DeadlineExceeded }
+
 // ServeHTTP implements http.Handler.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	op := int(p.n.Add(1))
-	if f := p.plan.Pick(op, 1); f != nil {
-		r = r.WithContext(WithFault(r.Context(), f))
+	d := p.Timeout
+	if d <= 0 {
+		d = DefaultProxyTimeout
 	}
-	p.rp.ServeHTTP(w, r)
+	ctx, cancel := context.WithTimeoutCause(r.Context(), d, &upstreamTimeout{d})
+	defer cancel()
+	if f := p.plan.Pick(op, 1); f != nil {
+		ctx = WithFault(ctx, f)
+	}
+	p.rp.ServeHTTP(w, r.WithContext(ctx))
 }
 
 // Requests returns how many requests the proxy has received.
@@ -80,11 +107,20 @@ func (p *Proxy) fail(w http.ResponseWriter, r *http.Request, err error) {
 		panic(http.ErrAbortHandler)
 	case errors.Is(err, ErrTimeout):
 		problem(w, http.StatusGatewayTimeout, err)
+	case isUpstreamTimeout(r.Context()):
+		problem(w, http.StatusGatewayTimeout, context.Cause(r.Context()))
 	case r.Context().Err() != nil:
 		// The client went away; nobody is left to answer.
 	default:
 		problem(w, http.StatusBadGateway, err)
 	}
+}
+
+// isUpstreamTimeout reports whether ctx ended by the proxy's timeout (not
+// because the client went away).
+func isUpstreamTimeout(ctx context.Context) bool {
+	var ut *upstreamTimeout
+	return ctx.Err() != nil && errors.As(context.Cause(ctx), &ut)
 }
 
 // problem writes an RFC 9457 problem document.

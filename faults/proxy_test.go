@@ -128,3 +128,56 @@ func TestProxyCountsOps(t *testing.T) {
 		t.Errorf("upstream received %d of %d, want %d", got, p.Requests(), wantReceived)
 	}
 }
+
+// A silent upstream (it takes the request and never answers) holds no
+// client forever: the proxy answers 504 after its timeout; one that stops
+// in the middle of its body has the client's connection cut.
+func TestProxySilentUpstream(t *testing.T) {
+	release := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/stall" {
+			w.WriteHeader(http.StatusOK)
+			io.WriteString(w, "partial")
+			w.(http.Flusher).Flush()
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release); up.Close() })
+	target, _ := url.Parse(up.URL)
+	p := NewProxy(target, nil)
+	p.Base = newBase(t)
+	p.Timeout = 200 * time.Millisecond
+	front := httptest.NewServer(p)
+	t.Cleanup(front.Close)
+	client := &http.Client{Transport: newBase(t), Timeout: 10 * time.Second}
+
+	start := time.Now()
+	resp, err := client.Get(front.URL + "/silent")
+	if err != nil {
+		t.Fatalf("GET through the proxy to a silent upstream: %v, want a 504", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusGatewayTimeout || !strings.Contains(string(body), "did not answer within 200ms") {
+		t.Errorf("silent upstream: %d %s, want 504 saying it did not answer", resp.StatusCode, body)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("silent upstream: the client waited %v", took)
+	}
+
+	start = time.Now()
+	resp, err = client.Get(front.URL + "/stall")
+	if err == nil {
+		_, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	if err == nil {
+		t.Errorf("an upstream that stalls in its body: the client read it whole, want the connection cut")
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("stalled upstream: the client waited %v", took)
+	}
+}
