@@ -68,14 +68,17 @@ judge a saved run against other invariants or thresholds.`,
 	return c
 }
 
-func checkRun(_ context.Context, opts *CheckOptions) error {
+func checkRun(ctx context.Context, opts *CheckOptions) error {
 	dirs, err := runDirs(opts.Dir)
 	if err != nil {
 		return err
 	}
 	var sc *scenarios.Scenario
 	if opts.Scenario != "" {
-		if sc, err = scenarios.Resolve(opts.Scenario); err != nil {
+		if sc, err = scenarios.ResolveContext(ctx, opts.Scenario); err != nil {
+			if ctx.Err() != nil {
+				return withCode(ExitInterrupted, err)
+			}
 			return withCode(ExitUsage, err)
 		}
 	}

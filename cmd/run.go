@@ -137,7 +137,10 @@ an expected violation was not caught), 2 usage or config error,
 func runRun(ctx context.Context, opts *RunOptions) error {
 	var list []*scenarios.Scenario
 	for _, arg := range opts.Scenarios {
-		sc, err := scenarios.Resolve(arg)
+		sc, err := scenarios.ResolveContext(ctx, arg)
+		if ctx.Err() != nil {
+			return withCode(ExitInterrupted, fmt.Errorf("reading %s: %w", arg, ctx.Err()))
+		}
 		if err != nil {
 			return withCode(ExitUsage, err)
 		}

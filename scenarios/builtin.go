@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"context"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -61,12 +62,18 @@ func unknownBuiltin(name string) error {
 // Resolve loads a scenario named on the command line: a file when arg
 // names an existing file or ends in .yaml or .yml, else a built-in.
 func Resolve(arg string) (*Scenario, error) {
+	return ResolveContext(context.Background(), arg)
+}
+
+// ResolveContext is Resolve, reading a file as LoadFileContext does: at
+// most MaxFileSize bytes, until ctx ends.
+func ResolveContext(ctx context.Context, arg string) (*Scenario, error) {
 	ext := strings.ToLower(path.Ext(arg))
 	if ext == ".yaml" || ext == ".yml" {
-		return LoadFile(arg)
+		return LoadFileContext(ctx, arg)
 	}
 	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
-		return LoadFile(arg)
+		return LoadFileContext(ctx, arg)
 	}
 	if !slices.Contains(BuiltinNames(), arg) {
 		return nil, unknownBuiltin(arg)

@@ -3,7 +3,10 @@ package scenarios
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -153,5 +156,50 @@ func TestTargetErrors(t *testing.T) {
 	}
 	if _, err := s.TargetURLs([]string{"http://u:p@h:65535/api"}); err != nil {
 		t.Errorf("TargetURLs(port 65535) = %v", err)
+	}
+}
+
+// A scenario "file" that never ends is refused after MaxFileSize bytes.
+func TestLoadFileEndless(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero on this system")
+	}
+	start := time.Now()
+	_, err := LoadFile("/dev/zero")
+	if err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("LoadFile(/dev/zero) = %v, want a too-large diagnostic", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("LoadFile(/dev/zero) took %v", took)
+	}
+}
+
+// A FIFO nobody writes to holds a load only until its context ends.
+func TestLoadFileFIFOCancelled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "scenario.yaml")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := ResolveContext(ctx, path)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("ResolveContext(FIFO without writer) = %v, want the context's error", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("ResolveContext(FIFO) took %v", took)
+	}
+	// A FIFO with a writer loads.
+	go func() {
+		if w, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
+			w.WriteString(valid)
+			w.Close()
+		}
+	}()
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel2()
+	if s, err := LoadFileContext(ctx2, path); err != nil || s.Name != "t" {
+		t.Errorf("LoadFileContext(FIFO with a writer) = %v, %v", s, err)
 	}
 }

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -79,7 +80,17 @@ func sortDiagnostics(ds Diagnostics) {
 // at path. Every problem with the file is returned at once as Diagnostics.
 // (It is not named Load: that is the scenario's load section.)
 func LoadFile(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	return LoadFileContext(context.Background(), path)
+}
+
+// LoadFileContext is LoadFile, reading at most MaxFileSize bytes and
+// giving up when ctx ends (a FIFO without a writer, a pipe that never
+// ends): then it returns ctx's error.
+func LoadFileContext(ctx context.Context, path string) (*Scenario, error) {
+	data, err := readFile(ctx, path)
+	if isCtxErr(err) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, Diagnostics{{
 			Source:  path,
