@@ -115,9 +115,10 @@ func Main(ctx context.Context, args []string, streams Streams, getenv func(strin
 		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 		defer signal.Stop(sigs)
 	}
-	abort, abortAll := context.WithCancel(ctx)
+	// ctx's end is a first interrupt; only a second signal aborts.
+	abort, abortAll := context.WithCancel(context.WithoutCancel(ctx))
 	defer abortAll()
-	ctx, interrupt := context.WithCancel(trial.WithAbort(abort, abort))
+	ctx, interrupt := context.WithCancel(trial.WithAbort(ctx, abort))
 	defer interrupt()
 	// go-redis logs dial failures through a global logger to stderr; the
 	// lab reports them as 503s and errors instead.
@@ -208,7 +209,7 @@ Exit codes: 0 every expectation met, 1 an invariant or threshold failed,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(NewCmdRun(f, nil), NewCmdCheck(f, nil), NewCmdScenarios(f), NewCmdVersion(f), NewCmdLab(f, nil), NewCmdDemo(f, nil), NewCmdProxy(f, nil), NewCmdBench(f))
+	root.AddCommand(NewCmdRun(f, nil), NewCmdCheck(f, nil), NewCmdScenarios(f), NewCmdVersion(f), NewCmdLab(f, nil), NewCmdDemo(f, nil), NewCmdProxy(f, nil), NewCmdBench(f), NewCmdAudit(f, nil))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return withHint(ExitUsage, err, fmt.Sprintf("see 'idemcheck %s --help'", c.Name()))
 	})
