@@ -60,9 +60,13 @@ type Arm struct {
 	Ops, Acked int
 	// Scheduled is how many ops the pacer should have sent.
 	Scheduled int
-	// Elapsed is the measured blocks' total wall time, each from its
-	// first send to its last answer.
+	// Elapsed is the measured blocks' total scheduled time (each block's
+	// length): the window the ops were offered in.
 	Elapsed time.Duration
+	// Growing counts the blocks whose latency grew within the block (the
+	// median of the last quarter of its ops over twice the first
+	// quarter's, plus 2ms): a queue building up, the arm saturated.
+	Growing int
 	// FirstError is the first error or non-2xx answer seen, if any.
 	FirstError string
 
@@ -88,8 +92,9 @@ func (a *Arm) Percentile(p float64) float64 {
 }
 
 // Held reports whether the arm held the rate: it sent at least 95% of the
-// scheduled ops, at least 99% of them got a 2xx answer, and its completed
-// throughput was at least 90% of the rate. When not, reason says why.
+// scheduled ops, at least 99% of them got a 2xx answer, and in no more
+// than a quarter of its blocks did latency grow as a queue built up. When
+// not, reason says why.
 func (a *Arm) Held(rate float64) (ok bool, reason string) {
 	switch {
 	case a.Ops == 0:
@@ -98,8 +103,8 @@ func (a *Arm) Held(rate float64) (ok bool, reason string) {
 		return false, fmt.Sprintf("arm %s sent %d of %d scheduled ops: the client or the API cannot keep up with %.0f ops/s", a.Name, a.Ops, a.Scheduled, rate)
 	case float64(a.Acked) < 0.99*float64(a.Ops):
 		return false, fmt.Sprintf("arm %s: %d of %d ops got no 2xx answer (first: %s)", a.Name, a.Ops-a.Acked, a.Ops, a.FirstError)
-	case a.OpsPerSecond() < 0.9*rate:
-		return false, fmt.Sprintf("arm %s completed %.0f ops/s of the %.0f asked: it is saturated", a.Name, a.OpsPerSecond(), rate)
+	case a.Growing*4 > len(a.blocks):
+		return false, fmt.Sprintf("arm %s: latency grew within %d of %d blocks at %.0f ops/s: a queue builds up, the API is saturated", a.Name, a.Growing, len(a.blocks), rate)
 	}
 	return true, ""
 }
@@ -212,7 +217,7 @@ func bare(sc *scenarios.Scenario, rate float64, d time.Duration, inFlight int) *
 
 // add records one block's history.
 func (a *Arm) add(h *history.History, rate float64, d time.Duration) {
-	var lat []int64
+	var lat []int64 // in op order: intended start order
 	for op := range h.Ops {
 		as := h.AttemptsOf(op)
 		if len(as) == 0 {
@@ -230,12 +235,28 @@ func (a *Arm) add(h *history.History, rate float64, d time.Duration) {
 		measure.Record(a.Hist, l)
 		lat = append(lat, max(l.Microseconds(), 1))
 	}
+	if growing(lat) {
+		a.Growing++
+	}
 	slices.Sort(lat)
 	a.blocks = append(a.blocks, lat)
 	a.Scheduled += int(rate * d.Seconds())
-	if !h.Meta.Ended.IsZero() {
-		a.Elapsed += h.Meta.Ended.Sub(h.Meta.Started)
+	a.Elapsed += d
+}
+
+// growing reports whether latencies (µs, in intended start order) grow
+// from the block's first quarter to its last.
+func growing(lat []int64) bool {
+	q := len(lat) / 4
+	if q < 3 {
+		return false
 	}
+	med := func(xs []int64) int64 {
+		s := slices.Clone(xs)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
+	return med(lat[len(lat)-q:]) > 2*med(lat[:q])+2000
 }
 
 func describe(at history.Attempt) string {

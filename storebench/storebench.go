@@ -69,7 +69,7 @@ type Primitive struct {
 	P50US       float64 `json:"p50_us"`
 	P99US       float64 `json:"p99_us"`
 	OpsPerS     float64 `json:"ops_per_s"`
-	Errors      int64   `json:"errors"`
+	Errors      int64   `json:"-"` // failed calls, left out of the figures
 }
 
 // measure runs op from c goroutines for d and returns its figures. op gets
