@@ -1,0 +1,233 @@
+package audit
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// The formats Write renders.
+const (
+	FormatText     = "text"
+	FormatJSON     = "json"
+	FormatMarkdown = "markdown"
+	FormatJUnit    = "junit"
+)
+
+// Formats lists the formats Write renders.
+func Formats() []string { return []string{FormatText, FormatJSON, FormatMarkdown, FormatJUnit} }
+
+// ValidFormat reports whether Write renders format.
+func ValidFormat(format string) bool { return slices.Contains(Formats(), format) }
+
+// Write renders sc to w in format: text (a table, then the evidence of
+// the checks that did not pass), json (the stable form of docs/audit.md),
+// markdown (a CI step summary) or junit (one testcase per check).
+func Write(w io.Writer, format string, sc *Scorecard) error {
+	switch format {
+	case FormatText:
+		return writeText(w, sc)
+	case FormatJSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sc)
+	case FormatMarkdown:
+		return writeMarkdown(w, sc)
+	case FormatJUnit:
+		return writeJUnit(w, sc)
+	}
+	return fmt.Errorf("unknown format %q (known: %s)", format, strings.Join(Formats(), ", "))
+}
+
+// tally is the one-line account of a scorecard.
+func tally(sc *Scorecard) string {
+	n := sc.Counts()
+	failed := map[Severity]int{}
+	for _, c := range sc.Checks {
+		if c.Result == Fail {
+			failed[c.Severity]++
+		}
+	}
+	var parts []string
+	for _, s := range []Severity{Critical, High, Medium, Info} {
+		if failed[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", failed[s], s))
+		}
+	}
+	fails := "no check failed"
+	if len(parts) > 0 {
+		fails = "failed: " + strings.Join(parts, ", ")
+	}
+	return fmt.Sprintf("%s; %d passed, %d unknown, %d skipped; %d requests", fails, n[Pass], n[Unknown], n[Skipped], sc.Requests)
+}
+
+func oracleLine(sc *Scorecard) string {
+	if sc.Oracle == "none" {
+		return "no effects oracle: judged from the answers alone"
+	}
+	return "effects: " + sc.Oracle
+}
+
+func writeText(w io.Writer, sc *Scorecard) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "audit %s %s (profile %s; %s)\n\n", sc.Method, sc.Target, sc.Profile, oracleLine(sc))
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tCHECK\tSEVERITY\tRESULT\tSUMMARY")
+	for _, c := range sc.Checks {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.ID, c.Name, c.Severity, strings.ToUpper(string(c.Result)), c.Summary)
+	}
+	tw.Flush()
+	for _, c := range sc.Checks {
+		if c.Result != Fail && c.Result != Unknown || len(c.Evidence) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n%s %s (%s, %s): %s\n", c.ID, c.Name, c.Severity, c.Result, c.Summary)
+		for i, e := range c.Evidence {
+			if i == 8 {
+				fmt.Fprintf(&b, "  … %d more in --format json\n", len(c.Evidence)-i)
+				break
+			}
+			fmt.Fprintf(&b, "  %s\n", evidenceLine(e))
+		}
+	}
+	fmt.Fprintf(&b, "\nresult: %s (%s)\n", strings.ToUpper(sc.Result), tally(sc))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// evidenceLine is one exchange on one line.
+func evidenceLine(e Evidence) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", e.Probe, e.Request)
+	if e.Key != "" {
+		k := e.Key
+		if len(k) > 40 {
+			k = k[:37] + "…"
+		}
+		fmt.Fprintf(&b, " key %q", k)
+	}
+	if e.Fault != "" {
+		fmt.Fprintf(&b, " [%s]", e.Fault)
+	}
+	switch {
+	case e.Error != "":
+		fmt.Fprintf(&b, " → %s", e.Error)
+	default:
+		fmt.Fprintf(&b, " → %d", e.Status)
+		if e.AnswerHeaders["Idempotent-Replayed"] != "" {
+			b.WriteString(" (replayed)")
+		}
+		if e.Answer != "" {
+			a := strings.ReplaceAll(e.Answer, "\n", " ")
+			if r := []rune(a); len(r) > 120 {
+				a = string(r[:120]) + "…"
+			}
+			fmt.Fprintf(&b, " %s", a)
+		}
+	}
+	if e.Effects != nil {
+		fmt.Fprintf(&b, " [effects %d]", *e.Effects)
+	}
+	return b.String()
+}
+
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+func writeMarkdown(w io.Writer, sc *Scorecard) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### idemcheck audit: %s\n\n", sc.Result)
+	fmt.Fprintf(&b, "`%s %s` · profile `%s` · %s · %s\n\n", sc.Method, mdEscape(sc.Target), sc.Profile, mdEscape(oracleLine(sc)), tally(sc))
+	b.WriteString("| ID | Check | Severity | Result | Summary |\n|---|---|---|---|---|\n")
+	for _, c := range sc.Checks {
+		res := string(c.Result)
+		if c.Result == Fail {
+			res = "**fail**"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", c.ID, c.Name, c.Severity, res, mdEscape(c.Summary))
+	}
+	for _, c := range sc.Checks {
+		if c.Result != Fail || len(c.Evidence) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n<details><summary>%s %s: evidence</summary>\n\n```\n", c.ID, c.Name)
+		for _, e := range c.Evidence {
+			b.WriteString(strings.ReplaceAll(evidenceLine(e), "```", "'''") + "\n")
+		}
+		b.WriteString("```\n</details>\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
+}
+
+func writeJUnit(w io.Writer, sc *Scorecard) error {
+	suite := junitSuite{Name: "idemcheck audit " + sc.Method + " " + sc.Target}
+	for _, c := range sc.Checks {
+		tc := junitCase{Name: c.ID + " " + c.Name, Classname: "idemcheck.audit"}
+		var lines []string
+		for _, e := range c.Evidence {
+			lines = append(lines, evidenceLine(e))
+		}
+		text := strings.Join(lines, "\n")
+		switch {
+		case c.Failed(sc.FailOn):
+			tc.Failure = &junitMessage{Message: c.Summary, Type: string(c.Severity), Text: text}
+			suite.Failures++
+		case c.Result == Skipped || c.Result == Unknown:
+			tc.Skipped = &junitMessage{Message: string(c.Result) + ": " + c.Summary}
+			suite.Skipped++
+		default:
+			tc.SystemOut = fmt.Sprintf("%s (%s): %s", c.Result, c.Severity, c.Summary)
+		}
+		suite.Tests++
+		suite.Cases = append(suite.Cases, tc)
+	}
+	doc := junitSuites{Name: "idemcheck audit", Tests: suite.Tests, Failures: suite.Failures, Skipped: suite.Skipped, Suites: []junitSuite{suite}}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
