@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"html"
 	"io"
 	"strings"
 
@@ -107,11 +108,16 @@ func writeMarkdownScenario(w *errWriter, s *Summary) {
 		if v.Status != checks.Fail || len(v.Examples) == 0 {
 			continue
 		}
-		title := fmt.Sprintf("Evidence: %s, %s", md(verdictName(v)), plural(v.Violations, "key"))
+		// <summary> is HTML: Markdown escapes would show as typed
+		title := fmt.Sprintf("Evidence: %s, %s", html.EscapeString(verdictName(v)), plural(v.Violations, "key"))
 		if expectedViolation(s) {
 			title += " (the expected violation)"
 		}
-		w.printf("\n<details><summary>%s</summary>\n\n", title)
+		open := " open" // a failure's evidence shows; an expected one folds
+		if expectedViolation(s) {
+			open = ""
+		}
+		w.printf("\n<details%s><summary>%s</summary>\n\n", open, title)
 		for i, ex := range v.Examples {
 			if i == mdExamples {
 				w.printf("- … %d more in report.json\n", len(v.Examples)-mdExamples)
