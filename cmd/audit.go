@@ -1,0 +1,341 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idemcheck/idemcheck/audit"
+	"github.com/idemcheck/idemcheck/scenarios"
+)
+
+// AuditOptions are the inputs of `idemcheck audit`.
+type AuditOptions struct {
+	Streams Streams
+	Getenv  func(string) string
+
+	// Args are METHOD URL, or one scenario FILE (or built-in name).
+	Args []string
+	Req  requestFlags
+
+	Effects     string // --effects 'GET /path?key={{.Key}}'
+	EffectsPath string // --effects-path '$.charges'
+	Across      string // --across first|sum
+	As          []string
+	Profile     string
+	Format      string
+	MaxRequests int
+	DryRun      bool
+	Volatile    []string
+	Errors      string
+	ErrorData   string
+	Retention   time.Duration
+	Lease       time.Duration
+	Quiet       time.Duration
+	FailOn      string
+	Checks      []string
+
+	// Transport replaces the HTTP transport (tests).
+	Transport http.RoundTripper
+}
+
+// NewCmdAudit builds `idemcheck audit`. runF replaces the run logic in
+// tests.
+func NewCmdAudit(f *Factory, runF func(context.Context, *AuditOptions) error) *cobra.Command {
+	opts := &AuditOptions{Streams: f.Streams, Getenv: f.Getenv}
+	c := &cobra.Command{
+		Use:   "audit METHOD URL | audit FILE",
+		Short: "Audit one endpoint against the idempotency contract (C01–C18) and print a scorecard",
+		Long: `Audit sends a battery of probes to one endpoint and scores it against the
+idempotency contract (docs/audit.md): a missing key, malformed keys, replays,
+another payload under a used key, the same JSON reordered, concurrent copies
+released together, a 409 retried, a dropped answer, a request abandoned
+mid-flight, a reset, an error retried, key expiry, another user's key,
+another endpoint, replay fidelity, a GET with a key, and two keys with one
+body. Every probe key is a fresh UUID v4.
+
+The request is METHOD URL with -d, -H and --key-header/--key-field, or a
+scenario FILE (its operation, key placement, volatile fields, profile and
+first effects oracle). With --effects, checks count the effects of each key
+(its path resolves against the audited URL's scheme, host and port);
+without it they judge from the answers alone and say so, and where the
+answers cannot tell, the result is unknown.
+
+An audit sends real requests that change state: it prints how many it may
+send before it starts, --max-requests caps them, --dry-run only prints the
+plan.
+
+Exit codes: 0 no critical or high check failed, 1 a critical or high check
+failed (or a medium one with --fail-on medium), 2 usage or config error,
+3 nothing could be judged, 4 the audited request itself fails, 130
+interrupted.`,
+		Example: `  # the built-in lab, started in another terminal: idemcheck lab --addr 127.0.0.1:8080
+  idemcheck audit POST http://127.0.0.1:8080/charges \
+    -d '{"amount":100,"currency":"usd","customer":"cus_{{.Seq}}"}' \
+    -H 'Authorization: Bearer alice' --as 'Authorization: Bearer bob' \
+    --effects 'GET /charges?idempotency_key={{.Key}}' --effects-path '$.count'
+
+  # your API: secrets from the environment, the key in a body field, CI output
+  idemcheck audit POST https://staging.example.com/v1/orders \
+    -d '{"sku":"A1","qty":1}' --key-field op_id \
+    -H 'Authorization: Bearer {{env "API_TOKEN"}}' \
+    --profile stripe --volatile '$.created,$.request_id' --format junit > audit.xml
+
+  # what would be sent, without sending it
+  idemcheck audit POST https://staging.example.com/v1/charges -d '{"amount":100}' --dry-run
+
+  # the request, key and oracle of a scenario file; two replicas
+  idemcheck audit charges.yaml --target http://10.0.0.1:8080 --target http://10.0.0.2:8080 --across sum`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 1 && len(args) != 2 {
+				return withHint(ExitUsage, fmt.Errorf("audit takes METHOD URL or one scenario FILE, got %d arguments", len(args)),
+					"e.g. idemcheck audit POST http://127.0.0.1:8080/charges -d '{\"amount\":100,\"currency\":\"usd\"}'")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Args = args
+			if !audit.ValidFormat(opts.Format) {
+				return withHint(ExitUsage, fmt.Errorf("--format %q: unknown format", opts.Format), "use "+strings.Join(audit.Formats(), ", "))
+			}
+			if err := failOnFlag(opts.FailOn); err != nil {
+				return err
+			}
+			switch opts.Errors {
+			case "", audit.ErrorsCached, audit.ErrorsReExecuted:
+			default:
+				return withHint(ExitUsage, fmt.Errorf("--errors %q: unknown policy", opts.Errors), "--errors cached (an error is replayed) or --errors re-executed (an error releases the key)")
+			}
+			switch opts.Across {
+			case "", scenarios.AcrossFirst, scenarios.AcrossSum:
+			default:
+				return withHint(ExitUsage, fmt.Errorf("--across %q", opts.Across), "--across first (read effects on the first target) or --across sum (add up every target's)")
+			}
+			if opts.MaxRequests < 0 || opts.Retention < 0 || opts.Lease < 0 || opts.Quiet < 0 {
+				return usageError("--max-requests, --retention, --lease and --quiet must not be negative")
+			}
+			if opts.Profile != "" {
+				if _, ok := scenarios.LookupProfile(opts.Profile); !ok {
+					return withHint(ExitUsage, fmt.Errorf("--profile %q: unknown profile", opts.Profile), "use one of "+strings.Join(scenarios.ProfileNames(), ", "))
+				}
+			}
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return auditRun(c.Context(), opts)
+		},
+	}
+	fl := c.Flags()
+	opts.Req.register(fl)
+	fl.StringVar(&opts.Effects, "effects", "", `how to count a key's effects: 'GET /path?key={{.Key}}' (a path: it resolves against the audited URL's scheme, host and port)`)
+	fl.StringVar(&opts.EffectsPath, "effects-path", "", `JSONPath in the --effects answer to a count or an array of effects (default: the whole answer): '$.charges'`)
+	fl.StringVar(&opts.Across, "across", "", "with several --target: read effects on the first target (first, the default) or add up every target's (sum)")
+	fl.StringArrayVar(&opts.As, "as", nil, `a header of a second principal, 'Name: value' (repeatable), set over -H for the cross-user check C15: 'Authorization: Bearer {{env "OTHER_TOKEN"}}'`)
+	fl.StringVar(&opts.Profile, "profile", "", "the codes the API is expected to answer: "+strings.Join(scenarios.ProfileNames(), ", ")+" (default: the file's, else draft)")
+	fl.StringVarP(&opts.Format, "format", "f", audit.FormatText, "scorecard format on stdout: "+strings.Join(audit.Formats(), ", "))
+	fl.IntVar(&opts.MaxRequests, "max-requests", audit.DefaultMaxRequests, "the most requests the audit sends (oracle reads aside); a check that no longer fits is skipped")
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "print the checks, their probes and request counts, and send nothing")
+	fl.StringSliceVar(&opts.Volatile, "volatile", nil, "JSONPaths of answer fields that may differ between a first answer and its replay: '$.created,$.request_id'")
+	fl.StringVar(&opts.Errors, "errors", "", "the API's declared error policy, judged by C12: cached (an error is replayed) or re-executed (an error releases the key)")
+	fl.StringVar(&opts.ErrorData, "error-data", "", `a body the API fails on (a declined card), for C12: '{"amount":100,"currency":"usd","customer":"cus_fail"}'`)
+	fl.DurationVar(&opts.Retention, "retention", 0, "how long the API keeps keys; C14 waits it out when it is at most 10s")
+	fl.DurationVar(&opts.Lease, "lease", audit.DefaultLease, "how long a key may answer 409 after its request ended or its client went away (C08, C13)")
+	fl.DurationVar(&opts.Quiet, "quiet", 0, "wait before each effects reading, so effects can land (default: the file's quiet, 200ms)")
+	fl.StringVar(&opts.FailOn, "fail-on", "", "also exit 1 on medium findings (deviations from the profile): medium")
+	fl.StringSliceVar(&opts.Checks, "checks", nil, "run only these checks: C06,C09,DK")
+	return c
+}
+
+// auditRun builds the auditor, prints the plan, runs it and writes the
+// scorecard.
+func auditRun(ctx context.Context, opts *AuditOptions) error {
+	sc, targets, err := auditScenario(opts)
+	if err != nil {
+		return err
+	}
+	as, err := auditAs(opts.As)
+	if err != nil {
+		return err
+	}
+	a, err := audit.New(audit.Config{
+		Scenario: sc, Targets: targets, Getenv: opts.Getenv, As: as, Volatile: opts.Volatile,
+		Errors: opts.Errors, ErrorBody: opts.ErrorData, Retention: opts.Retention, Lease: opts.Lease,
+		MaxRequests: opts.MaxRequests, Checks: opts.Checks, FailOn: opts.FailOn, Quiet: opts.Quiet,
+		Transport: opts.Transport,
+	})
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	plan := a.Plan()
+	if opts.DryRun {
+		return writePlan(opts, a, plan)
+	}
+	planned := a.MaxPlanned()
+	fmt.Fprintf(opts.Streams.Err, "audit: up to %d requests to %s %s (--max-requests %d)\n", planned, sc.Operation.Method, targets[0].Redacted(), a.MaxRequests())
+	if planned > a.MaxRequests() {
+		fmt.Fprintf(opts.Streams.Err, "audit: the checks that no longer fit under --max-requests %d are skipped\n", a.MaxRequests())
+	}
+	start := time.Now()
+	card, err := a.Run(ctx)
+	switch {
+	case errors.Is(err, audit.ErrTarget):
+		return withHint(ExitRuntime, err, "the plain request must succeed (2xx) before anything can be audited: check the URL, -d and -H")
+	case errors.Is(err, audit.ErrConfig):
+		return withCode(ExitUsage, err)
+	case card == nil && err != nil:
+		return withCode(ExitInterrupted, err)
+	}
+	if werr := audit.Write(opts.Streams.Out, opts.Format, card); werr != nil {
+		return withCode(ExitRuntime, fmt.Errorf("writing the scorecard: %w", werr))
+	}
+	fmt.Fprintf(opts.Streams.Err, "audit: %s in %v, %d requests\n", card.Result, time.Since(start).Round(10*time.Millisecond), card.Requests)
+	if err != nil {
+		return withCode(ExitInterrupted, err)
+	}
+	switch card.Result {
+	case audit.Violated:
+		return silentExit{ExitFailed}
+	case audit.Inconclusive:
+		return silentExit{ExitInconclusive}
+	}
+	return nil
+}
+
+// auditScenario is the scenario the audit's request comes from: built from
+// METHOD URL and the request flags, or read from a file; and the targets.
+func auditScenario(opts *AuditOptions) (*scenarios.Scenario, []*url.URL, error) {
+	if len(opts.Args) == 1 {
+		r := opts.Req
+		if r.Data != "" || len(r.Headers) > 0 || r.KeyHeader != "" || r.KeyField != "" || opts.Effects != "" || opts.EffectsPath != "" {
+			return nil, nil, withHint(ExitUsage, errors.New("-d, -H, --key-header, --key-field and --effects go with METHOD URL"),
+				"with a scenario file, the request, its key and its oracle come from the file")
+		}
+		sc, err := scenarios.Resolve(opts.Args[0])
+		if err != nil {
+			return nil, nil, withCode(ExitUsage, err)
+		}
+		if opts.Profile != "" {
+			sc.ProfileName = opts.Profile
+		}
+		overrides := r.Targets
+		if len(overrides) == 0 {
+			overrides = []string{opts.Getenv("IDEMCHECK_TARGET")}
+		}
+		targets, err := sc.TargetURLs(overrides)
+		if err != nil {
+			return nil, nil, withCode(ExitUsage, err)
+		}
+		if opts.Across != "" {
+			for i := range sc.Oracles {
+				if sc.Oracles[i].Effects != nil {
+					sc.Oracles[i].Effects.Across = opts.Across
+				}
+			}
+		}
+		return sc, targets, nil
+	}
+	op, err := opts.Req.resolve(opts.Args[0], opts.Args[1])
+	if err != nil {
+		return nil, nil, err
+	}
+	extra := map[string]any{
+		// The scenario loader asks for a load and an invariant; the audit
+		// uses neither.
+		"load":       map[string]any{"ops": 1, "concurrency": 1},
+		"invariants": []any{map[string]any{"check": "same_response"}},
+	}
+	if opts.Profile != "" {
+		extra["profile"] = opts.Profile
+	}
+	if opts.Effects != "" {
+		probe, err := effectsProbe(opts.Effects, opts.EffectsPath, op.Headers)
+		if err != nil {
+			return nil, nil, err
+		}
+		eff := map[string]any{"per_key": probe}
+		if opts.Across != "" {
+			eff["across"] = opts.Across
+		}
+		extra["oracles"] = []any{map[string]any{"name": "effects", "effects": eff}}
+		extra["invariants"] = []any{map[string]any{"check": "at_most_once", "oracle": "effects"}}
+	} else if opts.EffectsPath != "" {
+		return nil, nil, withHint(ExitUsage, errors.New("--effects-path without --effects"), "--effects says which request counts the effects, --effects-path where the count is in its answer")
+	}
+	sc, err := op.scenario("audit", extra)
+	if err != nil {
+		return nil, nil, err
+	}
+	targets, err := sc.TargetURLs(nil)
+	if err != nil {
+		return nil, nil, withCode(ExitUsage, err)
+	}
+	return sc, targets, nil
+}
+
+// effectsProbe parses --effects ('GET /path' or '/path') into a per-key
+// probe that sends the request's -H headers (credentials, usually).
+func effectsProbe(spec, path string, headers map[string]string) (map[string]any, error) {
+	method, p := http.MethodGet, strings.TrimSpace(spec)
+	if m, rest, ok := strings.Cut(p, " "); ok && validMethod(strings.ToUpper(m)) {
+		method, p = strings.ToUpper(m), strings.TrimSpace(rest)
+	}
+	if !strings.HasPrefix(p, "/") {
+		return nil, withHint(ExitUsage, fmt.Errorf("--effects %q: want a path", redactArg(p)),
+			"a path that resolves against the audited URL's scheme, host and port: --effects 'GET /charges?idempotency_key={{.Key}}'")
+	}
+	if !strings.Contains(p, "{{") {
+		return nil, withHint(ExitUsage, fmt.Errorf("--effects %q does not name the key", redactArg(p)),
+			"put {{.Key}} where the key goes: --effects 'GET /charges?idempotency_key={{.Key}}'")
+	}
+	probe := map[string]any{"method": method, "path": p}
+	if path != "" {
+		probe["value"] = path
+	}
+	if len(headers) > 0 {
+		probe["headers"] = headers
+	}
+	return probe, nil
+}
+
+// auditAs parses the --as headers.
+func auditAs(list []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, h := range list {
+		name, value, ok := strings.Cut(h, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(name, " \t") {
+			return nil, withHint(ExitUsage, fmt.Errorf("--as %q: want 'Name: value'", redactHeaderArg(h)), `e.g. --as 'Authorization: Bearer {{env "OTHER_TOKEN"}}'`)
+		}
+		out[name] = strings.TrimSpace(value)
+	}
+	return out, nil
+}
+
+// writePlan prints what the audit would send (--dry-run).
+func writePlan(opts *AuditOptions, a *audit.Auditor, plan []audit.Planned) error {
+	w := opts.Streams.Out
+	fmt.Fprintf(w, "dry run: nothing sent. The audit would send up to %d requests (%d to calibrate; --max-requests %d).\n\n", a.MaxPlanned(), audit.CalibrationRequests, a.MaxRequests())
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tCHECK\tSEVERITY\tREQUESTS\tPROBES")
+	for _, p := range plan {
+		n, probes := fmt.Sprint(p.Requests), p.Probes
+		if p.Skip != "" {
+			n, probes = "-", "skipped: "+p.Skip
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.ID, p.Name, p.Severity, n, probes)
+	}
+	if err := tw.Flush(); err != nil {
+		return withCode(ExitRuntime, err)
+	}
+	if !a.HasOracle() {
+		fmt.Fprintln(w, "\nno --effects: the checks judge from the answers alone")
+	}
+	return nil
+}

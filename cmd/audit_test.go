@@ -1,0 +1,401 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/idemcheck/idemcheck/audit"
+	"github.com/idemcheck/idemcheck/internal/testenv"
+)
+
+// labAuditArgs audit the lab's protected charge endpoint with every check
+// configured: an oracle, a second principal, an error body and policy. The
+// lease and quiet period are short: the lab answers in tens of ms.
+func labAuditArgs(target string, extra ...string) []string {
+	args := []string{"audit", "POST", target + "/charges",
+		"-d", `{"amount":100,"currency":"usd","customer":"cus_{{.Seq}}"}`,
+		"-H", "Authorization: Bearer alice", "--as", "Authorization: Bearer bob",
+		"--effects", "GET /charges?idempotency_key={{.Key}}", "--effects-path", "$.count",
+		"--error-data", `{"amount":100,"currency":"usd","customer":"cus_fail"}`, "--errors", "re-executed",
+		"--lease", "1s", "--quiet", "20ms", "--format", "json"}
+	return append(args, extra...)
+}
+
+// runAudit runs an audit through Main and decodes its JSON scorecard.
+func runAudit(t *testing.T, args ...string) (ExitCode, *audit.Scorecard, string) {
+	t.Helper()
+	r := runMain(t, nil, args...)
+	var sc audit.Scorecard
+	if err := json.Unmarshal([]byte(r.out), &sc); err != nil {
+		t.Fatalf("idemcheck %s: exit %d, no JSON scorecard: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, err, r.out, r.err)
+	}
+	return r.code, &sc, r.out + r.err
+}
+
+// checkResults maps check id to result.
+func checkResults(sc *audit.Scorecard) map[string]audit.Check {
+	out := map[string]audit.Check{}
+	for _, c := range sc.Checks {
+		out[c.ID] = c
+	}
+	return out
+}
+
+// wantScorecard asserts that exactly the checks in fail fail (those in
+// may may), that the checks in skip are skipped, and that every other
+// check passes: no collateral accusation, no unknown.
+func wantScorecard(t *testing.T, name string, sc *audit.Scorecard, fail, may, skip []string, out string) {
+	t.Helper()
+	if len(sc.Checks) != len(audit.IDs()) {
+		t.Fatalf("%s: %d checks, want %d", name, len(sc.Checks), len(audit.IDs()))
+	}
+	for _, c := range sc.Checks {
+		var want audit.Result
+		switch {
+		case slices.Contains(fail, c.ID):
+			want = audit.Fail
+		case slices.Contains(may, c.ID) && c.Result == audit.Fail:
+			want = audit.Fail
+		case slices.Contains(skip, c.ID):
+			want = audit.Skipped
+		default:
+			want = audit.Pass
+		}
+		if c.Result != want {
+			t.Errorf("%s: %s %s = %s (%s: %s), want %s", name, c.ID, c.Name, c.Result, c.Severity, c.Summary, want)
+		}
+		if c.Result == audit.Fail && len(c.Evidence) == 0 {
+			t.Errorf("%s: %s failed without evidence", name, c.ID)
+		}
+	}
+	if t.Failed() {
+		t.Logf("%s output:\n%s", name, out)
+	}
+}
+
+// TestAuditCorrectLab: the correct lab passes every applicable check under
+// the draft profile, with an oracle, and a full audit of one endpoint on
+// loopback takes well under 30 s.
+func TestAuditCorrectLab(t *testing.T) {
+	t.Parallel()
+	target := startTestLab(t, memoryBackend())
+	start := time.Now()
+	// The default lease and quiet period, as a user would run it.
+	args := labAuditArgs(target)
+	args = slices.DeleteFunc(args, func(s string) bool { return s == "--lease" || s == "1s" || s == "--quiet" || s == "20ms" })
+	code, sc, out := runAudit(t, args...)
+	took := time.Since(start)
+	t.Logf("full audit of POST /charges on loopback: %v, %d requests", took, sc.Requests)
+	if took > 30*time.Second {
+		t.Errorf("a full audit took %v, want under 30s", took)
+	}
+	if code != ExitOK || sc.Result != audit.Held {
+		t.Errorf("audit of the correct lab: exit %d, result %s; want 0, held", code, sc.Result)
+	}
+	wantScorecard(t, "correct lab", sc, nil, nil, []string{"C14"}, out)
+	if sc.FormatVersion != 1 || sc.Profile != "draft" || sc.Method != "POST" || !strings.HasSuffix(sc.Target, "/charges") || sc.Oracle == "none" {
+		t.Errorf("scorecard header = %+v", sc)
+	}
+	for _, c := range sc.Checks {
+		if c.Result == audit.Pass && c.JudgedBy == "" {
+			t.Errorf("%s passed without saying how it judged", c.ID)
+		}
+	}
+	if !strings.Contains(out, "audit: up to ") {
+		t.Errorf("the request count is not printed before sending:\n%s", out)
+	}
+}
+
+// auditMay are checks a bug may also fail, depending on timing: the
+// concurrent different bodies of C07 arrive after the winner finished only
+// sometimes, and then meet the bug's mismatch answer.
+var auditMay = map[string][]string{
+	"mismatch-400":   {"C07"},
+	"no-fingerprint": {"C07"},
+}
+
+// TestAuditBugTable: each seeded bug an audit check catches (see
+// auditCatchers) fails exactly its checks, and every other check passes.
+func TestAuditBugTable(t *testing.T) {
+	for bug, fails := range auditCatchers {
+		t.Run(bug, func(t *testing.T) {
+			t.Parallel()
+			target := startTestLab(t, memoryBackend(), bug)
+			code, sc, out := runAudit(t, labAuditArgs(target)...)
+			wantScorecard(t, bug, sc, fails, auditMay[bug], []string{"C14"}, out)
+			want := ExitOK
+			for _, c := range sc.Checks {
+				if c.Failed("") {
+					want = ExitFailed
+				}
+			}
+			if code != want {
+				t.Errorf("bug %s: exit %d, want %d", bug, code, want)
+			}
+		})
+	}
+}
+
+// TestAuditProfiles: where stripe's codes differ from the draft's (400 for
+// another payload; a request without a key processed), the correct lab
+// (422) deviates from stripe on C04 only, a medium finding that fails the
+// exit code only with --fail-on medium; the mismatch-400 bug is stripe's
+// behaviour and passes under stripe.
+func TestAuditProfiles(t *testing.T) {
+	t.Parallel()
+	correct := startTestLab(t, memoryBackend())
+	code, sc, out := runAudit(t, labAuditArgs(correct, "--profile", "stripe", "--checks", "C01,C04,C07,C17")...)
+	skip := []string{"C02", "C03", "C05", "C06", "C08", "C09", "C10", "C11", "C12", "C13", "C14", "C15", "C16", "C18", "DK"}
+	wantScorecard(t, "correct lab, stripe", sc, []string{"C04"}, []string{"C07"}, skip, out)
+	if c := checkResults(sc)["C04"]; c.Severity != audit.Medium || !strings.Contains(c.Summary, "422") {
+		t.Errorf("C04 under stripe = %s %q, want a medium finding naming 422", c.Severity, c.Summary)
+	}
+	if code != ExitOK || sc.Result != audit.Held {
+		t.Errorf("correct lab under stripe: exit %d, result %s; want 0 (a medium finding only)", code, sc.Result)
+	}
+	code, _, _ = runAudit(t, labAuditArgs(correct, "--profile", "stripe", "--checks", "C04", "--fail-on", "medium")...)
+	if code != ExitFailed {
+		t.Errorf("--fail-on medium with a medium finding: exit %d, want %d", code, ExitFailed)
+	}
+
+	buggy := startTestLab(t, memoryBackend(), "mismatch-400")
+	code, sc, out = runAudit(t, labAuditArgs(buggy, "--profile", "stripe", "--checks", "C01,C04,C17")...)
+	skip = append(skip, "C07")
+	wantScorecard(t, "mismatch-400, stripe", sc, nil, nil, skip, out)
+	if code != ExitOK {
+		t.Errorf("mismatch-400 under stripe: exit %d, want 0", code)
+	}
+}
+
+// TestAuditWithoutOracle: without --effects the checks judge from the
+// answers alone and say so; a check the answers cannot decide is unknown,
+// never a pass; a duplicate the answers show is still caught.
+func TestAuditWithoutOracle(t *testing.T) {
+	t.Parallel()
+	noOracle := func(args []string) []string {
+		for _, f := range []string{"--effects", "--effects-path"} {
+			i := slices.Index(args, f)
+			args = slices.Delete(args, i, i+2)
+		}
+		return args
+	}
+	correct := startTestLab(t, memoryBackend())
+	code, sc, out := runAudit(t, noOracle(labAuditArgs(correct))...)
+	if code != ExitOK || sc.Oracle != "none" {
+		t.Errorf("correct lab without an oracle: exit %d, oracle %q; want 0, none", code, sc.Oracle)
+	}
+	for _, c := range sc.Checks {
+		switch {
+		case c.ID == "C10":
+			if c.Result != audit.Unknown || !strings.Contains(c.Summary, "cannot tell") {
+				t.Errorf("C10 without an oracle = %s %q, want unknown: the abandoned request's answer is lost", c.Result, c.Summary)
+			}
+		case c.ID == "C14":
+		case c.Result != audit.Pass:
+			t.Errorf("%s without an oracle = %s (%s), want pass", c.ID, c.Result, c.Summary)
+		case c.JudgedBy != audit.ByAnswers:
+			t.Errorf("%s judged by %q without an oracle", c.ID, c.JudgedBy)
+		}
+	}
+	if c := checkResults(sc)["C06"]; !strings.Contains(c.Summary, "answers alone") {
+		t.Errorf("C06 without an oracle does not say it judged from the answers: %q\n%s", c.Summary, out)
+	}
+
+	racy := startTestLab(t, memoryBackend(), "check-then-act")
+	code, sc, _ = runAudit(t, noOracle(labAuditArgs(racy, "--checks", "C06"))...)
+	c := checkResults(sc)["C06"]
+	if code != ExitFailed || c.Result != audit.Fail || c.Severity != audit.Critical || !strings.Contains(c.Summary, "different resources") {
+		t.Errorf("check-then-act without an oracle: exit %d, C06 %s %s %q; want 1 and a critical failure from the answers", code, c.Result, c.Severity, c.Summary)
+	}
+}
+
+// TestAuditExpiry: C14 runs with a short --retention: the correct lab with
+// keys kept 1 s replays within it and processes anew after it; the
+// short-ttl bug (keys kept 1 s) against a declared 2 s executes again
+// within the retention.
+func TestAuditExpiry(t *testing.T) {
+	t.Parallel()
+	start := func(ttl time.Duration, bugs ...string) string {
+		rl, err := startLab(context.Background(), &LabOptions{Store: "memory", Ledger: "memory", Bugs: bugs, KeyTTL: ttl, ProcessorLatency: 20 * time.Millisecond, Instances: 1}, "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(rl.stop)
+		return rl.URLs[0]
+	}
+	others := slices.DeleteFunc(audit.IDs(), func(id string) bool { return id == "C14" })
+	_, sc, out := runAudit(t, labAuditArgs(start(time.Second), "--checks", "C14", "--retention", "1s")...)
+	wantScorecard(t, "correct lab, retention 1s", sc, nil, nil, others, out)
+	code, sc, out := runAudit(t, labAuditArgs(start(0, "short-ttl"), "--checks", "C14", "--retention", "2s")...)
+	wantScorecard(t, "short-ttl, retention 2s", sc, []string{"C14"}, nil, others, out)
+	if c := checkResults(sc)["C14"]; c.Severity != audit.Critical || code != ExitFailed {
+		t.Errorf("short-ttl: C14 %s, exit %d; want critical, 1", c.Severity, code)
+	}
+}
+
+// TestAuditDryRun prints the plan and sends nothing.
+func TestAuditDryRun(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	r := runMain(t, nil, "audit", "POST", srv.URL+"/charges", "-d", `{"amount":1}`, "--dry-run")
+	if r.code != ExitOK || hits.Load() != 0 {
+		t.Fatalf("--dry-run: exit %d, %d requests sent; want 0, none\n%s%s", r.code, hits.Load(), r.out, r.err)
+	}
+	for _, want := range []string{"nothing sent", "C06", "concurrent-same-key", "C15", "skipped: give --as", "answers alone"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("--dry-run output lacks %q:\n%s", want, r.out)
+		}
+	}
+}
+
+// TestAuditExitCodes: usage errors, an unreachable or failing target, a
+// request cap too small for anything, and nothing judged.
+func TestAuditExitCodes(t *testing.T) {
+	t.Parallel()
+	target := startTestLab(t, memoryBackend())
+	body := `{"amount":100,"currency":"usd"}`
+	cases := []struct {
+		name string
+		args []string
+		want ExitCode
+		says string
+	}{
+		{"no arguments", []string{"audit"}, ExitUsage, "METHOD URL"},
+		{"bad format", []string{"audit", "POST", target + "/charges", "--format", "yaml"}, ExitUsage, "--format"},
+		{"bad errors policy", []string{"audit", "POST", target + "/charges", "--errors", "sometimes"}, ExitUsage, "--errors"},
+		{"bad profile", []string{"audit", "POST", target + "/charges", "--profile", "acme"}, ExitUsage, "profile"},
+		{"effects without the key", []string{"audit", "POST", target + "/charges", "--effects", "GET /charges"}, ExitUsage, "{{.Key}}"},
+		{"effects on another host", []string{"audit", "POST", target + "/charges", "--effects", "http://x/y?k={{.Key}}"}, ExitUsage, "path"},
+		{"bad volatile path", []string{"audit", "POST", target + "/charges", "-d", body, "--volatile", "$[", "--dry-run"}, ExitUsage, "volatile"},
+		{"unknown check", []string{"audit", "POST", target + "/charges", "-d", body, "--checks", "C99"}, ExitUsage, "C99"},
+		{"request flags with a file", []string{"audit", "charges-lost-ack", "-d", body}, ExitUsage, "METHOD URL"},
+		{"unreachable", []string{"audit", "POST", "http://127.0.0.1:1/charges", "-d", body}, ExitRuntime, "audited request failed"},
+		{"the request itself fails", []string{"audit", "POST", target + "/charges", "-d", `{"amount":-1}`}, ExitRuntime, "400"},
+		{"nothing judged", []string{"audit", "POST", target + "/charges", "-d", body, "--checks", "C14"}, ExitInconclusive, "INCONCLUSIVE"},
+		{"cap below every check", []string{"audit", "POST", target + "/charges", "-d", body, "--checks", "C06", "--max-requests", "10"}, ExitInconclusive, "--max-requests 10"},
+	}
+	for _, c := range cases {
+		r := runMain(t, nil, c.args...)
+		if r.code != c.want || !strings.Contains(r.out+r.err, c.says) {
+			t.Errorf("%s: exit %d, want %d and %q in\n%s%s", c.name, r.code, c.want, c.says, r.out, r.err)
+		}
+	}
+}
+
+// TestAuditFile audits a built-in scenario's request, key and oracle.
+func TestAuditFile(t *testing.T) {
+	t.Parallel()
+	target := startTestLab(t, memoryBackend())
+	code, sc, out := runAudit(t, "audit", "charges-lost-ack", "--target", target, "--checks", "C03,C06", "--quiet", "20ms", "--format", "json")
+	if code != ExitOK || sc.Oracle == "none" {
+		t.Fatalf("audit charges-lost-ack: exit %d, oracle %q; want 0 and the file's oracle\n%s", code, sc.Oracle, out)
+	}
+	r := checkResults(sc)
+	if r["C03"].Result != audit.Pass || r["C06"].Result != audit.Pass || r["C06"].JudgedBy != audit.ByEffects {
+		t.Errorf("C03 %s, C06 %s by %s; want both passed, by the effects", r["C03"].Result, r["C06"].Result, r["C06"].JudgedBy)
+	}
+}
+
+// TestAuditFormatsAndSecrets: every format renders the scorecard, and no
+// credential (the -H token, the --as token) appears in any of them.
+func TestAuditFormatsAndSecrets(t *testing.T) {
+	t.Parallel()
+	target := startTestLab(t, memoryBackend(), "global-keys")
+	const tokA, tokB = "tok-a-7f3kq9", "tok-b-2m8zx4"
+	for _, format := range audit.Formats() {
+		r := runMain(t, nil, "audit", "POST", target+"/charges", "-d", `{"amount":100,"currency":"usd"}`,
+			"-H", "Authorization: Bearer "+tokA, "--as", "Authorization: Bearer "+tokB, "--checks", "C03,C15", "--format", format)
+		if r.code != ExitFailed {
+			t.Errorf("%s: exit %d, want %d (C15 leaks)\n%s%s", format, r.code, ExitFailed, r.out, r.err)
+		}
+		if strings.Contains(r.out+r.err, tokA) || strings.Contains(r.out+r.err, tokB) {
+			t.Errorf("%s: a credential is in the output:\n%s%s", format, r.out, r.err)
+		}
+		switch format {
+		case audit.FormatText:
+			if !strings.Contains(r.out, "C15  cross-user") || !strings.Contains(r.out, "result: VIOLATED") {
+				t.Errorf("text scorecard:\n%s", r.out)
+			}
+		case audit.FormatMarkdown:
+			if !strings.Contains(r.out, "| C15 | cross-user | critical | **fail** |") {
+				t.Errorf("markdown scorecard:\n%s", r.out)
+			}
+		case audit.FormatJUnit:
+			var doc struct {
+				Tests    int `xml:"tests,attr"`
+				Failures int `xml:"failures,attr"`
+			}
+			if err := xml.Unmarshal([]byte(r.out), &doc); err != nil || doc.Tests != len(audit.IDs()) || doc.Failures != 1 {
+				t.Errorf("junit: %v, %+v; want %d testcases, 1 failure\n%s", err, doc, len(audit.IDs()), r.out)
+			}
+		case audit.FormatJSON:
+			var raw map[string]any
+			if err := json.Unmarshal([]byte(r.out), &raw); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []string{"format_version", "target", "profile", "checks", "result"} {
+				if _, ok := raw[k]; !ok {
+					t.Errorf("json scorecard lacks %q", k)
+				}
+			}
+			for _, c := range raw["checks"].([]any) {
+				m := c.(map[string]any)
+				for _, k := range []string{"id", "name", "severity", "result", "summary", "evidence"} {
+					if _, ok := m[k]; !ok || m[k] == nil {
+						t.Errorf("json check %v lacks %q", m["id"], k)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAuditBugTableOnRealBackends runs the bug table on Redis and Postgres
+// in the long suite.
+func TestAuditBugTableOnRealBackends(t *testing.T) {
+	testenv.SkipUnlessLong(t)
+	be := realBackend(t)
+	for bug, fails := range auditCatchers {
+		t.Run(bug, func(t *testing.T) {
+			target := startTestLab(t, be, bug)
+			_, sc, out := runAudit(t, labAuditArgs(target)...)
+			wantScorecard(t, bug, sc, fails, auditMay[bug], []string{"C14"}, out)
+		})
+	}
+}
+
+// TestHelpGoldenAudit keeps `idemcheck audit --help` under review, as
+// TestHelpGolden does for the other commands (-update rewrites it).
+func TestHelpGoldenAudit(t *testing.T) {
+	r := runMain(t, nil, "audit", "--help")
+	if r.code != ExitOK {
+		t.Fatalf("idemcheck audit --help: exit %d\n%s", r.code, r.err)
+	}
+	path := filepath.Join("testdata", "help-root-audit.txt")
+	if *update {
+		if err := os.WriteFile(path, []byte(r.out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./cmd -run TestHelpGolden -update creates it)", err)
+	}
+	if diff := cmp.Diff(string(want), r.out); diff != "" {
+		t.Errorf("idemcheck audit --help changed (-want +got); rerun with -update if intended:\n%s", diff)
+	}
+}
