@@ -4,16 +4,21 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemcheck/idemcheck/abtest"
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/lab"
 	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -186,12 +191,98 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 			break
 		}
 	}
-	writeDemo(streams.Out, rows, opts)
+	var costs []demoCost
+	if ctx.Err() == nil {
+		fmt.Fprintln(streams.Err, "measuring what the protection costs (A/B, protected against naive, no faults)")
+		var targets []string
+		if len(rl.URLs) > 1 {
+			targets = rl.URLs
+		}
+		costs = demoCosts(ctx, pairs, rl.URL, targets, opts)
+	}
+	writeDemo(streams.Out, rows, costs, opts)
 	fmt.Fprintf(streams.Err, "reports written under %s\n", opts.Out)
 	return finish(code, errs)
 }
 
-func writeDemo(w io.Writer, rows []demoRow, opts *DemoOptions) {
+// demoCost is what the protection of one operation costs, A/B.
+type demoCost struct {
+	what   string // "POST /charges vs POST /naive/charges"
+	pairs  []string
+	deltas []abtest.Delta
+	a, b   *abtest.Arm
+	err    string // why it was not measured
+}
+
+// demoAB is the demo's A/B: short, so its intervals are wide, and it says
+// so ("within noise") rather than print noise as a cost.
+var demoAB = abtest.Options{Rate: 100, Duration: time.Second, Warmup: 200 * time.Millisecond, Block: 100 * time.Millisecond}
+
+// demoCosts measures, for each distinct protected/naive pair of requests
+// among pairs, the protected request (A) against the naive one (B) with
+// the A/B machinery of bench overhead. Pairs whose ops need a setup or a
+// read before each op (the compare-and-set debit) are left out.
+func demoCosts(ctx context.Context, pairs []string, target string, targets []string, opts *DemoOptions) []demoCost {
+	base, err := url.Parse(target)
+	if err != nil {
+		return nil
+	}
+	ro := runner.Options{Target: base, Env: opts.Getenv, Seed: opts.Seed, RequestTimeout: 10 * time.Second}
+	for _, t := range targets {
+		if u, err := url.Parse(t); err == nil {
+			ro.Targets = append(ro.Targets, u)
+		}
+	}
+	var out []demoCost
+	index := map[string]int{}
+	for _, pair := range pairs {
+		if !hasBuiltin(pair + "-naive") {
+			continue
+		}
+		a, errA := scenarios.Builtin(pair)
+		b, errB := scenarios.Builtin(pair + "-naive")
+		if errA != nil || errB != nil || len(a.Setup) > 0 || len(b.Setup) > 0 || a.Operation.Before != nil || b.Operation.Before != nil {
+			continue
+		}
+		what := a.Operation.Method + " " + a.Operation.Path + " vs " + b.Operation.Method + " " + b.Operation.Path
+		if i, ok := index[what]; ok {
+			out[i].pairs = append(out[i].pairs, pair)
+			continue
+		}
+		index[what] = len(out)
+		c := demoCost{what: what, pairs: []string{pair}}
+		o := demoAB
+		o.Runner = ro
+		o.Rand = rand.New(rand.NewPCG(randomSeed(), randomSeed())) // new keys on every demo
+		res, err := abtest.Run(ctx, a, b, o)
+		switch {
+		case err != nil:
+			c.err = err.Error()
+		default:
+			c.a, c.b = res.A, res.B
+			c.deltas = abtest.Compare(res, 400, rand.New(rand.NewPCG(opts.Seed, 0xde70)))
+			if ok, why := res.Held(); !ok {
+				c.err = why
+			}
+		}
+		out = append(out, c)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return out
+}
+
+// costText is a delta with its interval, or "within noise" when the
+// interval holds 0.
+func costText(d abtest.Delta) string {
+	if d.CI[0] <= 0 && d.CI[1] >= 0 {
+		return fmt.Sprintf("within noise [%+.2f, %+.2f]ms", d.CI[0], d.CI[1])
+	}
+	return fmt.Sprintf("%+.2fms (%+.0f%%) [%+.2f, %+.2f]", d.MS, d.Pct, d.CI[0], d.CI[1])
+}
+
+func writeDemo(w io.Writer, rows []demoRow, costs []demoCost, opts *DemoOptions) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCENARIO\tVARIANT\tINJECTED\tVERDICT\tEVIDENCE")
 	for _, r := range rows {
@@ -199,17 +290,22 @@ func writeDemo(w io.Writer, rows []demoRow, opts *DemoOptions) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "What the protection costs (latency of clean attempts: no fault injected, an answer received):")
+	fmt.Fprintf(w, "What the protection costs (A/B at %.0f ops/s, blocks interleaved A B B A, no faults; Δ with its 95%% CI):\n", demoAB.Rate)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIO\tNAIVE p50\tPROTECTED p50\tNAIVE p99\tPROTECTED p99\tOVERHEAD p50\tOVERHEAD p99")
-	for i := 0; i+1 < len(rows); i++ {
-		if rows[i].variant != "naive" || rows[i+1].pair != rows[i].pair {
+	fmt.Fprintln(tw, "OPERATION\tNAIVE p50\tPROTECTED p50\tOVERHEAD p50\tOVERHEAD p99")
+	for _, c := range costs {
+		if c.a == nil {
+			fmt.Fprintf(tw, "%s\tnot measured: %s\n", c.what, c.err)
 			continue
 		}
-		n, p := rows[i].sum.Latency.Attempt, rows[i+1].sum.Latency.Attempt
-		fmt.Fprintf(tw, "%s\t%.2fms\t%.2fms\t%.2fms\t%.2fms\t%s\t%s\n", rows[i].pair, n.P50, p.P50, n.P99, p.P99, overhead(n.P50, p.P50), overhead(n.P99, p.P99))
+		p50, p99 := costText(c.deltas[0]), costText(c.deltas[2])
+		if c.err != "" {
+			p99 += " (unclear: " + c.err + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%.2fms\t%.2fms\t%s\t%s\n", c.what, c.b.Percentile(50), c.a.Percentile(50), p50, p99)
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "A short A/B: 'idemcheck bench overhead' measures longer, with a budget.")
 	met := 0
 	for _, r := range rows {
 		if r.code == ExitOK {
@@ -289,10 +385,3 @@ func evidence(s *reports.Summary) string {
 const chargeCents = 100
 
 func dollars(cents int64) string { return fmt.Sprintf("$%d.%02d", cents/100, cents%100) }
-
-func overhead(base, with float64) string {
-	if base <= 0 {
-		return "n/a"
-	}
-	return fmt.Sprintf("%+.2fms (%+.0f%%)", with-base, (with-base)/base*100)
-}
