@@ -3,7 +3,7 @@
 #
 #   docker build -t idemcheck --build-arg VERSION=v1.2.3 .
 #   docker run --rm idemcheck version
-#   docker run --rm --network host -v "$PWD:/work" idemcheck \
+#   docker run --rm --network host --user "$(id -u):$(id -g)" -v "$PWD:/work" idemcheck \
 #     run charges.yaml --target http://127.0.0.1:8080 --report junit=junit.xml --report html=report.html
 #
 # Reports written with --out and --report land in /work, the working
