@@ -1,6 +1,7 @@
 package oracles
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -74,10 +75,15 @@ func (e *ReadError) Error() string {
 
 func (e *ReadError) Unwrap() error { return e.Err }
 
-// maxBody bounds an oracle's answer: a bulk answer of a few million keys
+// maxBody bounds an oracle's answer: a bulk answer of half a million keys
 // fits; a longer list is read in pages (next-link or cursor). An answer
-// past it fails the reading, read no further.
-const maxBody = 64 << 20
+// past it fails the reading, read no further (not at all when its
+// Content-Length says so).
+const maxBody = 32 << 20
+
+// maxKeyBody bounds the answer of a per-key read, which holds one count:
+// they are read several at a time, and must not hold maxBody each.
+const maxKeyBody = 1 << 20
 
 // answer is a 2xx answer to an oracle request.
 type answer struct {
@@ -114,7 +120,9 @@ func requestSecrets(req *http.Request) *redact.Secrets {
 	return &s
 }
 
-// fetch makes the request build returns for key and reads a 2xx answer.
+// fetch makes the request build returns for key and reads a 2xx answer,
+// at most maxKeyBody bytes of it for a per-key read (key != ""), maxBody
+// otherwise.
 func fetch(ctx context.Context, c *http.Client, oracle string, build RequestFunc, key string) (*answer, error) {
 	if build == nil {
 		return nil, fmt.Errorf("oracle %s: no request configured", oracle)
@@ -140,12 +148,13 @@ func fetch(ctx context.Context, c *http.Client, oracle string, build RequestFunc
 	}
 	defer resp.Body.Close()
 	a.status = resp.StatusCode
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err != nil {
-		return nil, a.fail(fmt.Errorf("reading the answer: %w", err))
+	limit := int64(maxBody)
+	if key != "" {
+		limit = maxKeyBody
 	}
-	if len(body) > maxBody {
-		return nil, a.fail(fmt.Errorf("answer larger than %d bytes", maxBody))
+	body, err := readCapped(resp, limit)
+	if err != nil {
+		return nil, a.fail(err)
 	}
 	a.body = body
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -155,6 +164,52 @@ func fetch(ctx context.Context, c *http.Client, oracle string, build RequestFunc
 		return nil, a.fail(fmt.Errorf("%w: %s", ErrStatus, snippet([]byte(a.secrets.Scrub(string(head))))))
 	}
 	return a, nil
+}
+
+// readCapped reads resp's body, at most limit bytes: in one buffer of the
+// announced size, or in blocks joined once at the end, so that reading
+// never holds more than twice what was read (a buffer grown by doubling
+// leaves its halves behind). An answer over limit is an error, found
+// before reading when its Content-Length says so.
+func readCapped(resp *http.Response, limit int64) ([]byte, error) {
+	tooLarge := fmt.Errorf("answer larger than %d bytes", limit)
+	if resp.ContentLength > limit {
+		return nil, tooLarge
+	}
+	r := io.LimitReader(resp.Body, limit+1)
+	if n := resp.ContentLength; n >= 0 {
+		buf := make([]byte, n+1) // one more, to see a body longer than announced
+		m, err := io.ReadFull(r, buf)
+		switch {
+		case err == io.ErrUnexpectedEOF || err == io.EOF:
+			return buf[:m], nil
+		case err != nil:
+			return nil, fmt.Errorf("reading the answer: %w", err)
+		}
+		return nil, fmt.Errorf("reading the answer: longer than its Content-Length %d", n)
+	}
+	const block = 256 << 10
+	var blocks [][]byte
+	total := 0
+	for {
+		b := make([]byte, block)
+		m, err := io.ReadFull(r, b)
+		total += m
+		blocks = append(blocks, b[:m])
+		if int64(total) > limit {
+			return nil, tooLarge
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the answer: %w", err)
+		}
+	}
+	if len(blocks) == 1 {
+		return blocks[0], nil
+	}
+	return bytes.Join(blocks, nil), nil
 }
 
 // secretParams is how oracle URLs and connection strings are redacted:
