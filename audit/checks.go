@@ -287,10 +287,12 @@ func runC04(ctx context.Context, a *Auditor, c *checkRun) {
 		switch {
 		case c.bad(e, "another body under a used key"):
 		case scenarios.StatusIn(a.profile.Mismatch, e.status):
-		case e.ok() && a.identity(e) == a.identity(first):
+		case e.ok() && a.replayOf(e, first):
 			c.fail(Medium, "another body under a used key was answered %d with the first answer (a silent replay); the %s profile expects %s", e.status, a.profile.Name, strings.Join(a.profile.Mismatch, " or "))
-		case e.ok():
+		case e.ok() && a.identity(e) != a.identity(first):
 			c.twice(o.key, Medium, "another body under a used key was answered %d naming another resource (%s, first %s)", e.status, a.identity(e), a.identity(first))
+		case e.ok():
+			c.ambiguous(o.key, Medium, "another body under a used key was answered %d about the same resource (%s) with another body", e.status, a.identity(e))
 		default:
 			c.fail(Medium, "another body under a used key was answered %d; the %s profile expects %s", e.status, a.profile.Name, strings.Join(a.profile.Mismatch, " or "))
 		}
@@ -459,6 +461,7 @@ func runC07(ctx context.Context, a *Auditor, c *checkRun) {
 		}
 		exs := a.together(ctx, rs)
 		ids := map[string]int{}
+		var oks []*exchange
 		bad := false
 		for _, e := range exs {
 			switch {
@@ -466,6 +469,7 @@ func runC07(ctx context.Context, a *Auditor, c *checkRun) {
 				bad = c.bad(e, fmt.Sprintf("round %d: a concurrent copy", round)) || bad
 			case e.ok():
 				ids[a.identity(e)]++
+				oks = append(oks, e)
 			case !a.rejectedOK(e.status, true):
 				bad = true
 				c.fail(Medium, "round %d: a concurrent copy with another body was answered %d; the %s profile expects %s or %s", round, e.status, a.profile.Name,
@@ -476,14 +480,16 @@ func runC07(ctx context.Context, a *Auditor, c *checkRun) {
 		case len(ids) > 1:
 			bad = true
 			c.fail(Critical, "round %d: %d different bodies under one key were each processed (%d resources)", round, len(ids), len(ids))
-		case len(ids) == 1:
+		case len(oks) > 1:
 			keys = append(keys, o.key)
-			for _, n := range ids {
-				if n > 1 {
-					bad = true
-					c.fail(Medium, "round %d: a copy with another body got the winner's answer (a silent replay)", round)
-				}
+			bad = true
+			if a.replayOf(oks[1], oks[0]) {
+				c.fail(Medium, "round %d: a copy with another body got the winner's answer (a silent replay)", round)
+			} else {
+				c.ambiguous(o.key, Medium, "round %d: copies with different bodies were answered 2xx about the same resource (%s) with different bodies", round, a.identity(oks[0]))
 			}
+		case len(oks) == 1:
+			keys = append(keys, o.key)
 		}
 		if bad && showRound == nil || round == 1 && showRound == nil {
 			showRound = exs
@@ -861,7 +867,7 @@ func runC15(ctx context.Context, a *Auditor, c *checkRun) {
 		case c.bad(other, "the second principal's request"):
 		case other.status == http.StatusUnauthorized || other.status == http.StatusForbidden:
 			c.unknown("the second principal was refused (%d): check --as", other.status)
-		case other.ok() && (a.identity(other) == a.identity(first) || a.sameBody(other, first)):
+		case other.ok() && a.replayOf(other, first):
 			c.fail(Critical, "the second principal received the first principal's answer (%s) for the same key: a data leak, and its own request was never processed", a.identity(first))
 		case other.ok():
 		default:
@@ -1050,7 +1056,7 @@ func runDK(ctx context.Context, a *Auditor, c *checkRun) {
 		c.show(second)
 		switch {
 		case c.bad(second, "the new key"):
-		case second.ok() && a.identity(second) == a.identity(first):
+		case second.ok() && a.replayOf(second, first):
 			c.fail(High, "a new key with the same body got the first key's answer (%s): dedup by content, not by key", a.identity(first))
 		case second.ok():
 			keys = append(keys, o.key, o2.key)

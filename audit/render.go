@@ -103,8 +103,10 @@ func writeText(w io.Writer, sc *Scorecard) error {
 func evidenceLine(e Evidence) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s", e.Probe, e.Request)
-	if e.Key != "" {
-		k := e.Key
+	switch k := e.Key; {
+	case k == `""`:
+		b.WriteString(` key ""`)
+	case k != "":
 		if len(k) > 40 {
 			k = k[:37] + "…"
 		}

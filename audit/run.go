@@ -67,6 +67,18 @@ func (c *checkRun) twice(key string, otherwise Severity, format string, args ...
 	c.suspects = append(c.suspects, suspicion{key: key, msg: msg, otherwise: otherwise})
 }
 
+// ambiguous records answers that may be a second execution or a replay
+// with another body: with an oracle the count of key's effects decides
+// (as for twice); without one the check is unknown on it.
+func (c *checkRun) ambiguous(key string, otherwise Severity, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if c.a.oracle == nil {
+		c.unknown("%s: without --effects the answers cannot tell a replay from a second execution", msg)
+		return
+	}
+	c.suspects = append(c.suspects, suspicion{key: key, msg: msg, otherwise: otherwise})
+}
+
 // maxEvidence bounds the exchanges a check shows.
 const maxEvidence = 24
 
@@ -180,7 +192,7 @@ func (c *checkRun) result(d definition) Check {
 	out := Check{ID: d.id, Name: d.name, Severity: d.severity, Evidence: c.evidence()}
 	for _, s := range c.suspects {
 		if !s.resolved && c.skip == "" {
-			c.fail(Critical, "%s: executed twice (judged from the answers: the effects were not read)", s.msg)
+			c.unknown("%s: the effects were not read", s.msg)
 		}
 	}
 	switch {
@@ -333,6 +345,12 @@ func (a *Auditor) Run(ctx context.Context) (*Scorecard, error) {
 	sc.decide(a.cfg.FailOn)
 	return sc, ctx.Err()
 }
+
+// Method is the audited request's method.
+func (a *Auditor) Method() string { return a.tmpl.Method() }
+
+// Target is the audited URL (the first target's), redacted.
+func (a *Auditor) Target() string { return a.target() }
 
 // target is the audited URL, redacted.
 func (a *Auditor) target() string {

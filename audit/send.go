@@ -393,6 +393,17 @@ func (a *Auditor) identity(e *exchange) string {
 	return fmt.Sprintf("body %016x", canon.Fingerprint(e.answer, a.volatile))
 }
 
+// replayOf reports whether e replays first: the same body (volatile
+// fields, member order and spacing aside), or the same resource with the
+// replay marker. An answer about the same resource with another body (a
+// counter's new value, say) is not one.
+func (a *Auditor) replayOf(e, first *exchange) bool {
+	if a.sameBody(e, first) {
+		return true
+	}
+	return a.identity(e) == a.identity(first) && e.header != nil && strings.EqualFold(e.header.Get("Idempotent-Replayed"), "true")
+}
+
 // sameBody reports whether two answers have the same body, volatile
 // fields, member order and spacing aside.
 func (a *Auditor) sameBody(x, y *exchange) bool {

@@ -178,7 +178,7 @@ func auditRun(ctx context.Context, opts *AuditOptions) error {
 		return writePlan(opts, a, plan)
 	}
 	planned := a.MaxPlanned()
-	fmt.Fprintf(opts.Streams.Err, "audit: up to %d requests to %s %s (--max-requests %d)\n", planned, sc.Operation.Method, targets[0].Redacted(), a.MaxRequests())
+	fmt.Fprintf(opts.Streams.Err, "audit: up to %d requests to %s %s (--max-requests %d)\n", planned, a.Method(), a.Target(), a.MaxRequests())
 	if planned > a.MaxRequests() {
 		fmt.Fprintf(opts.Streams.Err, "audit: the checks that no longer fit under --max-requests %d are skipped\n", a.MaxRequests())
 	}

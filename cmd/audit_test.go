@@ -399,3 +399,32 @@ func TestHelpGoldenAudit(t *testing.T) {
 		t.Errorf("idemcheck audit --help changed (-want +got); rerun with -update if intended:\n%s", diff)
 	}
 }
+
+// TestAuditReplicas: with several --target the concurrency probes spread
+// their copies over them: two correct replicas on one store pass, and two
+// replicas that lock in process memory (in-process-lock) charge twice.
+func TestAuditReplicas(t *testing.T) {
+	t.Parallel()
+	args := func(urls []string, extra ...string) []string {
+		a := labAuditArgs(urls[0], extra...)
+		for _, u := range urls {
+			a = append(a, "--target", u)
+		}
+		return a
+	}
+	correct := startTestLabs(t, memoryBackend(), 2)
+	code, sc, out := runAudit(t, args(correct, "--checks", "C06,C07,C08")...)
+	if code != ExitOK {
+		t.Errorf("two correct replicas: exit %d, want 0\n%s", code, out)
+	}
+	for _, id := range []string{"C06", "C07"} {
+		if c := checkResults(sc)[id]; c.Result != audit.Pass {
+			t.Errorf("two correct replicas: %s %s (%s)", id, c.Result, c.Summary)
+		}
+	}
+	racy := startTestLabs(t, memoryBackend(), 2, "in-process-lock")
+	code, sc, out = runAudit(t, args(racy, "--checks", "C06")...)
+	if c := checkResults(sc)["C06"]; code != ExitFailed || c.Result != audit.Fail || c.Severity != audit.Critical {
+		t.Errorf("in-process-lock on two replicas: exit %d, C06 %s %s; want 1, a critical failure\n%s", code, c.Result, c.Severity, out)
+	}
+}
