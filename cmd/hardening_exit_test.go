@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -300,4 +301,31 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// A file is written whole or not at all: a failed write leaves the old
+// file and no temporary one.
+func TestWriteFileAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "report.json")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := writeFile(path, func(f *os.File) error {
+		f.WriteString("half a rep")
+		return errors.New("disk full")
+	})
+	if err == nil {
+		t.Fatal("writeFile with a failing writer = nil")
+	}
+	if b, _ := os.ReadFile(path); string(b) != "old" {
+		t.Errorf("after a failed write the file holds %q, want the old %q", b, "old")
+	}
+	if err := writeFile(path, func(f *os.File) error { _, err := f.WriteString("new"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if b, _ := os.ReadFile(path); string(b) != "new" || len(entries) != 1 {
+		t.Errorf("after a write: %q and %d files, want \"new\" alone", b, len(entries))
+	}
 }
