@@ -266,6 +266,13 @@ func TestWriteFormats(t *testing.T) {
 	if !strings.Contains(b.String(), `"result": "violated"`) || !strings.Contains(b.String(), `"evidence": []`) || strings.Contains(b.String(), "null") {
 		t.Errorf("JSON scorecard:\n%s", b.String())
 	}
+	sc.Checks = append(sc.Checks, Check{ID: "C10", Name: "timeout-in-flight", Severity: Critical, Result: Unknown, Summary: "cannot tell", Evidence: []Evidence{}})
+	for opt, want := range map[string]string{"": `<error message="unknown: cannot tell" type="inconclusive">`, "failure": `<failure message="unknown: cannot tell" type="inconclusive">`} {
+		b.Reset()
+		if err := WriteWith(&b, FormatJUnit, sc, Options{JUnitInconclusive: opt}); err != nil || !strings.Contains(b.String(), want) {
+			t.Errorf("junit with --junit-inconclusive %q: %v, want %s in\n%s", opt, err, want, b.String())
+		}
+	}
 	if err := Write(&b, "yaml", sc); err == nil {
 		t.Error("Write(yaml) = nil error")
 	}

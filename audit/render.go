@@ -24,10 +24,22 @@ func Formats() []string { return []string{FormatText, FormatJSON, FormatMarkdown
 // ValidFormat reports whether Write renders format.
 func ValidFormat(format string) bool { return slices.Contains(Formats(), format) }
 
+// Options tune how a scorecard is rendered.
+type Options struct {
+	// JUnitInconclusive is what an unknown check is in JUnit: "error" (the
+	// default) or "failure"; never skipped, which CI draws green.
+	JUnitInconclusive string
+}
+
 // Write renders sc to w in format: text (a table, then the evidence of
 // the checks that did not pass), json (the stable form of docs/audit.md),
 // markdown (a CI step summary) or junit (one testcase per check).
 func Write(w io.Writer, format string, sc *Scorecard) error {
+	return WriteWith(w, format, sc, Options{})
+}
+
+// WriteWith is Write with options.
+func WriteWith(w io.Writer, format string, sc *Scorecard, o Options) error {
 	switch format {
 	case FormatText:
 		return writeText(w, sc)
@@ -38,7 +50,7 @@ func Write(w io.Writer, format string, sc *Scorecard) error {
 	case FormatMarkdown:
 		return writeMarkdown(w, sc)
 	case FormatJUnit:
-		return writeJUnit(w, sc)
+		return writeJUnit(w, sc, o.JUnitInconclusive == "failure")
 	}
 	return fmt.Errorf("unknown format %q (known: %s)", format, strings.Join(Formats(), ", "))
 }
@@ -172,6 +184,7 @@ type junitSuites struct {
 	Name     string       `xml:"name,attr"`
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
 	Skipped  int          `xml:"skipped,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
@@ -189,6 +202,7 @@ type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
 	Failure   *junitMessage `xml:"failure,omitempty"`
+	Error     *junitMessage `xml:"error,omitempty"`
 	Skipped   *junitMessage `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
 }
@@ -199,7 +213,10 @@ type junitMessage struct {
 	Text    string `xml:",chardata"`
 }
 
-func writeJUnit(w io.Writer, sc *Scorecard) error {
+// writeJUnit writes one testcase per check: a failure for a check that
+// fails at the failing severity, an error (a failure with
+// unknownFails) for an unknown one, skipped for a skipped one.
+func writeJUnit(w io.Writer, sc *Scorecard, unknownFails bool) error {
 	suite := junitSuite{Name: "idemcheck audit " + sc.Method + " " + sc.Target}
 	for _, c := range sc.Checks {
 		tc := junitCase{Name: c.ID + " " + c.Name, Classname: "idemcheck.audit"}
@@ -212,8 +229,14 @@ func writeJUnit(w io.Writer, sc *Scorecard) error {
 		case c.Failed(sc.FailOn):
 			tc.Failure = &junitMessage{Message: c.Summary, Type: string(c.Severity), Text: text}
 			suite.Failures++
-		case c.Result == Skipped || c.Result == Unknown:
-			tc.Skipped = &junitMessage{Message: string(c.Result) + ": " + c.Summary}
+		case c.Result == Unknown && unknownFails:
+			tc.Failure = &junitMessage{Message: "unknown: " + c.Summary, Type: "inconclusive", Text: text}
+			suite.Failures++
+		case c.Result == Unknown:
+			tc.Error = &junitMessage{Message: "unknown: " + c.Summary, Type: "inconclusive", Text: text}
+			suite.Errors++
+		case c.Result == Skipped:
+			tc.Skipped = &junitMessage{Message: c.Summary}
 			suite.Skipped++
 		default:
 			tc.SystemOut = fmt.Sprintf("%s (%s): %s", c.Result, c.Severity, c.Summary)
@@ -221,7 +244,7 @@ func writeJUnit(w io.Writer, sc *Scorecard) error {
 		suite.Tests++
 		suite.Cases = append(suite.Cases, tc)
 	}
-	doc := junitSuites{Name: "idemcheck audit", Tests: suite.Tests, Failures: suite.Failures, Skipped: suite.Skipped, Suites: []junitSuite{suite}}
+	doc := junitSuites{Name: "idemcheck audit", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Skipped: suite.Skipped, Suites: []junitSuite{suite}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

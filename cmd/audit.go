@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -41,6 +42,9 @@ type AuditOptions struct {
 	Quiet       time.Duration
 	FailOn      string
 	Checks      []string
+	// Reports are --report FORMAT=PATH files (text, json, markdown,
+	// junit) and --junit-inconclusive.
+	Reports reportFlags
 
 	// Transport replaces the HTTP transport (tests).
 	Transport http.RoundTripper
@@ -121,6 +125,14 @@ interrupted.`,
 			if opts.MaxRequests < 0 || opts.Retention < 0 || opts.Lease < 0 || opts.Quiet < 0 {
 				return usageError("--max-requests, --retention, --lease and --quiet must not be negative")
 			}
+			if err := opts.Reports.resolve(); err != nil {
+				return err
+			}
+			for _, f := range opts.Reports.files {
+				if !audit.ValidFormat(f.Format) {
+					return withHint(ExitUsage, fmt.Errorf("--report %s=%s: audit writes no %s", f.Format, f.Path, f.Format), "audit writes "+strings.Join(audit.Formats(), ", "))
+				}
+			}
 			if opts.Profile != "" {
 				if _, ok := scenarios.LookupProfile(opts.Profile); !ok {
 					return withHint(ExitUsage, fmt.Errorf("--profile %q: unknown profile", opts.Profile), "use one of "+strings.Join(scenarios.ProfileNames(), ", "))
@@ -134,6 +146,7 @@ interrupted.`,
 	}
 	fl := c.Flags()
 	opts.Req.register(fl)
+	opts.Reports.register(fl)
 	fl.StringVar(&opts.Effects, "effects", "", `how to count a key's effects: 'GET /path?key={{.Key}}' (a path: it resolves against the audited URL's scheme, host and port)`)
 	fl.StringVar(&opts.EffectsPath, "effects-path", "", `JSONPath in the --effects answer to a count or an array of effects (default: the whole answer): '$.charges'`)
 	fl.StringVar(&opts.Across, "across", "", "with several --target: read effects on the first target (first, the default) or add up every target's (sum)")
@@ -156,13 +169,33 @@ interrupted.`,
 // auditRun builds the auditor, prints the plan, runs it and writes the
 // scorecard.
 func auditRun(ctx context.Context, opts *AuditOptions) error {
+	card, err := auditRunOnce(ctx, opts)
+	if err != nil && card == nil {
+		// The audit could not start: the report files say why.
+		name := "audit"
+		switch len(opts.Args) {
+		case 1:
+			name += " " + opts.Args[0]
+		case 2:
+			name += " " + opts.Args[0] + " " + redactArg(opts.Args[1])
+		}
+		if werr := opts.Reports.writeNotRun(name, "", err); werr != nil {
+			return errors.Join(err, werr)
+		}
+	}
+	return err
+}
+
+// auditRunOnce runs the audit; the scorecard it returns (nil when the
+// audit could not start) was written.
+func auditRunOnce(ctx context.Context, opts *AuditOptions) (*audit.Scorecard, error) {
 	sc, targets, err := auditScenario(opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	as, err := auditAs(opts.As)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	a, err := audit.New(audit.Config{
 		Scenario: sc, Targets: targets, Getenv: opts.Getenv, As: as, Volatile: opts.Volatile,
@@ -171,11 +204,11 @@ func auditRun(ctx context.Context, opts *AuditOptions) error {
 		Transport: opts.Transport,
 	})
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return nil, withCode(ExitUsage, err)
 	}
 	plan := a.Plan()
 	if opts.DryRun {
-		return writePlan(opts, a, plan)
+		return nil, writePlan(opts, a, plan)
 	}
 	planned := a.MaxPlanned()
 	fmt.Fprintf(opts.Streams.Err, "audit: up to %d requests to %s %s (--max-requests %d)\n", planned, a.Method(), a.Target(), a.MaxRequests())
@@ -186,26 +219,32 @@ func auditRun(ctx context.Context, opts *AuditOptions) error {
 	card, err := a.Run(ctx)
 	switch {
 	case errors.Is(err, audit.ErrTarget):
-		return withHint(ExitRuntime, err, "the plain request must succeed (2xx) before anything can be audited: check the URL, -d and -H")
+		return nil, withHint(ExitRuntime, err, "the plain request must succeed (2xx) before anything can be audited: check the URL, -d and -H")
 	case errors.Is(err, audit.ErrConfig):
-		return withCode(ExitUsage, err)
+		return nil, withCode(ExitUsage, err)
 	case card == nil && err != nil:
-		return withCode(ExitInterrupted, err)
+		return nil, withCode(ExitInterrupted, err)
 	}
-	if werr := audit.Write(opts.Streams.Out, opts.Format, card); werr != nil {
-		return withCode(ExitRuntime, fmt.Errorf("writing the scorecard: %w", werr))
+	ropts := audit.Options{JUnitInconclusive: opts.Reports.Inconclusive}
+	if werr := audit.WriteWith(opts.Streams.Out, opts.Format, card, ropts); werr != nil {
+		return card, withCode(ExitRuntime, fmt.Errorf("writing the scorecard: %w", werr))
+	}
+	for _, f := range opts.Reports.files {
+		if werr := writeFile(f.Path, func(out *os.File) error { return audit.WriteWith(out, f.Format, card, ropts) }); werr != nil {
+			return card, withCode(ExitRuntime, werr)
+		}
 	}
 	fmt.Fprintf(opts.Streams.Err, "audit: %s in %v, %d requests\n", card.Result, time.Since(start).Round(10*time.Millisecond), card.Requests)
 	if err != nil {
-		return withCode(ExitInterrupted, err)
+		return card, withCode(ExitInterrupted, err)
 	}
 	switch card.Result {
 	case audit.Violated:
-		return silentExit{ExitFailed}
+		return card, silentExit{ExitFailed}
 	case audit.Inconclusive:
-		return silentExit{ExitInconclusive}
+		return card, silentExit{ExitInconclusive}
 	}
-	return nil
+	return card, nil
 }
 
 // auditScenario is the scenario the audit's request comes from: built from

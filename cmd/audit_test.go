@@ -428,3 +428,33 @@ func TestAuditReplicas(t *testing.T) {
 		t.Errorf("in-process-lock on two replicas: exit %d, C06 %s %s; want 1, a critical failure\n%s", code, c.Result, c.Severity, out)
 	}
 }
+
+// TestAuditReportFiles: --report FORMAT=PATH writes the scorecard in that
+// format beside stdout's; an audit that cannot start leaves a JUnit file
+// that says why; a format audit does not write is refused before sending.
+func TestAuditReportFiles(t *testing.T) {
+	t.Parallel()
+	target := startTestLab(t, memoryBackend())
+	dir := t.TempDir()
+	junit, md := filepath.Join(dir, "audit.xml"), filepath.Join(dir, "audit.md")
+	r := runMain(t, nil, "audit", "POST", target+"/charges", "-d", `{"amount":100,"currency":"usd"}`, "--checks", "C03",
+		"--report", "junit="+junit, "--report", "markdown="+md)
+	if r.code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	for path, want := range map[string]string{junit: `name="C03 sequential-replay"`, md: "| C03 | sequential-replay |"} {
+		b, err := os.ReadFile(path)
+		if err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("%s: %v, want %q in\n%s", path, err, want, b)
+		}
+	}
+	down := filepath.Join(dir, "down.xml")
+	r = runMain(t, nil, "audit", "POST", "http://127.0.0.1:1/charges", "-d", `{"amount":1}`, "--report", "junit="+down)
+	if b, err := os.ReadFile(down); r.code != ExitRuntime || err != nil || !strings.Contains(string(b), "audited request failed") {
+		t.Errorf("unreachable target: exit %d, junit %v:\n%s", r.code, err, b)
+	}
+	r = runMain(t, nil, "audit", "POST", target+"/charges", "--report", "html="+filepath.Join(dir, "a.html"))
+	if r.code != ExitUsage || !strings.Contains(r.err, "audit writes no html") {
+		t.Errorf("--report html: exit %d\n%s", r.code, r.err)
+	}
+}
