@@ -182,7 +182,7 @@ func NewCmdProxyTCP(f *Factory, runF func(context.Context, *ProxyTCPOptions) err
 		Use:   "tcp",
 		Short: "Put a fault-injecting TCP proxy in front of a dependency (Redis, Postgres)",
 		Long: `Proxy tcp forwards TCP connections from --listen to --upstream and injects
-faults into an API's dependency, as Toxiproxy does: to measure what a Redis
+faults into an API's dependency: to measure what a Redis
 roundtrip costs (--latency), or to check that the API fails closed when its
 store is cut (--down), never charging twice.
 

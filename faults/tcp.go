@@ -14,7 +14,7 @@ import (
 )
 
 // TCPFaults are the faults a TCPProxy applies to the connections it
-// carries, as Toxiproxy does for a service's dependencies (Redis,
+// carries: the faults of a service's dependencies (Redis,
 // Postgres). The zero value passes traffic untouched.
 type TCPFaults struct {
 	// Latency holds each chunk of data from the upstream for this long
