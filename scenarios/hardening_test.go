@@ -203,3 +203,46 @@ func TestLoadFileFIFOCancelled(t *testing.T) {
 		t.Errorf("LoadFileContext(FIFO with a writer) = %v, %v", s, err)
 	}
 }
+
+// FuzzRender: any template that compiles renders without panicking, within
+// MaxRender, in bounded time, or fails with an error. Seeded from the
+// built-in scenarios' templates and the ones that used to hang.
+func FuzzRender(f *testing.F) {
+	for _, name := range BuiltinNames() {
+		s, err := Builtin(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, ft := range s.templates() {
+			if strings.Contains(ft.text, "{{") {
+				f.Add(ft.text)
+			}
+		}
+	}
+	for _, s := range []string{
+		`{{range 100000000000000}}{{end}}`,
+		`{{$s := "ab"}}{{range 40}}{{$s = printf "%s%s" $s $s}}{{end}}{{$s}}`,
+		`{{define "a"}}{{template "a" .}}{{end}}{{template "a" .}}`,
+		`{{range $i := 30}}{{range $j := 30}}{{randInt . 0 $i}}{{end}}{{end}}`,
+		`{{printf "%0999999d" 1}}{{html .Key}}{{urlquery .User}}{{js .Vars}}`,
+		`{{env "X" "d"}}{{uuid .}}{{mod .Seq 0}}{{div 1 0}}{{add .Seq 1}}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		x, err := NewText("fuzz", text, func(string) string { return "v" })
+		if err != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		start := time.Now()
+		out, err := x.Render(ctx, Vars{Key: "k", Seq: 3, User: "u", Attempt: 1, Vars: map[string]string{"a": "1"}})
+		if took := time.Since(start); took > 5*time.Second {
+			t.Fatalf("Render(%q) took %v", text, took)
+		}
+		if err == nil && len(out) > MaxRender {
+			t.Fatalf("Render(%q) = %d bytes, more than MaxRender", text, len(out))
+		}
+	})
+}

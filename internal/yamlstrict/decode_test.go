@@ -195,7 +195,12 @@ func FuzzDecode(f *testing.F) {
 		if diff := cmp.Diff(ra.Problems, rb.Problems); diff != "" {
 			t.Fatalf("Decode is not deterministic (-first +second):\n%s", diff)
 		}
-		lines := strings.Count(string(data), "\n") + 1
+		// YAML breaks lines at LF, CR, CRLF, NEL, LS and PS.
+		text := strings.ReplaceAll(string(data), "\r\n", "\n")
+		lines := 1
+		for _, brk := range []string{"\n", "\r", "\u0085", "\u2028", "\u2029"} {
+			lines += strings.Count(text, brk)
+		}
 		for _, p := range ra.Problems {
 			if p.Message == "" || p.Line < 0 || p.Line > lines+1 || p.Column < 0 {
 				t.Fatalf("Decode problem %+v: want a message and a line within 0..%d", p, lines+1)
