@@ -46,7 +46,7 @@ type Judgement struct {
 	// answered 400 where the draft says 422): kept apart from duplicate
 	// effects and leaks, they fail a run only when FailOn is "medium".
 	Findings []Finding `json:"findings"`
-	Result     Result      `json:"result"`
+	Result   Result    `json:"result"`
 	// Why explains Result in one sentence.
 	Why string `json:"why"`
 }

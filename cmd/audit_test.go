@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/idemcheck/idemcheck/audit"
 	"github.com/idemcheck/idemcheck/internal/testenv"
 )
@@ -374,29 +372,6 @@ func TestAuditBugTableOnRealBackends(t *testing.T) {
 			_, sc, out := runAudit(t, labAuditArgs(target)...)
 			wantScorecard(t, bug, sc, fails, auditMay[bug], []string{"C14"}, out)
 		})
-	}
-}
-
-// TestHelpGoldenAudit keeps `idemcheck audit --help` under review, as
-// TestHelpGolden does for the other commands (-update rewrites it).
-func TestHelpGoldenAudit(t *testing.T) {
-	r := runMain(t, nil, "audit", "--help")
-	if r.code != ExitOK {
-		t.Fatalf("idemcheck audit --help: exit %d\n%s", r.code, r.err)
-	}
-	path := filepath.Join("testdata", "help-root-audit.txt")
-	if *update {
-		if err := os.WriteFile(path, []byte(r.out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./cmd -run TestHelpGolden -update creates it)", err)
-	}
-	if diff := cmp.Diff(string(want), r.out); diff != "" {
-		t.Errorf("idemcheck audit --help changed (-want +got); rerun with -update if intended:\n%s", diff)
 	}
 }
 

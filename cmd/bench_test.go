@@ -24,29 +24,6 @@ import (
 	"github.com/idemcheck/idemcheck/internal/testsvc"
 )
 
-// TestHelpGoldenBench keeps bench's --help under review, as TestHelpGolden
-// does for the other commands.
-func TestHelpGoldenBench(t *testing.T) {
-	r := runMain(t, nil, "bench", "--help")
-	if r.code != ExitOK {
-		t.Fatalf("bench --help: exit %d\n%s", r.code, r.err)
-	}
-	path := filepath.Join("testdata", "help-root-bench.txt")
-	if *update {
-		if err := os.WriteFile(path, []byte(r.out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), r.out); diff != "" {
-		t.Errorf("bench --help changed (-want +got); rerun with -update if intended:\n%s", diff)
-	}
-}
-
 // abServer answers /a after delay, /b at once, and /fail with a 500; it
 // counts requests and keyed requests.
 func abServer(t *testing.T, delay time.Duration) (*httptest.Server, *atomic.Int64, *atomic.Int64) {

@@ -23,6 +23,8 @@ type CheckOptions struct {
 	// Scenario, when set, re-judges against this scenario's expectation,
 	// invariants and thresholds instead of those saved with the run.
 	Scenario string
+	// Reports are the --report files.
+	Reports reportFlags
 	// FailOn, when set, replaces the saved --fail-on.
 	FailOn    string
 	FailOnSet bool
@@ -49,8 +51,11 @@ judge a saved run against other invariants or thresholds.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Dir = args[0]
-			if _, err := reports.Writer(opts.Format); err != nil {
+			if _, err := opts.Reports.writer(opts.Format); err != nil {
 				return withCode(ExitUsage, err)
+			}
+			if err := opts.Reports.resolve(); err != nil {
+				return err
 			}
 			if err := failOnFlag(opts.FailOn); err != nil {
 				return err
@@ -64,6 +69,7 @@ judge a saved run against other invariants or thresholds.`,
 	}
 	c.Flags().StringVarP(&opts.Format, "format", "f", "text", "report format on stdout: text, json, markdown or junit")
 	c.Flags().StringVar(&opts.FailOn, "fail-on", "", "also fail on deviations from the profile: medium (default: as the run was judged)")
+	opts.Reports.register(c.Flags())
 	c.Flags().StringVar(&opts.Scenario, "scenario", "", "judge against this scenario's (file or built-in name) invariants, thresholds and expectation instead of the saved ones")
 	return c
 }
@@ -92,7 +98,10 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 		sums = append(sums, sum)
 		code = worst(code, resultCode(sum.Result))
 	}
-	write, _ := reports.Writer(opts.Format)
+	write, _ := opts.Reports.writer(opts.Format)
+	if err := opts.Reports.write(sums); err != nil {
+		return err
+	}
 	if err := write(opts.Streams.Out, sums); err != nil {
 		return withCode(ExitRuntime, err)
 	}

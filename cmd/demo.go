@@ -55,6 +55,10 @@ type DemoOptions struct {
 	Out      string
 	// Only limits the demo to these scenario pairs (tests).
 	Only []string
+	// Quiet turns progress off on stderr.
+	Quiet bool
+	// Reports are the --report files.
+	Reports reportFlags
 }
 
 // NewCmdDemo builds `idemcheck demo`.
@@ -88,6 +92,9 @@ the ledger and the card processor, as two replicas of one service would.`,
 				return usageError("--ops must not be negative")
 			}
 			opts.NonceSet = c.Flags().Changed("key-nonce")
+			if err := opts.Reports.resolve(); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -96,6 +103,8 @@ the ledger and the card processor, as two replicas of one service would.`,
 	}
 	addLabFlags(c, &opts.Lab)
 	c.Flags().IntVar(&opts.Ops, "ops", 0, "ops per scenario (default: each scenario's own, a few hundred)")
+	c.Flags().BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on stderr")
+	opts.Reports.register(c.Flags())
 	c.Flags().Uint64Var(&opts.Seed, "seed", 1, "seed for keys, fault placement and jitter")
 	c.Flags().Uint64Var(&opts.KeyNonce, "key-nonce", 0, "mixed into the keys, so a demo on Redis/Postgres that kept an earlier demo's data sends new keys (default: random)")
 	c.Flags().StringVarP(&opts.Out, "out", "o", "idemcheck-report", "directory for the reports, one subdirectory per scenario")
@@ -166,7 +175,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 			if err := applyOverrides(sc, opts.Ops, 0, 0, 0); err != nil {
 				return err
 			}
-			prog := newProgress(streams, streams.ErrTerminal, name)
+			prog := newProgressMode(streams, progressModeOf(streams, opts.Quiet), name)
 			// With several instances (in-process-lock) the run spreads its
 			// attempts over all of them, as a balancer would.
 			var targets []string
@@ -202,6 +211,13 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	}
 	writeDemo(streams.Out, rows, costs, opts)
 	fmt.Fprintf(streams.Err, "reports written under %s\n", opts.Out)
+	sums := make([]*reports.Summary, len(rows))
+	for i, r := range rows {
+		sums[i] = r.sum
+	}
+	if err := opts.Reports.write(sums); err != nil {
+		code, errs = worst(code, ExitRuntime), append(errs, err)
+	}
 	return finish(code, errs)
 }
 

@@ -9,7 +9,10 @@ import (
 	"github.com/idemcheck/idemcheck/internal/testenv"
 )
 
+// TestDemo runs the whole demo, then check DIR on its --out, which must
+// re-judge every saved scenario offline as the demo judged them.
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := runMain(t, nil, "demo", "--ops", "40", "--out", dir)
 	if r.code != ExitOK {
@@ -27,9 +30,20 @@ func TestDemo(t *testing.T) {
 			}
 		}
 	}
+	c := runMain(t, nil, "check", dir)
+	if c.code != ExitOK {
+		t.Fatalf("check %s: exit %d, want 0\n%s%s", dir, c.code, c.out, c.err)
+	}
+	if n := strings.Count(c.out, "result: MET"); n != 14 {
+		t.Errorf("check of the demo dir judged %d runs met, want 14\n%s", n, c.out)
+	}
+	if e := runMain(t, nil, "check", t.TempDir()); e.code != ExitUsage || !strings.Contains(e.err, "no saved run") {
+		t.Errorf("check of an empty dir: exit %d, stderr %q", e.code, e.err)
+	}
 }
 
 func TestDemoCatchesSeededBug(t *testing.T) {
+	t.Parallel()
 	r := runMain(t, nil, "demo", "--ops", "40", "--out", t.TempDir(), "--bug", "no-key")
 	if r.code != ExitFailed {
 		t.Fatalf("demo --bug no-key: exit %d, want %d\n%s%s", r.code, ExitFailed, r.out, r.err)
@@ -53,24 +67,5 @@ func TestDemoOnRedisAndPostgres(t *testing.T) {
 	r = runMain(t, nil, "demo", "--ops", "40", "--out", t.TempDir(), "--store", be.store, "--ledger", be.ledger, "--namespace", "demo_test")
 	if r.code != ExitOK {
 		t.Fatalf("second demo on the same Redis+Postgres: exit %d, want 0\n%s%s", r.code, r.out, r.err)
-	}
-}
-
-// check DIR on the demo's --out re-judges every saved scenario offline, as
-// the demo judged them.
-func TestCheckDemoDir(t *testing.T) {
-	dir := t.TempDir()
-	if r := runMain(t, nil, "demo", "--ops", "30", "--out", dir); r.code != ExitOK {
-		t.Fatalf("demo: exit %d\n%s%s", r.code, r.out, r.err)
-	}
-	r := runMain(t, nil, "check", dir)
-	if r.code != ExitOK {
-		t.Fatalf("check %s: exit %d, want 0\n%s%s", dir, r.code, r.out, r.err)
-	}
-	if n := strings.Count(r.out, "result: MET"); n != 14 {
-		t.Errorf("check of the demo dir judged %d runs met, want 14\n%s", n, r.out)
-	}
-	if r := runMain(t, nil, "check", t.TempDir()); r.code != ExitUsage || !strings.Contains(r.err, "no saved run") {
-		t.Errorf("check of an empty dir: exit %d, stderr %q", r.code, r.err)
 	}
 }

@@ -24,6 +24,8 @@ func TestRunFlags(t *testing.T) {
 			RunOptions{Scenarios: []string{"a.yaml"}, Target: "http://env", Rate: 250, Duration: 30 * time.Second, Format: "text"}},
 		{[]string{"a.yaml", "-t", "http://flag"}, map[string]string{"IDEMCHECK_TARGET": "http://env"},
 			RunOptions{Scenarios: []string{"a.yaml"}, Target: "http://flag", Format: "text"}},
+		{[]string{"a.yaml", "--rate", "12000/m", "-t", "http://a", "-t", "http://b", "-q"}, nil,
+			RunOptions{Scenarios: []string{"a.yaml"}, Target: "http://a", Targets: []string{"http://a", "http://b"}, Rate: 200, Quiet: true, Format: "text"}},
 	}
 	for _, c := range cases {
 		var got *RunOptions
@@ -33,7 +35,7 @@ func TestRunFlags(t *testing.T) {
 		if err := cmd.Execute(); err != nil {
 			t.Fatalf("run %v: %v", c.args, err)
 		}
-		if diff := cmp.Diff(c.want, *got, cmpopts.IgnoreFields(RunOptions{}, "Streams", "Getenv", "Transport")); diff != "" {
+		if diff := cmp.Diff(c.want, *got, cmpopts.IgnoreFields(RunOptions{}, "Streams", "Getenv", "Transport", "Reports")); diff != "" {
 			t.Errorf("run %v options (-want +got):\n%s", c.args, diff)
 		}
 	}

@@ -41,7 +41,7 @@ func TestExitCodesOfBadValues(t *testing.T) {
 		code    ExitCode
 		message string
 	}{
-		{name: "rate NaN", args: []string{"--rate", "NaN"}, code: ExitUsage, message: "--rate NaN"},
+		{name: "rate NaN", args: []string{"--rate", "NaN"}, code: ExitUsage, message: `bad rate "NaN"`},
 		{name: "rate Inf", args: []string{"--rate", "+Inf"}, code: ExitUsage, message: "--rate"},
 		{name: "attempts 2.5", yaml: strings.Replace(payScenario, "attempts: 4", "attempts: 2.5", 1), code: ExitUsage, message: "retry.attempts: want a whole number"},
 		{name: "port 99999", args: []string{"--target", "http://127.0.0.1:99999"}, code: ExitUsage, message: "out of range"},

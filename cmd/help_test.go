@@ -15,7 +15,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // TestHelpGolden keeps every command's --help under review: a change to
 // what users read shows up in a diff.
 func TestHelpGolden(t *testing.T) {
-	for _, args := range [][]string{{}, {"run"}, {"check"}, {"scenarios"}, {"lab"}, {"demo"}, {"proxy"}, {"version"}} {
+	for _, args := range [][]string{{}, {"run"}, {"check"}, {"scenarios"}, {"lab"}, {"demo"}, {"proxy"}, {"version"}, {"audit"}, {"bench"}, {"init"}} {
 		name := "help-" + strings.Join(append([]string{"root"}, args...), "-") + ".txt"
 		r := runMain(t, nil, append(args, "--help")...)
 		if r.code != ExitOK {

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -117,27 +116,6 @@ func TestInitOutputFile(t *testing.T) {
 	}
 	if r := runRoot(t, "init", "POST", "http://127.0.0.1:8080/charges", "-o", path, "--force"); r.code != ExitOK {
 		t.Errorf("init --force: exit %d, stderr %q", r.code, r.err)
-	}
-}
-
-func TestInitHelpGolden(t *testing.T) {
-	r := runRoot(t, "init", "--help")
-	if r.code != ExitOK {
-		t.Fatalf("init --help: exit %d\n%s", r.code, r.err)
-	}
-	path := filepath.Join("testdata", "help-root-init.txt")
-	if *update {
-		if err := os.WriteFile(path, []byte(r.out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./cmd -run TestInitHelpGolden -update creates it)", err)
-	}
-	if diff := cmp.Diff(string(want), r.out); diff != "" {
-		t.Errorf("idemcheck init --help changed (-want +got); rerun with -update if intended:\n%s", diff)
 	}
 }
 

@@ -210,8 +210,9 @@ Exit codes: 0 every expectation met, 1 an invariant or threshold failed,
 		SilenceErrors: true,
 	}
 	root.AddCommand(NewCmdRun(f, nil), NewCmdCheck(f, nil), NewCmdScenarios(f), NewCmdVersion(f), NewCmdLab(f, nil), NewCmdDemo(f, nil), NewCmdProxy(f, nil), NewCmdBench(f), NewCmdAudit(f, nil), NewCmdInit(f, nil))
+	setVersion(root)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return withHint(ExitUsage, err, fmt.Sprintf("see 'idemcheck %s --help'", c.Name()))
+		return withHint(ExitUsage, err, fmt.Sprintf("see '%s --help'", c.CommandPath()))
 	})
 	return root
 }

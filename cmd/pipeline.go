@@ -60,6 +60,11 @@ func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execu
 	switch {
 	case errors.Is(j.Err, context.Canceled):
 		ex.Code, ex.Err = ExitInterrupted, j.Err
+	case errors.Is(j.Err, runner.ErrTarget) && sum.Result != checks.NotMet:
+		// The target answered before the load (setup or preflight) but
+		// not one attempt of the operation: nothing was judged, which the
+		// result already says (inconclusive); the error says why.
+		ex.Code, ex.Err = ExitInconclusive, fmt.Errorf("%w (it answered before the load: is the operation's method and path right, or is it hanging?)", j.Err)
 	case j.Err != nil: // runner.ErrTarget among them
 		ex.Code, ex.Err = ExitRuntime, j.Err
 	}
@@ -190,6 +195,9 @@ func writeRun(dir string, sum *reports.Summary, h *history.History) error {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	if err := writeFile(filepath.Join(dir, "history.jsonl"), func(f *os.File) error { return history.Encode(f, h) }); err != nil {
+		return err
+	}
+	if err := writeRunHTML(dir, sum); err != nil {
 		return err
 	}
 	return writeFile(filepath.Join(dir, "report.json"), func(f *os.File) error {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,6 +43,10 @@ type RunOptions struct {
 	FailOn         string
 	// RedactPath masks the targets' path segments in every output.
 	RedactPath bool
+	// Quiet turns progress off on stderr.
+	Quiet bool
+	// Reports are the --report files.
+	Reports reportFlags
 
 	// Transport replaces the HTTP transport (tests).
 	Transport http.RoundTripper
@@ -79,9 +84,10 @@ an expected violation was not caught), 2 usage or config error,
   # more load, open model at 500 ops/s for 30s
   idemcheck run charges.yaml --rate 500 --duration 30s
 
-  # JSON for machines, JUnit for CI test reporters
+  # JSON for machines; in CI, one run and three reports
   idemcheck run charges.yaml --format json > report.json
-  idemcheck run scenarios/*.yaml --format junit > junit.xml`,
+  idemcheck run scenarios/*.yaml --target "$STAGING" --report junit=junit.xml \
+    --report markdown="$GITHUB_STEP_SUMMARY" --report html=report.html`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return withHint(ExitUsage, errors.New("run needs at least one scenario file or built-in name"),
@@ -105,8 +111,11 @@ an expected violation was not caught), 2 usage or config error,
 			if opts.Target == "" {
 				opts.Target = opts.Getenv("IDEMCHECK_TARGET")
 			}
-			if _, err := reports.Writer(opts.Format); err != nil {
+			if _, err := opts.Reports.writer(opts.Format); err != nil {
 				return withCode(ExitUsage, err)
+			}
+			if err := opts.Reports.resolve(); err != nil {
+				return err
 			}
 			if err := failOnFlag(opts.FailOn); err != nil {
 				return err
@@ -126,7 +135,9 @@ an expected violation was not caught), 2 usage or config error,
 	fl.IntVar(&opts.Ops, "ops", 0, "override the number of ops (with --duration: whichever comes first)")
 	fl.DurationVar(&opts.Duration, "duration", 0, "override how long to send load (with --ops: whichever comes first)")
 	fl.IntVar(&opts.Concurrency, "concurrency", 0, "override: closed model with this many workers")
-	fl.Float64Var(&opts.Rate, "rate", 0, "override: open model at this many ops per second")
+	fl.Var((*rateValue)(&opts.Rate), "rate", "override: open model at this rate, ops per second (200) or with a unit (200/s, 12000/m, 5/h)")
+	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on stderr (by default: bars on a terminal, a line every 10 s otherwise)")
+	opts.Reports.register(fl)
 	fl.StringVarP(&opts.Out, "out", "o", "", "directory to write report.json and history.jsonl to (one subdirectory per scenario when several)")
 	fl.StringVarP(&opts.Format, "format", "f", "text", "report format on stdout: text, json, markdown or junit")
 	fl.BoolVar(&opts.RedactPath, "redact-path", false, "mask the target URL's path segments in every output too (for a token in the path); passwords and query values are always masked")
@@ -142,7 +153,8 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			return withCode(ExitInterrupted, fmt.Errorf("reading %s: %w", arg, ctx.Err()))
 		}
 		if err != nil {
-			return withCode(ExitUsage, err)
+			err = withCode(ExitUsage, err)
+			return errors.Join(err, opts.Reports.writeNotRun(arg, opts.Target, err))
 		}
 		if err := applyOverrides(sc, opts.Ops, opts.Duration, opts.Concurrency, opts.Rate); err != nil {
 			return err
@@ -179,17 +191,17 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			}
 		}
 	}
-	write, _ := reports.Writer(opts.Format)
+	write, _ := opts.Reports.writer(opts.Format)
 	var sums []*reports.Summary
 	code := ExitOK
 	var errs []error
 	written := 0
 	for i, sc := range list {
-		prog := newProgress(opts.Streams, opts.Progress, sc.Name)
+		prog := newProgressMode(opts.Streams, progressModeOf(opts.Streams, opts.Quiet), sc.Name)
 		ex, err := execute(ctx, sc, execOptions{Target: opts.Target, Targets: opts.Targets, RequestTimeout: opts.RequestTimeout, Seed: seed, KeyNonce: nonce, Out: outs[i], Transport: opts.Transport, Getenv: opts.Getenv, Observer: prog, FailOn: opts.FailOn, RedactPath: opts.RedactPath})
 		prog.Close()
 		if err != nil {
-			return err
+			return errors.Join(err, opts.Reports.writeNotRun(sc.Name, opts.Target, err))
 		}
 		sums = append(sums, ex.Summary)
 		code = worst(code, ex.Code)
@@ -205,6 +217,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	if err := write(opts.Streams.Out, sums); err != nil {
 		return withCode(ExitRuntime, fmt.Errorf("writing report: %w", err))
+	}
+	if err := opts.Reports.write(sums); err != nil {
+		code, errs = worst(code, ExitRuntime), append(errs, err)
 	}
 	switch {
 	case opts.Out == "":
@@ -267,3 +282,25 @@ func randomSeed() uint64 {
 	}
 	return binary.LittleEndian.Uint64(b[:]) >> 1 // keep it printable as a positive int64 too
 }
+
+// rateValue is --rate: ops per second, or with a unit as in a scenario
+// (200/s, 12000/m, 5/h).
+type rateValue float64
+
+func (r *rateValue) String() string {
+	if *r == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(float64(*r), 'g', -1, 64)
+}
+
+func (r *rateValue) Set(s string) error {
+	v, err := scenarios.ParseRate(s)
+	if err != nil {
+		return err
+	}
+	*r = rateValue(v)
+	return nil
+}
+
+func (r *rateValue) Type() string { return "rate" }

@@ -244,6 +244,7 @@ func TestRunTargetFromEnv(t *testing.T) {
 }
 
 func TestRunBadInput(t *testing.T) {
+	t.Parallel()
 	garbage := garbageServer(t)
 	closed := closedAddr(t)
 	ok := newPayServer(t, true).URL

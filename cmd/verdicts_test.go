@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // rejecting answers 401 to every POST and reads empty counts: an API
@@ -70,5 +71,41 @@ func TestRunUnsetEnvIsUsageError(t *testing.T) {
 	r = runMain(t, map[string]string{"API_TOKEN": "t0k3n"}, "run", writeScenario(t, sc), "--target", newPayServer(t, true).URL, "--seed", "1")
 	if r.code != ExitOK {
 		t.Errorf("run with API_TOKEN set: exit %d, want 0\n%s%s", r.code, r.out, r.err)
+	}
+}
+
+// silent answers GETs but never answers a POST.
+func silent(t *testing.T) string {
+	t.Helper()
+	done := make(chan struct{})
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			select {
+			case <-r.Context().Done():
+			case <-done:
+			}
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"counts": map[string]int{}})
+	}))
+	t.Cleanup(func() { close(done); s.Close() })
+	return s.URL
+}
+
+// A target that answers the preflight but never the operation ends
+// within the request timeout, inconclusive.
+func TestRunSilentTargetEndsInconclusive(t *testing.T) {
+	sc := strings.Replace(payScenario, "load: {ops: 60, concurrency: 4}", "load: {ops: 4, concurrency: 4}", 1)
+	sc = strings.Replace(sc, "retry: {attempts: 4,", "retry: {attempts: 2,", 1)
+	start := time.Now()
+	r := runMain(t, nil, "run", writeScenario(t, sc), "--target", silent(t), "--seed", "1", "--request-timeout", "300ms")
+	if r.code != ExitInconclusive {
+		t.Fatalf("run against a silent target: exit %d, want %d\n%s%s", r.code, ExitInconclusive, r.out, r.err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("run against a silent target took %s, want it bounded by the request timeout", took)
+	}
+	if !strings.Contains(r.out, "no op got an answer") && !strings.Contains(r.out, "request timeout") {
+		t.Errorf("report does not say why:\n%s", r.out)
 	}
 }

@@ -102,6 +102,7 @@ func (w *worker) runOp(id int, intended time.Duration) {
 		v.Attempt = n
 		a, rendered := w.attempt(id, v, intended)
 		w.rec.attempts.add(a)
+		r.recorded(a)
 		switch {
 		case a.Acked():
 			state = history.Acked

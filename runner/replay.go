@@ -91,6 +91,7 @@ func (w *worker) replays(op int, v scenarios.Vars, prev time.Duration) {
 		w.send(&a, req)
 		cancel()
 		w.rec.attempts.add(a)
+		r.recorded(a)
 		prev = a.End
 	}
 }

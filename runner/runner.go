@@ -102,6 +102,13 @@ type Observer interface {
 	OpDone(op int, state history.OpState)
 }
 
+// AttemptObserver is an Observer that also hears of every attempt as it
+// is recorded (for live counters: faults, retries, 4xx/5xx, latency). It
+// is called from the workers, concurrently.
+type AttemptObserver interface {
+	AttemptDone(a history.Attempt)
+}
+
 // ErrTarget is wrapped by the errors of Setup and Run when the target could
 // not be reached or set up: a setup request failed, or not a single attempt
 // of the load got an HTTP answer.
@@ -292,7 +299,8 @@ type run struct {
 	backoff    backoff
 	maxBody    int
 	obs        Observer
-	keep       *keeper // credentials and secrets
+	attemptObs AttemptObserver // obs, when it hears attempts too
+	keep       *keeper         // credentials and secrets
 	redactPath bool
 
 	start time.Time   // monotonic origin of every offset
@@ -316,6 +324,7 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 		attempts:   max(sc.Retry.Attempts, 1),
 		backoff:    newBackoff(sc.Retry.Backoff, faults.Hash(opts.Seed^0xb0ff)),
 		obs:        opts.Observer,
+		attemptObs: attemptObserver(opts.Observer),
 	}
 	var err error
 	if r.targets, err = targets(opts); err != nil {
@@ -603,4 +612,16 @@ func keySeed(seed, nonce uint64, scenario string) uint64 {
 		return faults.Hash(seed ^ h)
 	}
 	return faults.Hash(seed^h, nonce)
+}
+
+func attemptObserver(o Observer) AttemptObserver {
+	ao, _ := o.(AttemptObserver)
+	return ao
+}
+
+// recorded tells the attempt observer, if any, of a recorded attempt.
+func (r *run) recorded(a history.Attempt) {
+	if r.attemptObs != nil {
+		r.attemptObs.AttemptDone(a)
+	}
 }

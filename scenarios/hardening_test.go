@@ -190,7 +190,12 @@ func TestLoadFileFIFOCancelled(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("ResolveContext(FIFO) took %v", took)
 	}
-	// A FIFO with a writer loads.
+	// A FIFO with a writer loads. (Another FIFO: the read abandoned above
+	// still waits on the first one's open, and would take a writer's data.)
+	path = filepath.Join(t.TempDir(), "scenario2.yaml")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatalf("mkfifo: %v", err)
+	}
 	go func() {
 		if w, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
 			w.WriteString(valid)

@@ -295,6 +295,10 @@ func (t *Trial) Load(ctx context.Context) (*history.History, error) {
 func (t *Trial) Observe(ctx context.Context, h *history.History) {
 	abort := abortOf(ctx)
 	quiet := time.Duration(t.sc.Quiet)
+	phase, _ := t.opts.Observer.(interface{ Phase(string) })
+	if phase != nil && quiet > 0 {
+		phase.Phase(fmt.Sprintf("quiet period %s", quiet))
+	}
 	start := time.Now()
 	if !sleep(ctx, quiet) {
 		rest := quiet - time.Since(start)
@@ -306,6 +310,9 @@ func (t *Trial) Observe(ctx context.Context, h *history.History) {
 	}
 	octx, cancel := context.WithTimeout(abort, budget)
 	defer cancel()
+	if phase != nil && len(t.oracles) > 0 {
+		phase.Phase("reading the oracles")
+	}
 	h.Readings = h.Readings[:0]
 	for _, or := range t.oracles {
 		r := history.Reading{Oracle: or.Name()}
