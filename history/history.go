@@ -369,10 +369,28 @@ func State(attempts []Attempt) OpState {
 	return state
 }
 
-// Rejection reports whether the attempt was answered with a 4xx to a single
-// send: a definite "not done".
+// Rejection reports whether the attempt was a definite "not done": a 4xx
+// to a single send, or a 4xx to every copy of a duplicate send whose
+// copies' answers were all recorded (Copies, Answers). A duplicate send
+// recorded without its copies' answers proves nothing of them.
 func (a *Attempt) Rejection() bool {
-	return a.Outcome == OK && a.Status >= 400 && a.Status < 500 && a.Fault != FaultDuplicate
+	if a.Outcome != OK || a.Status < 400 || a.Status >= 500 {
+		return false
+	}
+	if a.Copies <= 1 {
+		return a.Fault != FaultDuplicate
+	}
+	copies := 1
+	for _, x := range a.Answers {
+		if x.Copy < 2 {
+			continue
+		}
+		if x.Outcome != OK || x.Status < 400 || x.Status >= 500 {
+			return false
+		}
+		copies++
+	}
+	return copies >= a.Copies
 }
 
 // The Fault of a replay attempt (scenario operation.replay): sent after the

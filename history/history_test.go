@@ -154,6 +154,12 @@ func TestAttemptsOfAndState(t *testing.T) {
 		{"4xx then lost", []Attempt{{Outcome: OK, Status: 409}, {Outcome: Info}}, Indeterminate},
 		{"5xx", []Attempt{{Outcome: OK, Status: 500}}, Indeterminate},
 		{"4xx to a duplicate", []Attempt{{Outcome: OK, Status: 409, Fault: FaultDuplicate}}, Indeterminate},
+		{"4xx to every copy of a duplicate", []Attempt{{Outcome: OK, Status: 409, Fault: FaultDuplicate, Copies: 2,
+			Answers: []Answer{{Copy: 2, Outcome: OK, Status: 409}}}}, Rejected},
+		{"4xx to one copy, the other lost", []Attempt{{Outcome: OK, Status: 409, Fault: FaultDuplicate, Copies: 2,
+			Answers: []Answer{{Copy: 2, Outcome: Info}}}}, Indeterminate},
+		{"4xx to one copy, the other not recorded", []Attempt{{Outcome: OK, Status: 409, Fault: FaultDuplicate, Copies: 3,
+			Answers: []Answer{{Copy: 2, Outcome: OK, Status: 409}}}}, Indeterminate},
 		{"a mismatch says nothing", []Attempt{{Outcome: Fail}, {Outcome: OK, Status: 201, Fault: FaultMismatch}}, NotSent},
 		{"acked after info", []Attempt{{Outcome: Info}, {Outcome: OK, Status: 201}}, Acked},
 	}

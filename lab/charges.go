@@ -64,7 +64,12 @@ func (s *Server) chargeProtected(ctx context.Context, w http.ResponseWriter, op 
 	if !ok {
 		return
 	}
-	defer s.unlock(ctx, op.ck, token)
+	released := false // the lock went with the stored response (Complete)
+	defer func() {
+		if !released {
+			s.unlock(ctx, op.ck, token)
+		}
+	}()
 
 	now := s.now()
 	lease := s.lockTTL
@@ -99,13 +104,42 @@ func (s *Server) chargeProtected(ctx context.Context, w http.ResponseWriter, op 
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	s.execute(ctx, w, op, token)
+	released = s.execute(ctx, w, op, token)
+}
+
+// lockOrGetter is a cache that looks up a key and, on a miss, takes its
+// lock in one roundtrip (the Redis store's script).
+type lockOrGetter interface {
+	LockOrGet(ctx context.Context, key, token string, ttl time.Duration) (e Entry, cached, locked bool, err error)
+}
+
+// completer is a cache that stores a response and releases the lock in
+// one roundtrip (the Redis store's script).
+type completer interface {
+	Complete(ctx context.Context, key, token string, e Entry, ttl time.Duration) error
 }
 
 // cachedOrLock replays op's response when the cache holds it, or takes
 // the lock on op's key. It returns the lock's token and true when the
 // caller goes on (and releases the lock), false when it has answered.
 func (s *Server) cachedOrLock(ctx context.Context, w http.ResponseWriter, op chargeOp) (string, bool) {
+	if lg, ok := s.cache.(lockOrGetter); ok {
+		// The common case, a new key, pays one roundtrip here.
+		token := rand.Text()
+		e, cached, locked, err := lg.LockOrGet(ctx, op.ck, token, s.lockTTL)
+		switch {
+		case err != nil:
+			s.unavailable(w, "cache lock", err)
+			return "", false
+		case cached:
+			s.replay(ctx, w, op, e.Fingerprint, &e.Response)
+			return "", false
+		case !locked:
+			inFlight(w)
+			return "", false
+		}
+		return token, true
+	}
 	if e, ok, err := s.cache.Get(ctx, op.ck); err != nil {
 		s.unavailable(w, "cache get", err)
 		return "", false
@@ -293,8 +327,10 @@ func (s *Server) recordedOrVoid(ctx context.Context, op chargeOp, ch Charge, wha
 }
 
 // execute charges for a key record owned by owner ("" when unowned) and
-// stores the ledger row with the completed record in one transaction.
-func (s *Server) execute(ctx context.Context, w http.ResponseWriter, op chargeOp, owner string) {
+// stores the ledger row with the completed record in one transaction. It
+// reports whether it released the cache lock held by owner, with the
+// response it stored (one roundtrip, where the cache can).
+func (s *Server) execute(ctx context.Context, w http.ResponseWriter, op chargeOp, owner string) (released bool) {
 	ch, resp, failed, ok := s.charge(ctx, w, op)
 	if !ok {
 		switch {
@@ -330,9 +366,27 @@ func (s *Server) execute(ctx context.Context, w http.ResponseWriter, op chargeOp
 		}
 	}
 	if !s.bugs[BugKeyOnly] {
-		s.cachePut(ctx, op, resp)
+		released = s.complete(ctx, op, resp, owner)
 	}
 	writeResponse(w, resp, false)
+	return released
+}
+
+// complete caches resp for op and, where the cache can do both in one
+// roundtrip, releases the lock held by token; it reports whether it did.
+func (s *Server) complete(ctx context.Context, op chargeOp, resp Response, token string) bool {
+	c, ok := s.cache.(completer)
+	if !ok || token == "" {
+		s.cachePut(ctx, op, resp)
+		return false
+	}
+	if err := c.Complete(ctx, op.ck, token, Entry{Fingerprint: op.fp, Response: resp}, s.keyTTL); err != nil {
+		// As with Put, the ledger is the source of truth; the deferred
+		// unlock still runs.
+		s.log.Error("cache complete failed", "err", err)
+		return false
+	}
+	return true
 }
 
 // chargeThen4xx is the charge-then-4xx bug: a check that belongs before

@@ -71,11 +71,11 @@ func (w *worker) runOp(id int, intended time.Duration) {
 	var keyErr error
 	if r.key == nil {
 		op.Key = scenarios.NewKey(w.rnd)
-	} else if op.Key, keyErr = r.key.Render(r.ctx, scenarios.Vars{Seq: id, User: op.User, Rand: w.rnd}); keyErr != nil {
+	} else if op.Key, keyErr = r.key.Render(r.ctx, scenarios.Vars{Seq: id, User: op.User, Rand: w.rnd, Run: r.runToken}); keyErr != nil {
 		op.Key = scenarios.NewKey(w.rnd) // names the op in the history
 	}
 	w.rec.ops.add(op)
-	v := scenarios.Vars{Key: op.Key, Seq: id, User: op.User, Rand: w.rnd}
+	v := scenarios.Vars{Key: op.Key, Seq: id, User: op.User, Rand: w.rnd, Run: r.runToken}
 	state := history.NotSent
 	handedOff := false
 	defer func() {

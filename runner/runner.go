@@ -300,6 +300,7 @@ type run struct {
 	maxBody    int
 	obs        Observer
 	attemptObs AttemptObserver // obs, when it hears attempts too
+	runToken   string          // scenarios.Vars.Run
 	keep       *keeper         // credentials and secrets
 	redactPath bool
 
@@ -316,6 +317,7 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 	r := &run{
 		targetSeed: faults.Hash(opts.Seed ^ 0x7a26e75eed),
 		seed:       keySeed(opts.Seed, opts.KeyNonce, sc.Name),
+		runToken:   fmt.Sprintf("%016x", keySeed(opts.Seed, opts.KeyNonce, sc.Name)),
 		tmplSeed:   faults.Hash(opts.Seed ^ 0x7e3a1a7e5eed),
 		load:       sc.Load,
 		keyHeader:  sc.Operation.Key.Header,

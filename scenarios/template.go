@@ -21,6 +21,11 @@ type Vars struct {
 	User    string            // the op's user ("" when the scenario names none)
 	Attempt int               // attempt number, 1-based; 0 for setup and oracles
 	Vars    map[string]string // values captured by operation.before
+	// Run is a token of the run (16 hex digits from its seed, key nonce
+	// and scenario): a key template such as "shared-{{.Run}}-{{div .Seq 2}}"
+	// is then new on every run, as generated keys are, while the same
+	// seed and nonce give it again.
+	Run string
 	// Rand feeds randInt and uuid; seed it from the run's seed and the op so
 	// the same seed renders the same requests. Nil uses a fixed source.
 	Rand *rand.Rand
