@@ -46,6 +46,9 @@ type Judgement struct {
 	// answered 400 where the draft says 422): kept apart from duplicate
 	// effects and leaks, they fail a run only when FailOn is "medium".
 	Findings []Finding `json:"findings"`
+	// Warnings are things the judgement did not count but a reader should
+	// know: effects under keys the run never sent.
+	Warnings []string `json:"warnings"`
 	Result   Result    `json:"result"`
 	// Why explains Result in one sentence.
 	Why string `json:"why"`
@@ -65,6 +68,7 @@ func Judge(h *history.History, m Measured) Judgement {
 		Thresholds: Thresholds(h.Meta.Judge.Thresholds, m),
 	}
 	j.Findings = profileFindings(h)
+	j.Warnings = readingWarnings(h)
 	j.Result, j.Why = Decide(h.Meta.Judge.Expect, j.Verdicts, j.Thresholds, h.Meta.Interrupted)
 	if len(j.Findings) > 0 && h.Meta.Judge.FailOn == SeverityMedium && j.Result == Met && h.Meta.Judge.Expect != "violation" {
 		j.Result, j.Why = NotMet, "spec finding (medium, --fail-on medium): "+j.Findings[0].Summary
@@ -259,4 +263,21 @@ func profileFindings(h *history.History) []Finding {
 	}
 	return []Finding{{Severity: SeverityMedium, Check: PayloadMismatch, Count: n,
 		Summary: fmt.Sprintf("a payload mismatch was rejected with %s; the %s profile expects %s", statusText(statuses), name, strings.Join(p.Mismatch, " or "))}}
+}
+
+// readingWarnings says which oracles saw effects grow under keys the run
+// never sent.
+func readingWarnings(h *history.History) []string {
+	var out []string
+	for _, r := range h.Readings {
+		if r.Strangers == 0 {
+			continue
+		}
+		w := fmt.Sprintf("oracle %s: %s this run never sent gained effects during it", r.Oracle, plural(r.Strangers, "key", "keys"))
+		if len(r.StrangerKeys) > 0 {
+			w += " (e.g. " + strings.Join(r.StrangerKeys, ", ") + ")"
+		}
+		out = append(out, w+": another writer, or an API that rewrites the keys it is sent?")
+	}
+	return out
 }

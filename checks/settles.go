@@ -115,6 +115,10 @@ func checkSettles(v Verdict, h *history.History, obs *history.Reading) Verdict {
 	grace := settleGrace(h)
 	flight := inFlight(h)
 	stuck, charged := 0, 0
+	var effects map[string]int
+	if obs != nil {
+		effects = obs.RunEffects()
+	}
 	for _, g := range groups(h) {
 		if len(g.atts) == 0 {
 			continue
@@ -135,10 +139,10 @@ func checkSettles(v Verdict, h *history.History, obs *history.Reading) Verdict {
 			problem = fmt.Sprintf("the key is stuck: its last attempt (%d) was answered %d %s after the key's first attempt had ended, and the retries ran out",
 				l.N, l.Status, (l.Start - end).Round(time.Millisecond))
 			want = fmt.Sprintf("a replay of the first answer once the first attempt ended (within %s)", grace)
-		case obs != nil && obs.Effects[g.op.Key] > 0 && told(l.Status):
+		case obs != nil && effects[g.op.Key] > 0 && told(l.Status):
 			charged++
 			problem = fmt.Sprintf("charged (%s) but the client was told it failed: the final answer was %d",
-				plural(obs.Effects[g.op.Key], "effect", "effects"), l.Status)
+				plural(effects[g.op.Key], "effect", "effects"), l.Status)
 			want = "no effect after a failure answer, or a success answer"
 		default:
 			continue
@@ -147,7 +151,7 @@ func checkSettles(v Verdict, h *history.History, obs *history.Reading) Verdict {
 		if len(v.Examples) < MaxExamples {
 			e := 0
 			if obs != nil {
-				e = obs.Effects[g.op.Key]
+				e = effects[g.op.Key]
 			}
 			v.Examples = append(v.Examples, Example{Op: g.op.ID, Key: g.op.Key, User: g.op.User, Effects: e,
 				Want: want, Problem: problem, Attempts: exampleAttempts(g.atts)})

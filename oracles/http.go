@@ -38,13 +38,32 @@ type HTTPEffects struct {
 	Pages Pages
 	// Concurrency bounds the per-key reads in flight; default 8.
 	Concurrency int
+
+	prior allKeys // a bulk read of every key before the load
 }
 
 // Name returns the oracle's name.
 func (o *HTTPEffects) Name() string { return o.OracleName }
 
-// Before does nothing: effects are counted after the run only.
-func (o *HTTPEffects) Before(context.Context) error { return nil }
+// Before reads every key's effects with a bulk oracle, so that Observe
+// can leave out what the run's keys already had and name keys the run
+// never sent that gained effects; a per-key oracle cannot list keys and
+// reads nothing before.
+func (o *HTTPEffects) Before(ctx context.Context) error {
+	if o.Bulk == nil {
+		return nil
+	}
+	p, err := compileValue(o.OracleName, o.Value)
+	if err != nil {
+		return err
+	}
+	all, err := o.bulk(ctx, nil, p)
+	if err != nil {
+		return err
+	}
+	o.prior.keep(all)
+	return nil
+}
 
 // Observe counts the effects of every key of h. Keys with no effect are left
 // out of the observation; with Bulk, so are keys no op of h used.
@@ -57,7 +76,11 @@ func (o *HTTPEffects) Observe(ctx context.Context, h *history.History) (*history
 	var effects map[string]int
 	switch {
 	case o.Bulk != nil:
-		effects, err = o.bulk(ctx, keys, p)
+		all, err := o.bulk(ctx, nil, p)
+		if err != nil {
+			return nil, err
+		}
+		return o.prior.reading(o.OracleName, all, keys)
 	case o.PerKey != nil:
 		effects, err = countEach(ctx, o.OracleName, keys, concurrency(o.Concurrency, len(keys)),
 			func(ctx context.Context, key string) (int64, error) { return o.readKey(ctx, key, p) })

@@ -41,13 +41,27 @@ type SQLEffects struct {
 	// Concurrency bounds the per-key queries in flight (and the
 	// connections); default 8.
 	Concurrency int
+
+	prior allKeys // a grouped read of every key before the load
 }
 
 // Name returns the oracle's name.
 func (o *SQLEffects) Name() string { return o.OracleName }
 
-// Before does nothing: effects are counted after the run only.
-func (o *SQLEffects) Before(context.Context) error { return nil }
+// Before reads every key's effects with a grouped query, so that Observe
+// can leave out what the run's keys already had and name keys the run
+// never sent that gained effects; a per-key query reads nothing before.
+func (o *SQLEffects) Before(ctx context.Context) error {
+	if o.Grouped == "" {
+		return nil
+	}
+	all, err := o.grouped(ctx, nil)
+	if err != nil {
+		return err
+	}
+	o.prior.keep(all)
+	return nil
+}
 
 // Observe counts the effects of every key of h. Keys with no effect are left
 // out of the observation; with Grouped, so are keys no op of h used (all
@@ -60,7 +74,11 @@ func (o *SQLEffects) Observe(ctx context.Context, h *history.History) (*history.
 	)
 	switch {
 	case o.Grouped != "":
-		effects, err = o.grouped(ctx, keys)
+		all, err := o.grouped(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		return o.prior.reading(o.OracleName, all, keys)
 	case o.PerKey != "":
 		effects, err = o.perKey(ctx, keys)
 	default:

@@ -88,7 +88,7 @@ func writeMarkdownScenario(w *errWriter, s *Summary) {
 	w.printf("faults injected: %s  \n", md(countList(s.Faults, "none")))
 	w.printf("rerun: `idemcheck run %s --seed %d --key-nonce %d`\n\n", codeSafe(s.Scenario.Source, s.Scenario.Name), s.Seed, s.KeyNonce)
 
-	if len(s.Verdicts)+len(s.Thresholds)+len(s.Findings) > 0 {
+	if len(s.Verdicts)+len(s.Thresholds)+len(s.Findings)+len(s.Warnings) > 0 {
 		w.printf("| | check | detail |\n|---|---|---|\n")
 		for _, v := range s.Verdicts {
 			w.printf("| %s | %s | %s |\n", verdictMark(s, v), md(verdictName(v)), md(verdictLine(v)))
@@ -102,6 +102,9 @@ func writeMarkdownScenario(w *errWriter, s *Summary) {
 		}
 		for _, f := range s.Findings {
 			w.printf("| ℹ️ | %s (%s) | %s |\n", md(f.Check), md(f.Severity), md(f.Summary))
+		}
+		for _, x := range s.Warnings {
+			w.printf("| ⚠️ | warning | %s |\n", md(x))
 		}
 	}
 	for _, v := range s.Verdicts {

@@ -32,6 +32,7 @@ type Summary struct {
 	Verdicts     []checks.Verdict   `json:"verdicts"`
 	Thresholds   []checks.Threshold `json:"thresholds"`
 	Findings     []checks.Finding   `json:"findings"`
+	Warnings     []string           `json:"warnings"`
 	Observations []history.Reading  `json:"observations"`
 
 	Result checks.Result `json:"result"`
@@ -81,6 +82,7 @@ func New(tool string, h *history.History, m measure.Measures, j checks.Judgement
 		Verdicts:     nonNil(j.Verdicts),
 		Thresholds:   nonNil(j.Thresholds),
 		Findings:     nonNil(j.Findings),
+		Warnings:     nonNil(j.Warnings),
 		Observations: nonNil(h.Readings),
 		Result:       j.Result,
 		Why:          j.Why,
@@ -109,6 +111,7 @@ func NotRun(tool, name, target string, started time.Time, err error) *Summary {
 		Verdicts:      []checks.Verdict{},
 		Thresholds:    []checks.Threshold{},
 		Findings:      []checks.Finding{},
+		Warnings:      []string{},
 		Observations:  []history.Reading{},
 		Result:        Errored,
 		Why:           err.Error(),

@@ -148,6 +148,9 @@ func writeText(w *errWriter, s *Summary) {
 	for _, f := range s.Findings {
 		w.printf("finding (%s) %s: %s\n", f.Severity, f.Check, f.Summary)
 	}
+	for _, x := range s.Warnings {
+		w.printf("warning: %s\n", x)
+	}
 	w.printf("result: %s — %s\n", strings.ToUpper(strings.ReplaceAll(string(s.Result), "_", " ")), s.Why)
 }
 

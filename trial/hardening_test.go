@@ -13,11 +13,17 @@ import (
 )
 
 // slowCounts answers /counts after delay, and everything else at once.
+// slowCounts serves the charges API whose counts answer at once before
+// the load (the oracle's reading before) and after delay once a charge
+// was made.
 func slowCounts(t *testing.T, delay time.Duration) *httptest.Server {
 	t.Helper()
 	c := &charges{idempotent: true, n: map[string]int{}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/counts" {
+		c.mu.Lock()
+		charged := len(c.n) > 0
+		c.mu.Unlock()
+		if r.URL.Path == "/counts" && charged {
 			select {
 			case <-time.After(delay):
 			case <-r.Context().Done():
