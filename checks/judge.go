@@ -49,7 +49,7 @@ type Judgement struct {
 	// Warnings are things the judgement did not count but a reader should
 	// know: effects under keys the run never sent.
 	Warnings []string `json:"warnings"`
-	Result   Result    `json:"result"`
+	Result   Result   `json:"result"`
 	// Why explains Result in one sentence.
 	Why string `json:"why"`
 }
