@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -17,9 +18,13 @@ import (
 // template render, two URL parses and a header map filled value by value.
 type static struct {
 	method string
-	url    *url.URL
 	header http.Header // canonical names; never modified once built
 	body   []byte      // nil when the request has none
+	// proto is the request every attempt's is a shallow copy of
+	// (Request.WithContext): method, URL, protocol and host set once, so
+	// an attempt does not parse a URL or validate a method. Its Header
+	// and Body are nil; it is never sent nor modified.
+	proto *http.Request
 }
 
 // newStatic returns the static form of op, or nil when any part of it is a
@@ -41,7 +46,7 @@ func newStatic(base *url.URL, op scenarios.Request) (*static, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &static{method: strings.ToUpper(op.Method), url: u, header: http.Header{}}
+	s := &static{method: strings.ToUpper(op.Method), header: http.Header{}}
 	if s.method == "" {
 		s.method = http.MethodPost
 	}
@@ -54,6 +59,11 @@ func newStatic(base *url.URL, op scenarios.Request) (*static, error) {
 			s.header["Content-Type"] = []string{"application/json"}
 		}
 	}
+	// NewRequest validates the method as it does for a templated request.
+	if s.proto, err = http.NewRequestWithContext(context.Background(), s.method, "", nil); err != nil {
+		return nil, err
+	}
+	s.proto.URL, s.proto.Host, s.proto.Header = u, u.Host, nil
 	return s, nil
 }
 
@@ -62,12 +72,13 @@ func newStatic(base *url.URL, op scenarios.Request) (*static, error) {
 // (nil for none). The request must not be modified: its header values are
 // shared.
 func (s *static) request(ctx context.Context, body []byte, keyHeader string, keyVal []string) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, s.method, "", nil)
-	if err != nil {
-		return nil, err
+	if ctx == nil {
+		return nil, errors.New("net/http: nil Context")
 	}
-	req.URL = s.url
-	req.Host = s.url.Host
+	req := s.proto.WithContext(ctx)
+	// Room for the key and an Authorization header, so that neither grows
+	// the map.
+	req.Header = make(http.Header, len(s.header)+2)
 	for k, v := range s.header {
 		req.Header[k] = v
 	}
