@@ -197,20 +197,9 @@ func (s *Server) chargeInProcessLock(ctx context.Context, w http.ResponseWriter,
 		return
 	}
 	defer s.unlockLocal(op.ck)
-	rec, found, err := s.ledger.LookupKey(ctx, op.id, s.now())
-	if err != nil {
-		s.unavailable(w, "lookup key", err)
-		return
-	}
-	if found {
-		if rec.State != KeyCompleted {
-			inFlight(w)
-			return
-		}
-		s.replay(ctx, w, op, rec.Fingerprint, rec.Response)
-		return
-	}
-	s.execute(ctx, w, op, "")
+	// Under the process's own lock, the check-then-act flow: right for one
+	// instance, a race between two.
+	s.chargeCheckThenAct(ctx, w, op)
 }
 
 // lockLocal takes the in-process lock on key; it reports false if this
