@@ -878,7 +878,6 @@ func runC15(ctx context.Context, a *Auditor, c *checkRun) {
 }
 
 func runC16(ctx context.Context, a *Auditor, c *checkRun) {
-	var keys []string
 	for round := 1; round <= 2; round++ {
 		o, err := a.newOp(ctx)
 		if err != nil {
@@ -900,8 +899,7 @@ func runC16(ctx context.Context, a *Auditor, c *checkRun) {
 		case c.bad(q, "the request with a query string added"):
 		case q.ok() && a.identity(q) != a.identity(first):
 			c.twice(o.key, High, "the same request with a query string added names another resource (%s, first %s)", a.identity(q), a.identity(first))
-		default:
-			keys = append(keys, o.key)
+		default: // replayed or refused: the same operation
 		}
 		// Effects are read before the sibling path, whose own effects would
 		// be counted under the same key.

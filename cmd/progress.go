@@ -80,15 +80,6 @@ type progress struct {
 	hist   *hdrhistogram.Histogram
 }
 
-// newProgress is bars when enabled, else nothing.
-func newProgress(s Streams, enabled bool, name string) *progress {
-	mode := progressOff
-	if enabled {
-		mode = progressBars
-	}
-	return newProgressMode(s, mode, name)
-}
-
 // newProgressMode shows a scenario's progress on s.Err in mode.
 func newProgressMode(s Streams, mode progressMode, name string) *progress {
 	return &progress{mode: mode, w: s.Err, name: name, now: time.Now,
