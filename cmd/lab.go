@@ -76,6 +76,7 @@ classic ways, so you can watch idemcheck catch each one:
 	}
 	addLabFlags(c, opts)
 	c.Flags().StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "address to listen on")
+	aliasFlag(c.Flags(), "listen", "addr")
 	c.Flags().BoolVar(&opts.AllowReset, "allow-reset", false, "enable POST /reset, which clears every store")
 	return c
 }

@@ -63,6 +63,7 @@ duplicate=0.05,copies=3; delay=0.2,delay=20ms.`,
 	}
 	fl := c.Flags()
 	fl.StringVar(&opts.Listen, "listen", "127.0.0.1:9090", "address to listen on")
+	aliasFlag(fl, "addr", "listen")
 	fl.StringVarP(&opts.Target, "target", "t", "", "base URL of the API to forward to")
 	fl.StringArrayVar(&opts.Faults, "fault", nil, "a fault to inject, KIND=RATE[,PARAM=VALUE...] (repeatable): "+strings.Join(faults.Kinds(), ", "))
 	fl.Uint64Var(&opts.Seed, "seed", 1, "seed for fault placement")
@@ -225,6 +226,7 @@ and restore it:
 	}
 	fl := c.Flags()
 	fl.StringVar(&opts.Listen, "listen", "127.0.0.1:6380", "address to listen on")
+	aliasFlag(fl, "addr", "listen")
 	fl.StringVar(&opts.Upstream, "upstream", "", "address to forward to, host:port")
 	fl.StringVar(&opts.API, "api", "", "address of the control API (GET/PUT /faults, GET /stats); empty for none")
 	fl.DurationVar(&opts.Latency, "latency", 0, "hold each answer from the upstream this long")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	redaction "github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
@@ -47,6 +48,10 @@ type RunOptions struct {
 	Quiet bool
 	// Reports are the --report files.
 	Reports reportFlags
+	// Client is how requests connect: TLS, --http-debug.
+	Client clientFlags
+	// DryRun prints the plan and the first requests and sends nothing.
+	DryRun bool
 
 	// Transport replaces the HTTP transport (tests).
 	Transport http.RoundTripper
@@ -138,6 +143,8 @@ an expected violation was not caught), 2 usage or config error,
 	fl.Var((*rateValue)(&opts.Rate), "rate", "override: open model at this rate, ops per second (200) or with a unit (200/s, 12000/m, 5/h)")
 	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on stderr (by default: bars on a terminal, a line every 10 s otherwise)")
 	opts.Reports.register(fl)
+	opts.Client.register(fl)
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "print each scenario's plan and its first requests, rendered (secrets masked), and send nothing")
 	fl.StringVarP(&opts.Out, "out", "o", "", "directory to write report.json and history.jsonl to (one subdirectory per scenario when several)")
 	fl.StringVarP(&opts.Format, "format", "f", "text", "report format on stdout: text, json, markdown or junit")
 	fl.BoolVar(&opts.RedactPath, "redact-path", false, "mask the target URL's path segments in every output too (for a token in the path); passwords and query values are always masked")
@@ -160,6 +167,36 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			return err
 		}
 		list = append(list, sc)
+	}
+	for _, sc := range list {
+		if opts.Target != "" && len(sc.Target) > 0 && sc.Target[0] != opts.Target {
+			fmt.Fprintf(opts.Streams.Err, "%s: target %s from --target, replacing the file's %s\n", sc.Name,
+				redaction.String(opts.Target), redaction.String(sc.Target[0]))
+		}
+	}
+	if opts.DryRun {
+		for _, sc := range list {
+			targets, err := sc.TargetURLs(runTargets(opts))
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			if err := dryRun(ctx, opts.Streams.Out, sc, targets, opts.Getenv, 3); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if opts.Transport == nil {
+		conns := 64
+		for _, sc := range list {
+			conns = max(conns, sc.Load.Concurrency, sc.Load.MaxInFlight)
+		}
+		tr, rt, err := opts.Client.transport(opts.Streams.Err, conns)
+		if err != nil {
+			return err
+		}
+		defer tr.CloseIdleConnections()
+		opts.Transport = rt
 	}
 	seed := opts.Seed
 	if !opts.SeedSet {
@@ -304,3 +341,14 @@ func (r *rateValue) Set(s string) error {
 }
 
 func (r *rateValue) Type() string { return "rate" }
+
+// runTargets are the --target values (or IDEMCHECK_TARGET), first first.
+func runTargets(opts *RunOptions) []string {
+	if len(opts.Targets) > 0 {
+		return opts.Targets
+	}
+	if opts.Target != "" {
+		return []string{opts.Target}
+	}
+	return nil
+}
