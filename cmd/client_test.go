@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"encoding/pem"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // A private CA: refused by default with a hint, trusted with --ca-cert,
@@ -103,5 +106,47 @@ func TestListenAliases(t *testing.T) {
 		if got := sub.Flags().Lookup(other[2:]).Value.String(); got != "127.0.0.1:1234" {
 			t.Errorf("%v %s 127.0.0.1:1234: %s = %q, want the same address", c.cmd, c.flag, other, got)
 		}
+	}
+}
+
+// --metrics-addr serves the run's metrics while it runs; the violations
+// of a judged scenario are there after it.
+func TestRunMetricsAddr(t *testing.T) {
+	t.Parallel()
+	srv := newPayServer(t, false)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	done := make(chan result, 1)
+	go func() {
+		done <- runMain(t, nil, "run", writeScenario(t, strings.Replace(payScenario, "quiet: 10ms", "quiet: 1500ms", 1)), "--target", srv.URL, "--seed", "1", "--metrics-addr", addr)
+	}()
+	var body string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			continue
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body = string(b)
+		if strings.Contains(body, `idemcheck_ops_total{scenario="pay",state="acked"}`) {
+			break
+		}
+	}
+	r := <-done
+	if r.code != ExitFailed {
+		t.Errorf("run on a naive server: exit %d, want 1\n%s", r.code, r.err)
+	}
+	for _, want := range []string{`idemcheck_attempts_total{fault="drop_ack",outcome="info",scenario="pay"`, `idemcheck_ops_total{scenario="pay",state="acked"}`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics during the run lacks %s:\n%s", want, body)
+		}
+	}
+	if r := runMain(t, nil, "run", writeScenario(t, payScenario), "--target", srv.URL, "--metrics-addr", "256.0.0.1:x"); r.code != ExitUsage {
+		t.Errorf("run --metrics-addr bad: exit %d, want %d", r.code, ExitUsage)
 	}
 }

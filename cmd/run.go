@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -14,8 +15,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemcheck/idemcheck/history"
 	redaction "github.com/idemcheck/idemcheck/internal/redact"
+	"github.com/idemcheck/idemcheck/metrics"
 	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -52,6 +56,8 @@ type RunOptions struct {
 	Client clientFlags
 	// DryRun prints the plan and the first requests and sends nothing.
 	DryRun bool
+	// MetricsAddr serves Prometheus metrics of the run at /metrics.
+	MetricsAddr string
 
 	// Transport replaces the HTTP transport (tests).
 	Transport http.RoundTripper
@@ -144,6 +150,7 @@ an expected violation was not caught), 2 usage or config error,
 	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on stderr (by default: bars on a terminal, a line every 10 s otherwise)")
 	opts.Reports.register(fl)
 	opts.Client.register(fl)
+	fl.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics during the run at http://ADDR/metrics (attempts by outcome, status and fault; latency; ops; violations of each judged scenario), e.g. 127.0.0.1:9464")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print each scenario's plan and its first requests, rendered (secrets masked), and send nothing")
 	fl.StringVarP(&opts.Out, "out", "o", "", "directory to write report.json and history.jsonl to (one subdirectory per scenario when several)")
 	fl.StringVarP(&opts.Format, "format", "f", "text", "report format on stdout: text, json, markdown or junit")
@@ -185,6 +192,20 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			}
 		}
 		return nil
+	}
+	var mets *metrics.Metrics
+	if opts.MetricsAddr != "" {
+		ln, err := net.Listen("tcp", opts.MetricsAddr)
+		if err != nil {
+			return withHint(ExitUsage, fmt.Errorf("--metrics-addr %s: %w", opts.MetricsAddr, err), "give a free host:port, e.g. 127.0.0.1:9464")
+		}
+		mets = metrics.New()
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", mets.Handler())
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Close()
+		fmt.Fprintf(opts.Streams.Err, "metrics at http://%s/metrics\n", ln.Addr())
 	}
 	if opts.Transport == nil {
 		conns := 64
@@ -235,12 +256,19 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	written := 0
 	for i, sc := range list {
 		prog := newProgressMode(opts.Streams, progressModeOf(opts.Streams, opts.Quiet), sc.Name)
-		ex, err := execute(ctx, sc, execOptions{Target: opts.Target, Targets: opts.Targets, RequestTimeout: opts.RequestTimeout, Seed: seed, KeyNonce: nonce, Out: outs[i], Transport: opts.Transport, Getenv: opts.Getenv, Observer: prog, FailOn: opts.FailOn, RedactPath: opts.RedactPath})
+		var obs runner.Observer = prog
+		if mets != nil {
+			obs = fanOut{prog, mets.Observer(sc.Name)}
+		}
+		ex, err := execute(ctx, sc, execOptions{Target: opts.Target, Targets: opts.Targets, RequestTimeout: opts.RequestTimeout, Seed: seed, KeyNonce: nonce, Out: outs[i], Transport: opts.Transport, Getenv: opts.Getenv, Observer: obs, FailOn: opts.FailOn, RedactPath: opts.RedactPath})
 		prog.Close()
 		if err != nil {
 			return errors.Join(err, opts.Reports.writeNotRun(sc.Name, opts.Target, err))
 		}
 		sums = append(sums, ex.Summary)
+		if mets != nil {
+			mets.Verdicts(sc.Name, ex.Summary.Verdicts)
+		}
 		code = worst(code, ex.Code)
 		if ex.Err != nil {
 			errs = append(errs, ex.Err)
@@ -351,4 +379,37 @@ func runTargets(opts *RunOptions) []string {
 		return []string{opts.Target}
 	}
 	return nil
+}
+
+// fanOut is several observers of one run: progress and metrics.
+type fanOut []runner.Observer
+
+func (f fanOut) Start(total int, d time.Duration) {
+	for _, o := range f {
+		o.Start(total, d)
+	}
+}
+
+func (f fanOut) OpDone(op int, state history.OpState) {
+	for _, o := range f {
+		o.OpDone(op, state)
+	}
+}
+
+// AttemptDone tells every observer that hears attempts.
+func (f fanOut) AttemptDone(a history.Attempt) {
+	for _, o := range f {
+		if ao, ok := o.(runner.AttemptObserver); ok {
+			ao.AttemptDone(a)
+		}
+	}
+}
+
+// Phase tells every observer that hears phases.
+func (f fanOut) Phase(what string) {
+	for _, o := range f {
+		if p, ok := o.(interface{ Phase(string) }); ok {
+			p.Phase(what)
+		}
+	}
 }
