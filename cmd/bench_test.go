@@ -291,6 +291,7 @@ func median(xs []float64) float64 {
 // above the direct one (medians of alternating short runs, for a loaded
 // machine).
 func TestBenchStoreSeesProxyLatency(t *testing.T) {
+	testenv.Timing(t)
 	testenv.SkipUnlessLong(t)
 	url := testsvc.Redis(t)
 	_, addr := startTCPProxy(t, strings.TrimSuffix(strings.TrimPrefix(url, "redis://"), "/0"), faults.TCPFaults{Latency: time.Millisecond})
@@ -338,6 +339,7 @@ func startTCPProxy(t *testing.T, upstream string, f faults.TCPFaults) (*faults.T
 // ones (B). With 1ms added per Redis roundtrip, Δp50 grows by about the
 // protected path's roundtrips (counted by the proxy) × 1ms.
 func TestBenchOverheadSeesRoundtrips(t *testing.T) {
+	testenv.Timing(t)
 	testenv.SkipUnlessLong(t)
 	url := testsvc.Redis(t)
 	p, addr := startTCPProxy(t, strings.TrimSuffix(strings.TrimPrefix(url, "redis://"), "/0"), faults.TCPFaults{})

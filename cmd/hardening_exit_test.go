@@ -237,13 +237,22 @@ func TestInterruptedDuringQuietExits130(t *testing.T) {
 func TestSecondInterruptExitsAtOnce(t *testing.T) {
 	hang := make(chan struct{})
 	defer close(hang)
+	var charged atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The oracle's reading before the load answers; after it, hangs.
+		if r.URL.Path == "/counts" && !charged.Load() {
+			w.Write([]byte(`{"counts":{}}`))
+			return
+		}
 		if r.URL.Path == "/counts" {
 			select {
 			case <-hang:
 			case <-r.Context().Done():
 			}
 			return
+		}
+		if r.Method == http.MethodPost {
+			charged.Store(true)
 		}
 		w.WriteHeader(http.StatusCreated)
 		w.Write([]byte(`{"id":"x"}`))

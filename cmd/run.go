@@ -239,6 +239,16 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			names[i] = sc.Name
 		}
 		dirs := dirNames(names)
+		// Two scenarios of one name in one run are two runs: the later
+		// ones take their directory's unique name (pay-2), which their
+		// keys derive from too, so they do not resend the first's keys.
+		seen := map[string]bool{}
+		for i, sc := range list {
+			if seen[sc.Name] {
+				sc.Name = dirs[i]
+			}
+			seen[sc.Name] = true
+		}
 		for i := range list {
 			outs[i] = opts.Out
 			if len(list) > 1 {

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/idemcheck/idemcheck/internal/testenv"
 )
 
 // echoServer answers each line with the same line, until closed.
@@ -92,6 +94,7 @@ func roundtrip(t *testing.T, c net.Conn, r *bufio.Reader, msg string) (string, e
 }
 
 func TestTCPProxyCarriesAndHolds(t *testing.T) {
+	testenv.Timing(t)
 	const hold = 30 * time.Millisecond
 	p, err := NewTCPProxy(echoServer(t), TCPFaults{}, 1)
 	if err != nil {

@@ -105,6 +105,7 @@ func checkRate(t *testing.T, u *url.URL, rate float64, d time.Duration) {
 // against an in-process server (tens of thousands of requests per second),
 // so that it is fast and does not flake.
 func TestOpenHoldsRate(t *testing.T) {
+	testenv.Timing(t)
 	checkRate(t, loopback(t, nil), 2000, time.Second)
 }
 
@@ -112,6 +113,7 @@ func TestOpenHoldsRate(t *testing.T) {
 // in-process server, then checks that the open model at 80% of it sends at
 // its rate, within 1%.
 func TestOpenHoldsRateNearMax(t *testing.T) {
+	testenv.Timing(t)
 	testenv.SkipUnlessLong(t)
 	u := loopback(t, nil)
 	sc := benchScenario(0, 64)
@@ -135,6 +137,7 @@ func TestOpenHoldsRateNearMax(t *testing.T) {
 // workers just wait, sending nothing, so only a handful of its attempts
 // see the stall and its p99 stays low.
 func TestStallShowsInOpenModelOnly(t *testing.T) {
+	testenv.Timing(t)
 	const (
 		from  = 500 * time.Millisecond
 		until = 1500 * time.Millisecond

@@ -35,3 +35,14 @@ func Pick[T any](short, long T) T {
 	}
 	return short
 }
+
+// Timing skips t under the race detector, whose slowdown (several times,
+// unevenly) makes a measured rate or latency meaningless. .ci/run runs
+// every Timing test again without -race, one package at a time, so each
+// is run where its figures mean something.
+func Timing(t testing.TB) {
+	t.Helper()
+	if Race {
+		t.Skip("timing test: meaningless under -race; .ci/run runs it without")
+	}
+}
