@@ -148,8 +148,14 @@ func tallyText(t tally) string {
 }
 
 // checkEffects is at_most_once (exact false) and exactly_once (exact true).
-func checkEffects(v Verdict, h *history.History, effects map[string]int, before map[string]int, exact bool) Verdict {
-	if reason := blind(h, effects, before); reason != "" {
+//
+// A key is judged on its total effects, whatever it had before the run: a
+// key an earlier run already sent (the same --seed and --key-nonce, or a
+// templated key) must still have exactly one, replayed or not. (Counting
+// only what the run added would accuse a correct replay and clear a
+// second charge.)
+func checkEffects(v Verdict, h *history.History, effects map[string]int, _ map[string]int, exact bool) Verdict {
+	if reason := blind(h, effects); reason != "" {
 		return unknown(v, reason)
 	}
 	r := perKey(groupKeys(h), effects, exact, effectNoun)
@@ -217,7 +223,7 @@ func rejections(as []history.Attempt) string {
 // ops were acknowledged (an oracle reading the wrong place, a pattern
 // that matches no key), or "". Judging such a reading would pass a broken
 // API (at_most_once) or accuse a correct one (exactly_once).
-func blind(h *history.History, effects, before map[string]int) string {
+func blind(h *history.History, effects map[string]int) string {
 	acked := 0
 	for i := range h.Ops {
 		if history.State(h.AttemptsOf(i)) == history.Acked {
@@ -227,18 +233,10 @@ func blind(h *history.History, effects, before map[string]int) string {
 	if acked == 0 {
 		return ""
 	}
-	earlier := 0
 	for _, op := range h.Ops {
 		if effects[op.Key] > 0 {
 			return ""
 		}
-		if before[op.Key] > 0 {
-			earlier++
-		}
-	}
-	if earlier > 0 {
-		return fmt.Sprintf("none of this run's keys gained an effect, and %s already had effects before it: the run resent an earlier run's keys (the same --seed and --key-nonce?), which a correct API replays",
-			plural(earlier, "key", "keys"))
 	}
 	return fmt.Sprintf("the oracle sees none of this run's keys although %s acknowledged: is it reading the right place (path, query, key pattern)?",
 		plural(acked, "op was", "ops were"))

@@ -73,7 +73,7 @@ func Judge(h *history.History, m Measured) Judgement {
 	if len(j.Findings) > 0 && h.Meta.Judge.FailOn == SeverityMedium && j.Result == Met && h.Meta.Judge.Expect != "violation" {
 		j.Result, j.Why = NotMet, "spec finding (medium, --fail-on medium): "+j.Findings[0].Summary
 	}
-	if reason := vacuous(h); reason != "" && !caught(j.Verdicts) && len(j.Verdicts) > 0 {
+	if reason := vacuous(h); reason != "" && !caught(j.Verdicts) {
 		// Nothing was judged: "met" (or "not caught") would mean nothing.
 		// A failure with evidence stays a failure.
 		if !slow(j.Thresholds) {

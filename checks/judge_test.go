@@ -127,23 +127,25 @@ func TestProfileFindings(t *testing.T) {
 	}
 }
 
-// Effects a key had before the run are not the run's; keys the run never
-// sent that gained effects are a warning.
+// A key an earlier run already sent is judged on its total effects: a
+// correct replay (1 before, 1 after) holds, a second charge (1 before, 2
+// after) is a violation. Keys the run never sent that gained effects are
+// a warning.
 func TestEffectsBeforeAndStrangers(t *testing.T) {
 	h := hist(o("a", ok(201)), o("b", ok(201)))
 	h.Meta.Judge = history.Judge{Expect: "pass", Invariants: []history.Invariant{{Check: ExactlyOnce, Oracle: "ledger"}}}
 	h.Readings = []history.Reading{{Oracle: "ledger", Kind: history.KindEffects,
-		Effects: map[string]int{"a": 2, "b": 1}, EffectsBefore: map[string]int{"a": 1},
+		Effects: map[string]int{"a": 1, "b": 1}, EffectsBefore: map[string]int{"a": 1},
 		Strangers: 2, StrangerKeys: []string{"x1", "x2"}}}
 	j := Judge(h, Measured{})
 	if j.Result != Met {
-		t.Errorf("Judge(a had 1 effect before, 2 after) = %s (%s), want met: the run made one", j.Result, j.Why)
+		t.Errorf("Judge(a resent and replayed: 1 before, 1 after) = %s (%s), want met", j.Result, j.Why)
 	}
 	if len(j.Warnings) != 1 || !strings.Contains(j.Warnings[0], "2 keys this run never sent") || !strings.Contains(j.Warnings[0], "x1") {
 		t.Errorf("Warnings = %q, want one naming the 2 keys", j.Warnings)
 	}
-	h.Readings[0].EffectsBefore = nil
+	h.Readings[0].Effects["a"] = 2
 	if j := Judge(h, Measured{}); j.Result != NotMet {
-		t.Errorf("Judge(a charged twice, nothing before) = %s, want not_met", j.Result)
+		t.Errorf("Judge(a resent and charged again: 1 before, 2 after) = %s, want not_met", j.Result)
 	}
 }

@@ -12,7 +12,8 @@ import (
 // reply is one answer to an identical send of an op: an attempt's own,
 // or another copy's, or one a fault hid from the client.
 type reply struct {
-	n           int // the attempt's number
+	n           int  // the attempt's number
+	replay      bool // sent on purpose after the op's first 2xx (operation.replay)
 	copy        int
 	hidden      bool
 	status      int
@@ -44,7 +45,7 @@ func replies(atts []history.Attempt) []reply {
 			continue
 		}
 		if a.Outcome == history.OK {
-			out = append(out, reply{n: a.N, status: a.Status, fingerprint: a.Fingerprint, fields: a.Fields, start: a.Start, end: a.End})
+			out = append(out, reply{n: a.N, replay: a.Fault == history.FaultReplay, status: a.Status, fingerprint: a.Fingerprint, fields: a.Fields, start: a.Start, end: a.End})
 		}
 		for _, x := range a.Answers {
 			if x.Outcome == history.OK {
@@ -101,7 +102,9 @@ func checkSameResponse(v Verdict, h *history.History) Verdict {
 			case r.status >= 500 || r.status == 429:
 				// transient: the client retries; not compared
 			case history.Matches(flight, r.status):
-				if r.start > f.end+grace {
+				// A replay is sent after the first success ended: nothing
+				// of the op can be in flight then.
+				if r.replay || r.start > f.end+grace {
 					problem = fmt.Sprintf("identical retry after %d answered %d: %s, sent %s after the first success, still says in flight",
 						f.status, r.status, r, (r.start - f.end).Round(time.Millisecond))
 				}

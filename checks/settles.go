@@ -109,17 +109,24 @@ func last(atts []history.Attempt) *history.Attempt {
 // stuck on in-flight answers (409) after its first attempt had long
 // ended, and, with an effects reading, an operation charged although
 // its final answer told the client it failed (a 4xx other than 409/429,
-// or a 5xx). An operation that ends on a 5xx with no effect passes: that
-// is failing closed.
+// or a 5xx), unless an earlier attempt's answer was lost (it may have
+// charged, and the failure be an honest answer about a retry) or another
+// user's operation shares the key. An operation that
+// ends on a 5xx with no effect passes: that is failing closed.
 func checkSettles(v Verdict, h *history.History, obs *history.Reading) Verdict {
 	grace := settleGrace(h)
 	flight := inFlight(h)
 	stuck, charged := 0, 0
 	var effects map[string]int
 	if obs != nil {
-		effects = obs.RunEffects()
+		effects = obs.Effects
 	}
-	for _, g := range groups(h) {
+	gs := groups(h)
+	users := map[string]int{} // logical operations per key
+	for _, g := range gs {
+		users[g.op.Key]++
+	}
+	for _, g := range gs {
 		if len(g.atts) == 0 {
 			continue
 		}
@@ -139,7 +146,7 @@ func checkSettles(v Verdict, h *history.History, obs *history.Reading) Verdict {
 			problem = fmt.Sprintf("the key is stuck: its last attempt (%d) was answered %d %s after the key's first attempt had ended, and the retries ran out",
 				l.N, l.Status, (l.Start - end).Round(time.Millisecond))
 			want = fmt.Sprintf("a replay of the first answer once the first attempt ended (within %s)", grace)
-		case obs != nil && effects[g.op.Key] > 0 && told(l.Status):
+		case obs != nil && effects[g.op.Key] > 0 && told(l.Status) && users[g.op.Key] == 1 && !uncertain(g.atts, l):
 			charged++
 			problem = fmt.Sprintf("charged (%s) but the client was told it failed: the final answer was %d",
 				plural(effects[g.op.Key], "effect", "effects"), l.Status)
@@ -179,4 +186,27 @@ func checkSettles(v Verdict, h *history.History, obs *history.Reading) Verdict {
 // good: a 4xx other than 409 (in flight) and 429 (slow down), or a 5xx.
 func told(status int) bool {
 	return (status >= 400 && status < 500 && status != 409 && status != 429) || status >= 500
+}
+
+// uncertain reports whether an attempt of the operation before last may
+// have been processed without the client knowing (a lost answer, a
+// timeout): the effect may be that attempt's, and the final failure answer
+// an honest one about a retry (a store that went down, a token that
+// expired). A 5xx is not uncertain here: it told the client it failed.
+func uncertain(atts []history.Attempt, last *history.Attempt) bool {
+	for i := range atts {
+		a := &atts[i]
+		if a == last || a.Fault == history.FaultReplay {
+			continue
+		}
+		if a.Outcome == history.Info {
+			return true
+		}
+		for _, x := range a.Answers {
+			if x.Outcome == history.Info || x.Hidden {
+				return true
+			}
+		}
+	}
+	return false
 }

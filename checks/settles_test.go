@@ -34,7 +34,10 @@ func TestSettles(t *testing.T) {
 		{"stuck on 409 long after the first attempt ended", hist(o("k", at(ok(502), 0, 5), at(ok(409), 100, 101), at(ok(409), 2500, 2501))), inv, nil, Fail, "stuck"},
 		{"a 5xx with no effect fails closed", hist(o("k", at(ok(503), 0, 5), at(ok(503), 10, 15))), withOracle, effects(map[string]int{}), Pass, ""},
 		{"charged but told 400", hist(o("k", at(ok(400), 0, 5))), withOracle, effects(map[string]int{"k": 1}), Fail, "told it failed"},
-		{"charged but told 500", hist(o("k", at(lost(), 0, 5), at(ok(500), 10, 15))), withOracle, effects(map[string]int{"k": 1}), Fail, "told it failed"},
+		{"charged but told 500", hist(o("k", at(ok(500), 0, 5), at(ok(500), 10, 15))), withOracle, effects(map[string]int{"k": 1}), Fail, "told it failed"},
+		{"a lost answer, then an honest 503: the lost attempt may have charged", hist(o("k", at(lost(), 0, 5), at(ok(503), 10, 15))), withOracle, effects(map[string]int{"k": 1}), Pass, ""},
+		{"a lost answer, then 401: the lost attempt may have charged", hist(o("k", at(lost(), 0, 5), at(ok(401), 10, 15))), withOracle, effects(map[string]int{"k": 1}), Pass, ""},
+		{"another user's charge on a shared key", hist(ou("k", "alice", at(ok(201), 0, 5)), ou("k", "bob", at(ok(503), 0, 5))), withOracle, effects(map[string]int{"k": 1}), Pass, ""},
 		{"charged and told nothing: indeterminate", hist(o("k", at(lost(), 0, 5))), withOracle, effects(map[string]int{"k": 1}), Pass, ""},
 		{"charged and acknowledged", hist(o("k", at(ok(201), 0, 5))), withOracle, effects(map[string]int{"k": 1}), Pass, ""},
 		{"a 400 without an oracle is not judged", hist(o("k", at(ok(400), 0, 5))), inv, nil, Pass, ""},
@@ -103,5 +106,19 @@ func TestSameResponseEveryAnswer(t *testing.T) {
 				t.Errorf("examples = %+v, want a problem saying %q", v.Examples, c.problem)
 			}
 		})
+	}
+}
+
+// A replay sent on purpose after the first success gets no in-flight
+// allowance: a key stored without its response answers 409 forever.
+func TestSameResponseReplayIn409(t *testing.T) {
+	replay := func(status int) history.Attempt {
+		a := okFP(status, 9, nil)
+		a.Fault = history.FaultReplay
+		return a
+	}
+	h := hist(o("k", at(okFP(201, 7, nil), 0, 5), at(replay(409), 1500, 1501)))
+	if v := Check(h, history.Invariant{Check: SameResponse}, nil); v.Status != Fail || !strings.Contains(v.Examples[0].Problem, "in flight") {
+		t.Errorf("Check(replay answered 409) = %s %+v, want fail", v.Status, v.Examples)
 	}
 }

@@ -24,14 +24,6 @@ func parseReportFlags(t *testing.T, args ...string) *reportFlags {
 	return &r
 }
 
-func exitCodeOf(err error) ExitCode {
-	var ce *codedError
-	if errors.As(err, &ce) {
-		return ce.code
-	}
-	return -1
-}
-
 func TestReportFlagsWriteEveryFormat(t *testing.T) {
 	dir := t.TempDir()
 	r := parseReportFlags(t, "--report", "junit="+filepath.Join(dir, "junit.xml"), "--report", "markdown="+filepath.Join(dir, "summary.md"),

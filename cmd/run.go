@@ -272,8 +272,20 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		}
 		ex, err := execute(ctx, sc, execOptions{Target: opts.Target, Targets: opts.Targets, RequestTimeout: opts.RequestTimeout, Seed: seed, KeyNonce: nonce, Out: outs[i], Transport: opts.Transport, Getenv: opts.Getenv, Observer: obs, FailOn: opts.FailOn, RedactPath: opts.RedactPath})
 		prog.Close()
-		if err != nil {
+		if err != nil && len(list) == 1 {
 			return errors.Join(err, opts.Reports.writeNotRun(sc.Name, opts.Target, err))
+		}
+		if err != nil {
+			// One of several scenarios could not start: the others'
+			// reports (and any violation they caught) still go out, with
+			// this one as not run, and the rest still run unless
+			// interrupted.
+			code, errs = worst(code, exitCodeOf(err)), append(errs, err)
+			sums = append(sums, reports.NotRun("idemcheck "+Version, sc.Name, redactArg(opts.Target), time.Now(), err))
+			if ctx.Err() != nil {
+				break
+			}
+			continue
 		}
 		sums = append(sums, ex.Summary)
 		if mets != nil {
@@ -422,4 +434,19 @@ func (f fanOut) Phase(what string) {
 			p.Phase(what)
 		}
 	}
+}
+
+// exitCodeOf is the code err exits with (see report).
+func exitCodeOf(err error) ExitCode {
+	if err == nil {
+		return ExitOK
+	}
+	var ce *codedError
+	if errors.As(err, &ce) {
+		return ce.code
+	}
+	if errors.Is(err, context.Canceled) {
+		return ExitInterrupted
+	}
+	return ExitRuntime
 }

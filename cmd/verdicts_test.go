@@ -109,3 +109,18 @@ func TestRunSilentTargetEndsInconclusive(t *testing.T) {
 		t.Errorf("report does not say why:\n%s", r.out)
 	}
 }
+
+// One of several scenarios that cannot start does not hide the others'
+// reports: the violation the first caught is still reported.
+func TestRunLaterScenarioFailsToStart(t *testing.T) {
+	srv := newPayServer(t, false)
+	bad := strings.Replace(payScenario, "name: pay", "name: needs-token", 1)
+	bad = strings.Replace(bad, "  key: {header: Idempotency-Key}", "  key: {header: Idempotency-Key}\n  headers: {Authorization: 'Bearer {{env \"NO_SUCH_TOKEN\"}}'}", 1)
+	r := runMain(t, nil, "run", writeScenario(t, payScenario), writeScenario(t, bad), "--target", srv.URL, "--seed", "1")
+	if r.code != ExitUsage {
+		t.Errorf("exit %d, want %d (the worst: a config error)", r.code, ExitUsage)
+	}
+	if !strings.Contains(r.out, "FAIL    exactly_once") || !strings.Contains(r.out, "needs-token") {
+		t.Errorf("the first scenario's violation or the second's not-run entry is missing:\n%s\n%s", r.out, r.err)
+	}
+}

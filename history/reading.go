@@ -27,8 +27,8 @@ type Reading struct {
 	Effects map[string]int `json:"effects,omitempty"`
 	// EffectsBefore holds, for the run's keys that already had effects
 	// before the load (an oracle that reads every key, e.g. a bulk list,
-	// reads before too), their count then; the run's own effects are
-	// Effects minus EffectsBefore (RunEffects).
+	// reads before too), their count then: evidence that the run resent
+	// earlier keys. The checkers judge a key on its total effects.
 	EffectsBefore map[string]int `json:"effects_before,omitempty"`
 	// Strangers counts the keys no op of the run sent whose effects grew
 	// during it (another writer, or an API that rewrites keys);
@@ -60,20 +60,4 @@ type Account struct {
 type Applied struct {
 	Key    string `json:"key"`
 	Amount int64  `json:"amount"`
-}
-
-// RunEffects is the effects the run itself made: Effects minus what its
-// keys already had before the load. It is Effects when nothing was there
-// before.
-func (r *Reading) RunEffects() map[string]int {
-	if len(r.EffectsBefore) == 0 {
-		return r.Effects
-	}
-	out := make(map[string]int, len(r.Effects))
-	for k, n := range r.Effects {
-		if d := n - r.EffectsBefore[k]; d != 0 {
-			out[k] = d
-		}
-	}
-	return out
 }
