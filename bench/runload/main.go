@@ -1,7 +1,7 @@
 // Command runload drives a target with idemcheck's runner, closed model, no
 // faults, and prints the request rate, the latency and the memory the
-// recorded history takes per attempt. bench/vegeta-compare.sh runs it next
-// to vegeta against the same no-op server.
+// recorded history takes per attempt. bench/generator-compare.sh runs it
+// beside wrk and vegeta against the same no-op server.
 //
 //	go run ./bench/runload -target http://127.0.0.1:8089 -workers 64 -duration 10s
 package main
