@@ -170,9 +170,9 @@ func Check(h *history.History, inv history.Invariant, obs *history.Reading) Verd
 	}
 	switch inv.Check {
 	case AtMostOnce:
-		return checkEffects(v, h, obs.Effects, obs.EffectsBefore, false)
+		return checkEffects(v, h, obs.Effects, false)
 	case ExactlyOnce:
-		return checkEffects(v, h, obs.Effects, obs.EffectsBefore, true)
+		return checkEffects(v, h, obs.Effects, true)
 	case SameResponse:
 		return checkSameResponse(v, h)
 	case PayloadMismatch:

@@ -154,7 +154,7 @@ func tallyText(t tally) string {
 // templated key) must still have exactly one, replayed or not. (Counting
 // only what the run added would accuse a correct replay and clear a
 // second charge.)
-func checkEffects(v Verdict, h *history.History, effects map[string]int, _ map[string]int, exact bool) Verdict {
+func checkEffects(v Verdict, h *history.History, effects map[string]int, exact bool) Verdict {
 	if reason := blind(h, effects); reason != "" {
 		return unknown(v, reason)
 	}

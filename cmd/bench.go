@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -250,7 +249,7 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 
 	tr := opts.Transport
 	if tr == nil {
-		t := benchTransport(opts.MaxInFlight)
+		t := runner.NewTransport(opts.MaxInFlight)
 		defer t.CloseIdleConnections()
 		tr = t
 	}
@@ -321,17 +320,6 @@ func benchErr(ctx context.Context, err error) error {
 		return withHint(ExitRuntime, err, "is the API up at that URL?")
 	}
 	return withCode(ExitRuntime, err)
-}
-
-// benchTransport keeps a connection per op in flight, HTTP/1.1, no proxy
-// from the environment.
-func benchTransport(inFlight int) *http.Transport {
-	return &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConnsPerHost: inFlight,
-		IdleConnTimeout:     90 * time.Second,
-		DisableCompression:  true,
-	}
 }
 
 func pct(a, b float64) float64 {

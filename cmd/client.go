@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	redaction "github.com/idemcheck/idemcheck/internal/redact"
+	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -74,15 +74,9 @@ func (c *clientFlags) transport(errw io.Writer, conns int) (*http.Transport, htt
 		}
 		tc.Certificates = []tls.Certificate{cert}
 	}
-	tr := &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConnsPerHost: max(conns, 2),
-		IdleConnTimeout:     90 * time.Second,
-		TLSHandshakeTimeout: 10 * time.Second,
-		DisableCompression:  true,
-		TLSClientConfig:     tc,
-	}
+	tr := runner.NewTransport(conns)
+	tr.Proxy = http.ProxyFromEnvironment
+	tr.TLSClientConfig = tc
 	if c.HTTPDebug <= 0 {
 		return tr, tr, nil
 	}

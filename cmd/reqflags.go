@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
+	redaction "github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -138,20 +139,14 @@ func validMethod(m string) bool {
 	return false
 }
 
-// redactArg is a URL argument fit for an error message: no password, no
-// query values.
+// redactArg is a URL (or path) argument fit for an error message: its
+// password and query values masked by the one redaction every output uses.
 func redactArg(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "(unparseable URL)"
+		return redaction.String(raw)
 	}
-	if u.User != nil {
-		u.User = url.User(u.User.Username())
-	}
-	if u.RawQuery != "" {
-		u.RawQuery = "…"
-	}
-	return u.String()
+	return redaction.URL(u)
 }
 
 // redactHeaderArg is a -H argument fit for an error message: its name only.

@@ -172,7 +172,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 		return nil, err
 	}
 	if opts.Transport == nil {
-		tr := newTransport(r.workers())
+		tr := NewTransport(r.workers())
 		defer tr.CloseIdleConnections()
 		opts.Transport = tr
 	}
@@ -253,10 +253,11 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 	return h, nil
 }
 
-// newTransport returns the default transport: HTTP/1.1 with keep-alive and
-// an idle connection kept for every worker. It does not read the
-// environment (no proxy).
-func newTransport(conns int) *http.Transport {
+// NewTransport is the HTTP transport a run uses: keep-alive with room for
+// conns idle connections per host, bounded dial and TLS handshake,
+// HTTP/1.1, no compression (fingerprints are of the bytes sent). Commands
+// that need TLS settings or proxies set them on it.
+func NewTransport(conns int) *http.Transport {
 	return &http.Transport{
 		DialContext: (&net.Dialer{
 			Timeout:   10 * time.Second,

@@ -23,7 +23,7 @@ func Setup(ctx context.Context, sc *scenarios.Scenario, opts Options) error {
 	}
 	rt := opts.Transport
 	if rt == nil {
-		tr := newTransport(1)
+		tr := NewTransport(1)
 		defer tr.CloseIdleConnections()
 		rt = tr
 	}
