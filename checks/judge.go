@@ -68,7 +68,7 @@ func Judge(h *history.History, m Measured) Judgement {
 		Thresholds: Thresholds(h.Meta.Judge.Thresholds, m),
 	}
 	j.Findings = profileFindings(h)
-	j.Warnings = readingWarnings(h)
+	j.Warnings = append(readingWarnings(h), thinWarning(h)...)
 	j.Result, j.Why = Decide(h.Meta.Judge.Expect, j.Verdicts, j.Thresholds, h.Meta.Interrupted)
 	if len(j.Findings) > 0 && h.Meta.Judge.FailOn == SeverityMedium && j.Result == Met && h.Meta.Judge.Expect != "violation" {
 		j.Result, j.Why = NotMet, "spec finding (medium, --fail-on medium): "+j.Findings[0].Summary
@@ -280,4 +280,24 @@ func readingWarnings(h *history.History) []string {
 		out = append(out, w+": another writer, or an API that rewrites the keys it is sent?")
 	}
 	return out
+}
+
+// thinWarning says when fewer than half of the ops got a 2xx: the verdicts
+// then rest on few answers (a run that got none is inconclusive instead).
+func thinWarning(h *history.History) []string {
+	ops, acked := 0, 0
+	for i := range h.Ops {
+		as := h.AttemptsOf(i)
+		if len(as) == 0 {
+			continue
+		}
+		ops++
+		if history.State(as) == history.Acked {
+			acked++
+		}
+	}
+	if acked == 0 || acked*2 >= ops {
+		return nil
+	}
+	return []string{fmt.Sprintf("only %d of %d ops were acknowledged: the verdicts rest on few answers (see the statuses: rejected credentials, a wrong path, an overloaded target?)", acked, ops)}
 }

@@ -149,3 +149,18 @@ func TestEffectsBeforeAndStrangers(t *testing.T) {
 		t.Errorf("Judge(a resent and charged again: 1 before, 2 after) = %s, want not_met", j.Result)
 	}
 }
+
+// A run where few ops were acknowledged says so.
+func TestThinRunWarns(t *testing.T) {
+	h := hist(o("a", ok(201)), o("b", ok(401)), o("c", ok(401)))
+	h.Meta.Judge = history.Judge{Expect: "pass", Invariants: []history.Invariant{{Check: SameResponse}}}
+	j := Judge(h, Measured{})
+	if len(j.Warnings) != 1 || !strings.Contains(j.Warnings[0], "only 1 of 3 ops were acknowledged") {
+		t.Errorf("Warnings = %q, want one saying 1 of 3 acknowledged", j.Warnings)
+	}
+	h = hist(o("a", ok(201)), o("b", ok(201)), o("c", ok(401)))
+	h.Meta.Judge = history.Judge{Expect: "pass", Invariants: []history.Invariant{{Check: SameResponse}}}
+	if j := Judge(h, Measured{}); len(j.Warnings) != 0 {
+		t.Errorf("Warnings = %q, want none with 2 of 3 acknowledged", j.Warnings)
+	}
+}
