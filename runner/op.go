@@ -153,8 +153,7 @@ func (w *worker) attempt(op int, v scenarios.Vars, intended time.Duration) (a hi
 	r := w.r
 	a = history.Attempt{Op: op, N: v.Attempt, Intended: intended, Target: r.target(op, v.Attempt)}
 	f := r.plan.Pick(op, v.Attempt)
-	ctx, cancel := withTimeout(r.ctx, r.timeout, r.timeoutErr)
-	defer cancel()
+	ctx := r.ctx
 	if f != nil {
 		a.Fault = f.Kind()
 		ctx = faults.WithFault(ctx, f)
@@ -175,15 +174,17 @@ func (w *worker) attempt(op int, v scenarios.Vars, intended time.Duration) (a hi
 // send sends req and records what came of it in a: times, outcome, status,
 // fingerprint, fields, size, evidence of an error answer, and the other
 // answers the attempt received (the copies of a duplicate, the answer a
-// drop_ack hid). It sets w.retryAfter from the answer. req's context
-// carries the request timeout.
+// drop_ack hid). It sets w.retryAfter from the answer. The request
+// timeout starts here, at the send, and bounds the answer's body too.
 func (w *worker) send(a *history.Attempt, req *http.Request) {
 	r := w.r
 	r.keep.authorize(req, a.Target)
 	noHiddenResend(req)
 	w.sent++
 	w.retryAfter = 0
-	ctx := req.Context()
+	ctx, cancel := withTimeout(req.Context(), r.timeout, r.timeoutErr)
+	defer cancel()
+	req = req.WithContext(ctx)
 	var others *faults.Answers
 	if a.Fault == faults.KindDuplicate || a.Fault == faults.KindDropAck {
 		others = &faults.Answers{}

@@ -81,15 +81,12 @@ func (w *worker) replays(op int, v scenarios.Vars, prev time.Duration) {
 		// The same Rand state as the op's attempts: the same body.
 		w.pcg.Seed(r.tmplSeed, uint64(op))
 		a := history.Attempt{Op: op, N: v.Attempt, Fault: p.fault, Intended: intended, Target: r.target(op, v.Attempt)}
-		ctx, cancel := withTimeout(r.ctx, r.timeout, r.timeoutErr)
-		req, err := w.buildReplay(ctx, v, a.Target)
+		req, err := w.buildReplay(r.ctx, v, a.Target)
 		if err != nil {
-			cancel()
 			w.rec.attempts.add(w.unrendered(op, v.Attempt, p.fault, intended, err))
 			return
 		}
 		w.send(&a, req)
-		cancel()
 		w.rec.attempts.add(a)
 		r.recorded(a)
 		prev = a.End
