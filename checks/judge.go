@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -80,7 +81,30 @@ func Judge(h *history.History, m Measured) Judgement {
 			j.Result, j.Why = Inconclusive, reason
 		}
 	}
+	if miss := history.Missing(h); len(miss) > 0 && !caught(j.Verdicts) && (j.Result == Met || h.Meta.Judge.Expect == "violation") {
+		// A lost shard's ops were not judged: they may hold the very
+		// duplicate the run was looking for.
+		j.Result, j.Why = Inconclusive, fmt.Sprintf("%s never delivered %s: its ops were not judged", shardNames(miss), pluralIts(len(miss)))
+	}
 	return j
+}
+
+func shardNames(miss []int) string {
+	s := make([]string, len(miss))
+	for i, m := range miss {
+		s[i] = strconv.Itoa(m)
+	}
+	if len(miss) == 1 {
+		return "shard " + s[0]
+	}
+	return "shards " + strings.Join(s, ", ")
+}
+
+func pluralIts(n int) string {
+	if n == 1 {
+		return "its history"
+	}
+	return "their histories"
 }
 
 func caught(vs []Verdict) bool {

@@ -34,6 +34,8 @@ type reportFlags struct {
 
 	files []reportFile
 	opts  reports.Options
+	// noFS skips the checks of the files' directories (Validate).
+	noFS bool
 }
 
 // reportFile is one resolved --report.
@@ -76,11 +78,13 @@ func (r *reportFlags) resolve() error {
 			return usageError("--report %s and --report %s write the same file", other, spec)
 		}
 		seen[clean] = spec
-		if fi, err := os.Stat(filepath.Dir(clean)); err != nil || !fi.IsDir() {
+		if r.noFS {
+			// Validate: the files are on another machine.
+		} else if fi, err := os.Stat(filepath.Dir(clean)); err != nil || !fi.IsDir() {
 			return withHint(ExitUsage, fmt.Errorf("--report %s: no directory %s", spec, filepath.Dir(clean)),
 				"create it first (mkdir -p), or write the report elsewhere")
 		}
-		if fi, err := os.Stat(clean); err == nil && fi.IsDir() {
+		if fi, err := os.Stat(clean); !r.noFS && err == nil && fi.IsDir() {
 			return usageError("--report %s: %s is a directory", spec, clean)
 		}
 		r.files = append(r.files, reportFile{Format: format, Path: path, write: w})

@@ -59,8 +59,14 @@ type RunOptions struct {
 	// MetricsAddr serves Prometheus metrics of the run at /metrics.
 	MetricsAddr string
 
+	// Phases make one phase of a sharded run.
+	Phases phaseFlags
+
 	// Transport replaces the HTTP transport (tests).
 	Transport http.RoundTripper
+	// closeIdle closes the idle connections of the transport the command
+	// built, if it built one.
+	closeIdle func()
 }
 
 // NewCmdRun builds `idemcheck run`. runF replaces the run logic in tests.
@@ -100,6 +106,9 @@ an expected violation was not caught), 2 usage or config error,
   idemcheck run scenarios/*.yaml --target "$STAGING" --report junit=junit.xml \
     --report markdown="$GITHUB_STEP_SUMMARY" --report html=report.html`,
 		Args: func(c *cobra.Command, args []string) error {
+			if opts.Phases.Phase != "" {
+				return nil // checked with the phase's flags
+			}
 			if len(args) == 0 {
 				return withHint(ExitUsage, errors.New("run needs at least one scenario file or built-in name"),
 					"list the built-ins with 'idemcheck scenarios list'")
@@ -125,15 +134,28 @@ an expected violation was not caught), 2 usage or config error,
 			if _, err := opts.Reports.writer(opts.Format); err != nil {
 				return withCode(ExitUsage, err)
 			}
+			opts.Reports.noFS = validating(c.Context())
 			if err := opts.Reports.resolve(); err != nil {
 				return err
 			}
 			if err := failOnFlag(opts.FailOn); err != nil {
 				return err
 			}
+			if err := opts.Phases.check(c, args, opts.Out); err != nil {
+				return err
+			}
+			if opts.Phases.Phase != "" && (opts.DryRun || opts.MetricsAddr != "") {
+				return usageError("--dry-run and --metrics-addr do not apply to --phase %s", opts.Phases.Phase)
+			}
 			opts.Progress = opts.Streams.ErrTerminal
+			if validating(c.Context()) {
+				return nil
+			}
 			if runF != nil {
 				return runF(c.Context(), opts)
+			}
+			if opts.Phases.Phase != "" {
+				return runPhase(c.Context(), opts)
 			}
 			return runRun(c.Context(), opts)
 		},
@@ -155,6 +177,7 @@ an expected violation was not caught), 2 usage or config error,
 	fl.StringVarP(&opts.Out, "out", "o", "", "directory to write report.json and history.jsonl to (one subdirectory per scenario when several)")
 	fl.StringVarP(&opts.Format, "format", "f", "text", "report format on stdout: text, json, markdown or junit")
 	fl.BoolVar(&opts.RedactPath, "redact-path", false, "mask the target URL's path segments in every output too (for a token in the path); passwords and query values are always masked")
+	opts.Phases.register(c)
 	fl.StringVar(&opts.FailOn, "fail-on", "", "also fail on deviations from the scenario's profile: medium (default: only duplicate effects, leaks, stuck keys and wrong replays fail)")
 	return c
 }
@@ -207,28 +230,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		defer srv.Close()
 		fmt.Fprintf(opts.Streams.Err, "metrics at http://%s/metrics\n", ln.Addr())
 	}
-	if opts.Transport == nil {
-		conns := 64
-		for _, sc := range list {
-			conns = max(conns, sc.Load.Concurrency, sc.Load.MaxInFlight)
-		}
-		tr, rt, err := opts.Client.transport(opts.Streams.Err, conns)
-		if err != nil {
-			return err
-		}
-		defer tr.CloseIdleConnections()
-		opts.Transport = rt
+	if err := opts.useTransport(list...); err != nil {
+		return err
 	}
-	seed := opts.Seed
-	if !opts.SeedSet {
-		seed = randomSeed()
-	}
-	nonce := opts.KeyNonce
-	if !opts.NonceSet {
-		// A target keeps its keys: the same seed again must not send the
-		// last run's keys, which a correct API would rightly replay.
-		nonce = randomSeed()
-	}
+	defer opts.closeTransport()
+	seed, nonce := opts.seedAndNonce()
 	// Each scenario's files go to a directory of its own when there are
 	// several, named after it, safe as a path and unique; every directory
 	// is checked before any request is sent.
@@ -316,6 +322,48 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		fmt.Fprintf(opts.Streams.Err, "report partly written to %s: %d of %d runs\n", opts.Out, written, len(sums))
 	}
 	return finish(code, errs)
+}
+
+// useTransport builds the transport of a run of list, unless one was
+// given (tests): enough connections for the busiest scenario.
+func (opts *RunOptions) useTransport(list ...*scenarios.Scenario) error {
+	if opts.Transport != nil {
+		return nil
+	}
+	conns := 64
+	for _, sc := range list {
+		conns = max(conns, sc.Load.Concurrency, sc.Load.MaxInFlight)
+	}
+	tr, rt, err := opts.Client.transport(opts.Streams.Err, conns)
+	if err != nil {
+		return err
+	}
+	opts.closeIdle = tr.CloseIdleConnections
+	opts.Transport = rt
+	return nil
+}
+
+// closeTransport closes the idle connections of the transport
+// useTransport built.
+func (opts *RunOptions) closeTransport() {
+	if opts.closeIdle != nil {
+		opts.closeIdle()
+	}
+}
+
+// seedAndNonce are the run's seed and key nonce: the flags', else random.
+func (opts *RunOptions) seedAndNonce() (seed, nonce uint64) {
+	seed = opts.Seed
+	if !opts.SeedSet {
+		seed = randomSeed()
+	}
+	nonce = opts.KeyNonce
+	if !opts.NonceSet {
+		// A target keeps its keys: the same seed again must not send the
+		// last run's keys, which a correct API would rightly replay.
+		nonce = randomSeed()
+	}
+	return seed, nonce
 }
 
 // finish ends a command that already printed its report: with the runtime

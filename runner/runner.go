@@ -83,6 +83,11 @@ type Options struct {
 	// tenant token, a webhook secret). Without it, paths are shown: they
 	// usually name the API, which a report needs.
 	RedactPath bool
+	// Shard, when set, makes this run one shard of a run made by several
+	// processes (see Shard): it makes the shard's ops only, with its part
+	// of the workers, the rate and the ops in flight, and its history
+	// numbers them from 0 (Meta.Shard says which they are).
+	Shard Shard
 }
 
 // DefaultRequestTimeout bounds each request when Options.RequestTimeout is
@@ -181,7 +186,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 	if now == nil {
 		now = time.Now
 	}
-	h := &history.History{Meta: history.Meta{Scenario: sc.Name, Seed: opts.Seed, KeyNonce: opts.KeyNonce}}
+	h := &history.History{Meta: history.Meta{Scenario: sc.Name, Seed: opts.Seed, KeyNonce: opts.KeyNonce, Shard: opts.Shard.String()}}
 	// A password or a query value in a URL never reaches a report.
 	h.Meta.Target = r.redacted(r.targets[0])
 	if len(r.targets) > 1 {
@@ -195,7 +200,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 	r.ctx = ctx
 
 	if r.obs != nil {
-		r.obs.Start(r.load.Ops, time.Duration(r.load.Duration))
+		r.obs.Start(r.shard.Ops(r.load.Ops), time.Duration(r.load.Duration))
 	}
 	h.Meta.Started = now()
 	r.start = time.Now()
@@ -231,6 +236,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 	}
 	h.Ops, h.Attempts = merge(recs)
 	h.Sort()
+	r.shard.localize(h)
 
 	if err := ctx.Err(); err != nil {
 		h.Meta.Interrupted = true
@@ -305,6 +311,8 @@ type run struct {
 	keep       *keeper         // credentials and secrets
 	redactPath bool
 
+	shard Shard // the part of the run's ops this process makes
+
 	start time.Time   // monotonic origin of every offset
 	stop  atomic.Bool // set when the load's duration is over
 }
@@ -329,6 +337,10 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 		obs:        opts.Observer,
 		attemptObs: attemptObserver(opts.Observer),
 	}
+	if err := opts.Shard.Check(); err != nil {
+		return nil, err
+	}
+	r.shard = opts.Shard
 	var err error
 	if r.targets, err = targets(opts); err != nil {
 		return nil, err
@@ -502,11 +514,11 @@ func compilePaths(field string, m map[string]string) ([]namedPath, error) {
 func (r *run) workers() int {
 	if r.load.Rate > 0 {
 		if r.load.MaxInFlight > 0 {
-			return r.load.MaxInFlight
+			return r.shard.part(r.load.MaxInFlight)
 		}
-		return 512
+		return r.shard.part(512)
 	}
-	return max(r.load.Concurrency, 1)
+	return r.shard.part(max(r.load.Concurrency, 1))
 }
 
 // since is the offset of now from the start of the run.
@@ -525,7 +537,7 @@ func (r *run) closed() []*worker {
 		ws[i] = w
 		wg.Go(func() {
 			for !r.stop.Load() && r.ctx.Err() == nil {
-				id := int(next.Add(1) - 1)
+				id := r.shard.Global(int(next.Add(1) - 1))
 				if r.load.Ops > 0 && id >= r.load.Ops {
 					return
 				}
@@ -567,14 +579,17 @@ func (r *run) open() []*worker {
 	done := r.ctx.Done()
 loop:
 	for hits := 0; ; hits++ {
-		if r.load.Ops > 0 && hits >= r.load.Ops {
+		// A shard's ops keep the times they have in the whole run:
+		// op id is due at id / rate.
+		id := r.shard.Global(hits)
+		if r.load.Ops > 0 && id >= r.load.Ops {
 			break
 		}
 		for {
 			if r.stop.Load() {
 				break loop
 			}
-			wait := pacer.Pace(r.since(), hits)
+			wait := pacer.Pace(r.since(), id)
 			if wait <= 0 {
 				break
 			}
@@ -585,7 +600,7 @@ loop:
 				break loop
 			}
 		}
-		j := job{op: hits, intended: pacer.Due(hits)}
+		j := job{op: id, intended: pacer.Due(id)}
 		select {
 		case jobs <- j:
 			continue

@@ -125,39 +125,11 @@ type Trial struct {
 // requests (or checks that the target answers HTTP at all), and takes the
 // oracles' readings before the load.
 func Prepare(ctx context.Context, sc *scenarios.Scenario, o Options) (*Trial, error) {
-	overrides := o.Targets
-	if len(overrides) == 0 && o.Target != "" {
-		overrides = []string{o.Target}
-	}
-	targets, err := sc.TargetURLs(overrides)
+	t, client, err := newTrial(sc, o)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, sc.Name, err)
+		return nil, err
 	}
-	if ds := sc.MissingEnv(o.Getenv); len(ds) > 0 {
-		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, sc.Name, ds)
-	}
-	if ds := sc.BadHeaders(o.Getenv); len(ds) > 0 {
-		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, sc.Name, ds)
-	}
-	if o.RunID == "" {
-		o.RunID = NewRunID()
-	}
-	timeout := o.RequestTimeout
-	if timeout <= 0 {
-		timeout = time.Duration(sc.Load.RequestTimeout)
-	}
-	client := &http.Client{Transport: o.Transport, Timeout: timeout}
-	ors, err := oracles.FromScenarioTargets(sc, targets, client, o.Getenv)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, sc.Name, err)
-	}
-	target := targets[0]
-	t := &Trial{sc: sc, opts: o, target: target, targets: targets, oracles: ors, before: map[string]error{},
-		ropts: runner.Options{Target: target, Seed: o.Seed, KeyNonce: o.KeyNonce, Transport: o.Transport, Env: o.Getenv,
-			Observer: o.Observer, RequestTimeout: timeout, RedactPath: o.RedactPath}}
-	if len(targets) > 1 {
-		t.ropts.Targets = targets
-	}
+	target := t.target
 	if err := t.preflight(ctx, client); err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%s: %w", sc.Name, ctx.Err())
@@ -178,6 +150,45 @@ func Prepare(ctx context.Context, sc *scenarios.Scenario, o Options) (*Trial, er
 		}
 	}
 	return t, nil
+}
+
+// newTrial builds the trial of sc: its targets, oracles and the runner's
+// options; it sends nothing.
+func newTrial(sc *scenarios.Scenario, o Options) (*Trial, *http.Client, error) {
+	overrides := o.Targets
+	if len(overrides) == 0 && o.Target != "" {
+		overrides = []string{o.Target}
+	}
+	targets, err := sc.TargetURLs(overrides)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %s: %w", ErrConfig, sc.Name, err)
+	}
+	if ds := sc.MissingEnv(o.Getenv); len(ds) > 0 {
+		return nil, nil, fmt.Errorf("%w: %s: %w", ErrConfig, sc.Name, ds)
+	}
+	if ds := sc.BadHeaders(o.Getenv); len(ds) > 0 {
+		return nil, nil, fmt.Errorf("%w: %s: %w", ErrConfig, sc.Name, ds)
+	}
+	if o.RunID == "" {
+		o.RunID = NewRunID()
+	}
+	timeout := o.RequestTimeout
+	if timeout <= 0 {
+		timeout = time.Duration(sc.Load.RequestTimeout)
+	}
+	client := &http.Client{Transport: o.Transport, Timeout: timeout}
+	ors, err := oracles.FromScenarioTargets(sc, targets, client, o.Getenv)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %s: %w", ErrConfig, sc.Name, err)
+	}
+	target := targets[0]
+	t := &Trial{sc: sc, opts: o, target: target, targets: targets, oracles: ors, before: map[string]error{},
+		ropts: runner.Options{Target: target, Seed: o.Seed, KeyNonce: o.KeyNonce, Transport: o.Transport, Env: o.Getenv,
+			Observer: o.Observer, RequestTimeout: timeout, RedactPath: o.RedactPath}}
+	if len(targets) > 1 {
+		t.ropts.Targets = targets
+	}
+	return t, client, nil
 }
 
 // preflight runs the setup requests, or, when there are none, checks that
@@ -323,6 +334,13 @@ func (t *Trial) Observe(ctx context.Context, h *history.History) {
 		}
 		h.Readings = append(h.Readings, r)
 	}
+}
+
+// SetObserver sets who hears the trial's progress from now on (the
+// phases of its reading).
+func (t *Trial) SetObserver(o runner.Observer) {
+	t.opts.Observer = o
+	t.ropts.Observer = o
 }
 
 // Judged is a judged run: its history, what was measured and the

@@ -1,0 +1,445 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idemcheck/idemcheck/history"
+	redaction "github.com/idemcheck/idemcheck/internal/redact"
+	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/runner"
+	"github.com/idemcheck/idemcheck/scenarios"
+	"github.com/idemcheck/idemcheck/trial"
+)
+
+// The phases of a sharded run (docs/distributed.md): prepare writes the
+// run's manifest into --out, each load process writes its shard's
+// history there, judge merges them, reads the state and reports.
+const (
+	phasePrepare = "prepare"
+	phaseLoad    = "load"
+	phaseJudge   = "judge"
+)
+
+// defaultStartIn is how long after prepare the shards start by default:
+// time for the load processes to be scheduled.
+const defaultStartIn = 10 * time.Second
+
+// defaultShardWait is how long judge waits for the shards by default.
+const defaultShardWait = 10 * time.Minute
+
+// phaseFlags are run's flags for the phases of a sharded run.
+type phaseFlags struct {
+	Phase   string
+	Shards  int
+	Shard   string
+	StartIn time.Duration
+	Wait    time.Duration
+}
+
+func (p *phaseFlags) register(c *cobra.Command) {
+	fl := c.Flags()
+	fl.StringVar(&p.Phase, "phase", "", "make one phase of a run shared by several processes: prepare (needs --shards), load (needs --shard) or judge; each needs --out, the run's directory (see docs/distributed.md)")
+	fl.IntVar(&p.Shards, "shards", 0, "with --phase prepare: how many load processes will share the run")
+	fl.StringVar(&p.Shard, "shard", "", "with --phase load: which shard this process makes, i/N (0 <= i < N), or auto/N to take i from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)")
+	fl.DurationVar(&p.StartIn, "start-in", defaultStartIn, "with --phase prepare: when every shard starts its load, from the end of prepare")
+	fl.DurationVar(&p.Wait, "wait", defaultShardWait, "with --phase judge: how long to wait for the shards' histories; a shard still missing then leaves the run inconclusive")
+}
+
+// check validates the phase flags with the run's arguments.
+func (p *phaseFlags) check(c *cobra.Command, args []string, out string) error {
+	set := func(name string) bool { return c.Flags().Changed(name) }
+	if p.Phase == "" {
+		for _, name := range []string{"shards", "shard", "start-in", "wait"} {
+			if set(name) {
+				return withHint(ExitUsage, fmt.Errorf("--%s belongs to a sharded run", name), "give --phase prepare, load or judge (docs/distributed.md)")
+			}
+		}
+		return nil
+	}
+	only := map[string][]string{phasePrepare: {"shards", "start-in"}, phaseLoad: {"shard"}, phaseJudge: {"wait"}}
+	allowed, ok := only[p.Phase]
+	if !ok {
+		return usageError("--phase %q: want prepare, load or judge", p.Phase)
+	}
+	for _, name := range []string{"shards", "shard", "start-in", "wait"} {
+		if set(name) && !contains(allowed, name) {
+			return usageError("--%s does not apply to --phase %s", name, p.Phase)
+		}
+	}
+	if out == "" {
+		return withHint(ExitUsage, fmt.Errorf("--phase %s needs --out, the run's directory", p.Phase), "every phase of a run reads and writes the same directory, a shared volume when the phases run on several machines")
+	}
+	switch p.Phase {
+	case phasePrepare:
+		if len(args) != 1 {
+			return usageError("--phase prepare takes one scenario (file or built-in name), got %d", len(args))
+		}
+		if p.Shards < 1 {
+			return withHint(ExitUsage, errors.New("--phase prepare needs --shards N (N >= 1)"), "N is how many load processes will run, each with --phase load --shard i/N")
+		}
+		if p.StartIn < 0 {
+			return usageError("--start-in must not be negative, got %s", p.StartIn)
+		}
+	case phaseLoad, phaseJudge:
+		if len(args) > 0 {
+			return withHint(ExitUsage, fmt.Errorf("--phase %s takes no scenario: it reads the one in %s", p.Phase, filepath.Join(out, trial.ManifestFile)),
+				fmt.Sprintf("drop %q", strings.Join(args, " ")))
+		}
+		if p.Phase == phaseLoad {
+			if p.Shard == "" {
+				return usageError("--phase load needs --shard i/N (or auto/N in a Kubernetes Indexed Job)")
+			}
+			if _, err := parseShardFlag(p.Shard, nil); err != nil {
+				return withCode(ExitUsage, err)
+			}
+		}
+		if p.Wait < 0 {
+			return usageError("--wait must not be negative, got %s", p.Wait)
+		}
+	}
+	return nil
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// parseShardFlag parses --shard: i/N, or auto/N with i from
+// $JOB_COMPLETION_INDEX. With getenv nil, auto/N is only checked for form.
+func parseShardFlag(s string, getenv func(string) string) (runner.Shard, error) {
+	i, n, ok := strings.Cut(s, "/")
+	if ok && i == "auto" {
+		if _, err := strconv.Atoi(n); err != nil {
+			return runner.Shard{}, fmt.Errorf("--shard %q: want i/N or auto/N, e.g. 0/4", s)
+		}
+		if getenv == nil {
+			return runner.ParseShard("0/" + n)
+		}
+		idx := getenv("JOB_COMPLETION_INDEX")
+		if idx == "" {
+			return runner.Shard{}, fmt.Errorf("--shard %s: JOB_COMPLETION_INDEX is not set (it is in a Kubernetes Indexed Job); give the index, --shard i/%s", s, n)
+		}
+		sh, err := runner.ParseShard(idx + "/" + n)
+		if err != nil {
+			return runner.Shard{}, fmt.Errorf("--shard %s with JOB_COMPLETION_INDEX=%s: %w", s, idx, err)
+		}
+		return sh, nil
+	}
+	sh, err := runner.ParseShard(s)
+	if err != nil {
+		return runner.Shard{}, fmt.Errorf("--shard: %w", err)
+	}
+	return sh, nil
+}
+
+// runPhase runs one phase of a sharded run.
+func runPhase(ctx context.Context, opts *RunOptions) error {
+	switch opts.Phases.Phase {
+	case phasePrepare:
+		return runPrepare(ctx, opts)
+	case phaseLoad:
+		return runLoadShard(ctx, opts)
+	}
+	return runJudge(ctx, opts, []string{opts.Out}, opts.Out, opts.Phases.Wait)
+}
+
+func runPrepare(ctx context.Context, opts *RunOptions) error {
+	arg := opts.Scenarios[0]
+	sc, err := scenarios.ResolveContext(ctx, arg)
+	if ctx.Err() != nil {
+		return withCode(ExitInterrupted, fmt.Errorf("reading %s: %w", arg, ctx.Err()))
+	}
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	spec, err := scenarioText(sc, arg)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	ov := trial.Overrides{Ops: opts.Ops, Duration: opts.Duration, Concurrency: opts.Concurrency, Rate: opts.Rate,
+		RequestTimeout: opts.RequestTimeout, FailOn: opts.FailOn, RedactPath: opts.RedactPath}
+	if err := applyManifestOverrides(sc, ov); err != nil {
+		return err
+	}
+	if err := checkOut(opts.Out); err != nil {
+		return err
+	}
+	if err := freshRunDir(opts.Out); err != nil {
+		return err
+	}
+	if err := opts.useTransport(sc); err != nil {
+		return err
+	}
+	defer opts.closeTransport()
+	seed, nonce := opts.seedAndNonce()
+	targets := runTargets(opts)
+	prog := newProgressMode(opts.Streams, progressModeOf(opts.Streams, opts.Quiet), sc.Name)
+	defer prog.Close()
+	t, err := trial.Prepare(ctx, sc, trial.Options{Targets: targets, RequestTimeout: opts.RequestTimeout, Seed: seed, KeyNonce: nonce,
+		Transport: opts.Transport, Getenv: opts.Getenv, Observer: prog, FailOn: opts.FailOn, RedactPath: opts.RedactPath})
+	if err != nil {
+		return prepareError(err)
+	}
+	m, err := t.Manifest()
+	if err != nil {
+		return withCode(ExitRuntime, err)
+	}
+	m.Spec, m.Overrides, m.Shards = spec, ov, opts.Phases.Shards
+	for _, raw := range targets {
+		shown := redaction.String(raw)
+		m.Targets = append(m.Targets, shown)
+		m.TargetsRedacted = m.TargetsRedacted || shown != raw
+	}
+	m.Start = time.Now().Add(opts.Phases.StartIn).UTC().Truncate(time.Millisecond)
+	path := filepath.Join(opts.Out, trial.ManifestFile)
+	if err := writeFile(path, func(f *os.File) error { return trial.WriteManifest(f, m) }); err != nil {
+		return withCode(ExitRuntime, err)
+	}
+	prog.Close()
+	e := opts.Streams.Err
+	fmt.Fprintf(e, "prepared run %s of %s: %d shards, starting at %s (in %s)\n", m.RunID, sc.Name, m.Shards, m.Start.Format(time.RFC3339Nano), opts.Phases.StartIn)
+	if len(m.BeforeErrors) > 0 {
+		for name, msg := range m.BeforeErrors {
+			fmt.Fprintf(e, "warning: oracle %s could not read before the load (its checks will be inconclusive): %s\n", name, msg)
+		}
+	}
+	again := ""
+	if m.TargetsRedacted {
+		again = " --target URL"
+	}
+	fmt.Fprintf(e, "next, in each of %d processes:  idemcheck run --phase load --shard i/%d --out %s%s\n", m.Shards, m.Shards, opts.Out, again)
+	fmt.Fprintf(e, "then:  idemcheck run --phase judge --out %s%s\n", opts.Out, again)
+	return nil
+}
+
+// scenarioText is the YAML sc was read from: the file arg, or the
+// built-in's text.
+func scenarioText(sc *scenarios.Scenario, arg string) (string, error) {
+	if name, ok := strings.CutPrefix(sc.Source, "builtin:"); ok {
+		b, err := scenarios.BuiltinYAML(name)
+		return string(b), err
+	}
+	b, err := os.ReadFile(arg)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// freshRunDir refuses a directory that already holds a run: its shards'
+// files would be judged with the new one's.
+func freshRunDir(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, trial.ManifestFile)); err == nil {
+		return withHint(ExitUsage, fmt.Errorf("--out %s already holds a run (%s)", dir, trial.ManifestFile), "give each sharded run a directory of its own")
+	}
+	shards, _ := filepath.Glob(filepath.Join(dir, "shard-*-of-*.jsonl"))
+	if len(shards) > 0 {
+		return withHint(ExitUsage, fmt.Errorf("--out %s already holds shard histories (%s)", dir, filepath.Base(shards[0])), "give each sharded run a directory of its own")
+	}
+	return nil
+}
+
+// applyManifestOverrides applies a manifest's overrides to its scenario.
+func applyManifestOverrides(sc *scenarios.Scenario, ov trial.Overrides) error {
+	return applyOverrides(sc, ov.Ops, ov.Duration, ov.Concurrency, ov.Rate)
+}
+
+// readRun reads the manifest from the first of dirs that has one, and its
+// scenario with the overrides applied.
+func readRun(dirs []string) (*trial.Manifest, *scenarios.Scenario, error) {
+	var m *trial.Manifest
+	for _, dir := range dirs {
+		path := filepath.Join(dir, trial.ManifestFile)
+		f, err := os.Open(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, withCode(ExitUsage, err)
+		}
+		m, err = trial.ReadManifest(f)
+		f.Close()
+		if err != nil {
+			return nil, nil, withHint(ExitUsage, fmt.Errorf("%s: %w", path, err), "prepare the run with 'idemcheck run FILE --phase prepare --shards N --out DIR'")
+		}
+		break
+	}
+	if m == nil {
+		return nil, nil, withHint(ExitUsage, fmt.Errorf("no %s in %s", trial.ManifestFile, strings.Join(dirs, ", ")),
+			"prepare the run first: idemcheck run FILE --phase prepare --shards N --out DIR")
+	}
+	sc, err := scenarios.Parse(m.Source, []byte(m.Spec))
+	if err != nil {
+		return nil, nil, withCode(ExitUsage, fmt.Errorf("the manifest's scenario: %w", err))
+	}
+	if err := applyManifestOverrides(sc, m.Overrides); err != nil {
+		return nil, nil, err
+	}
+	return m, sc, nil
+}
+
+// manifestTargets are the targets of the run m prepared: those given
+// again on the command line (which must match m's), else m's own.
+func manifestTargets(m *trial.Manifest, given []string) ([]string, error) {
+	if len(given) == 0 {
+		if m.TargetsRedacted {
+			return nil, withHint(ExitUsage, errors.New("the run's target carries a secret, which the manifest does not keep"),
+				fmt.Sprintf("give the targets again: --target %s (with its secret)", strings.Join(m.Targets, " --target ")))
+		}
+		return m.Targets, nil
+	}
+	if len(m.Targets) > 0 {
+		if len(given) != len(m.Targets) {
+			return nil, usageError("%d targets given, the run was prepared with %d (%s)", len(given), len(m.Targets), strings.Join(m.Targets, ", "))
+		}
+		for i, raw := range given {
+			if redaction.String(raw) != m.Targets[i] {
+				return nil, usageError("--target %s is not the run's target %s", redaction.String(raw), m.Targets[i])
+			}
+		}
+	}
+	return given, nil
+}
+
+func runLoadShard(ctx context.Context, opts *RunOptions) error {
+	m, sc, err := readRun([]string{opts.Out})
+	if err != nil {
+		return err
+	}
+	shard, err := parseShardFlag(opts.Phases.Shard, opts.Getenv)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	if shard.Count != m.Shards {
+		return usageError("--shard %s: the run in %s was prepared for %d shards", shard, opts.Out, m.Shards)
+	}
+	path := filepath.Join(opts.Out, trial.ShardFile(shard))
+	if _, err := os.Stat(path); err == nil {
+		return withHint(ExitUsage, fmt.Errorf("shard %s of run %s already ran: %s exists", shard, m.RunID, path),
+			"a shard runs once (a second run would resend its keys into the same verdict); prepare a new run to run again")
+	}
+	targets, err := manifestTargets(m, runTargets(opts))
+	if err != nil {
+		return err
+	}
+	if err := opts.useTransport(sc); err != nil {
+		return err
+	}
+	defer opts.closeTransport()
+	if wait := time.Until(m.Start); wait > 0 {
+		fmt.Fprintf(opts.Streams.Err, "shard %s of run %s: starting at %s (in %s)\n", shard, m.RunID, m.Start.Format(time.RFC3339Nano), wait.Round(time.Millisecond))
+	}
+	prog := newProgressMode(opts.Streams, progressModeOf(opts.Streams, opts.Quiet), fmt.Sprintf("%s %s", sc.Name, shard))
+	h, loadErr := trial.LoadShard(ctx, sc, m, shard, trial.Options{Targets: targets, RequestTimeout: m.Overrides.RequestTimeout,
+		Transport: opts.Transport, Getenv: opts.Getenv, Observer: prog, FailOn: m.Overrides.FailOn, RedactPath: m.Overrides.RedactPath})
+	prog.Close()
+	if h == nil {
+		return prepareError(loadErr)
+	}
+	if err := writeFile(path, func(f *os.File) error { return history.Encode(f, h) }); err != nil {
+		return withCode(ExitRuntime, errors.Join(loadErr, err))
+	}
+	fmt.Fprintf(opts.Streams.Err, "shard %s: %d ops, %d attempts, written to %s\n", shard, len(h.Ops), len(h.Attempts), path)
+	switch {
+	case loadErr == nil:
+		return nil
+	case errors.Is(loadErr, context.Canceled):
+		return withCode(ExitInterrupted, loadErr)
+	case errors.Is(loadErr, trial.ErrConfig):
+		return withCode(ExitUsage, loadErr)
+	}
+	return withCode(ExitRuntime, loadErr)
+}
+
+// runJudge merges the shards of the run whose manifest and shard files are
+// in dirs, reads the state after it, judges, and writes the run's files
+// to out ("" writes none) and the reports.
+func runJudge(ctx context.Context, opts *RunOptions, dirs []string, out string, wait time.Duration) error {
+	m, sc, err := readRun(dirs)
+	if err != nil {
+		return err
+	}
+	targets, err := manifestTargets(m, runTargets(opts))
+	if err != nil {
+		return err
+	}
+	if out != "" {
+		if err := checkOut(out); err != nil {
+			return err
+		}
+	}
+	if err := opts.useTransport(sc); err != nil {
+		return err
+	}
+	defer opts.closeTransport()
+	t, err := trial.Resume(sc, m, trial.Options{Targets: targets, RequestTimeout: m.Overrides.RequestTimeout,
+		Transport: opts.Transport, Getenv: opts.Getenv, FailOn: m.Overrides.FailOn, RedactPath: m.Overrides.RedactPath})
+	if err != nil {
+		return prepareError(err)
+	}
+	if wait > 0 {
+		fmt.Fprintf(opts.Streams.Err, "run %s: waiting for %d shards' histories (up to %s)\n", m.RunID, m.Shards, wait)
+	}
+	set, err := trial.CollectShards(ctx, m, dirs, wait, 500*time.Millisecond)
+	if err != nil {
+		return withHint(ExitUsage, err, "judge one run per directory; a shard's history is written whole or not at all, so a cut file was damaged after")
+	}
+	if len(set.Missing) > 0 {
+		fmt.Fprintf(opts.Streams.Err, "warning: run %s: %d of %d shards missing (%s): the verdict cannot be met\n", m.RunID, len(set.Missing), m.Shards, intsString(set.Missing))
+	}
+	h, err := trial.Merge(set, m)
+	if err != nil {
+		if ctx.Err() != nil {
+			return withCode(ExitInterrupted, fmt.Errorf("%s: %w", err, ctx.Err()))
+		}
+		return withHint(ExitInconclusive, err, "start the load processes: idemcheck run --phase load --shard i/N --out DIR")
+	}
+	prog := newProgressMode(opts.Streams, progressModeOf(opts.Streams, opts.Quiet), sc.Name)
+	t.SetObserver(prog)
+	t.Observe(ctx, h)
+	prog.Close()
+	j := trial.Judge(h)
+	sum := summarize(j)
+	code := resultCode(sum.Result)
+	var errs []error
+	if ctx.Err() != nil {
+		code, errs = ExitInterrupted, append(errs, fmt.Errorf("%s: interrupted: %w", sc.Name, context.Canceled))
+	}
+	write, _ := opts.Reports.writer(opts.Format)
+	if err := write(opts.Streams.Out, []*reports.Summary{sum}); err != nil {
+		return withCode(ExitRuntime, fmt.Errorf("writing report: %w", err))
+	}
+	if err := opts.Reports.write([]*reports.Summary{sum}); err != nil {
+		code, errs = worst(code, ExitRuntime), append(errs, err)
+	}
+	if out != "" {
+		if err := writeRun(out, sum, h); err != nil {
+			code, errs = worst(code, ExitRuntime), append(errs, err)
+		} else {
+			fmt.Fprintf(opts.Streams.Err, "report written to %s\n", out)
+		}
+	}
+	return finish(code, errs)
+}
+
+func intsString(l []int) string {
+	s := make([]string, len(l))
+	for i, v := range l {
+		s[i] = strconv.Itoa(v)
+	}
+	return strings.Join(s, ", ")
+}
