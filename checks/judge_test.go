@@ -164,3 +164,28 @@ func TestThinRunWarns(t *testing.T) {
 		t.Errorf("Warnings = %q, want none with 2 of 3 acknowledged", j.Warnings)
 	}
 }
+
+// A sharded run that lost a shard was not judged whole: never met, and
+// an expected violation not caught is unknown, not absent. A violation
+// caught on the shards that came back stands.
+func TestJudgeMissingShard(t *testing.T) {
+	h := hist(o("k1", ok(201)), o("k2", lost(), ok(201)))
+	h.Meta.Judge = history.Judge{Expect: "pass", Invariants: []history.Invariant{{Check: ExactlyOnce, Oracle: "ledger"}}}
+	h.Meta.Shard = "0,2 of 3"
+	h.Readings = []history.Reading{*effects(map[string]int{"k1": 1, "k2": 1})}
+	if j := Judge(h, Measured{}); j.Result != Inconclusive || !strings.Contains(j.Why, "shard 1 never delivered its history") {
+		t.Errorf("Judge(correct, shard 1 lost) = %s (%s), want inconclusive naming shard 1", j.Result, j.Why)
+	}
+	h.Meta.Judge.Expect = "violation"
+	if j := Judge(h, Measured{}); j.Result != Inconclusive {
+		t.Errorf("Judge(expect violation, none caught, shard lost) = %s (%s), want inconclusive", j.Result, j.Why)
+	}
+	h.Readings = []history.Reading{*effects(map[string]int{"k1": 1, "k2": 2})}
+	if j := Judge(h, Measured{}); j.Result != Met {
+		t.Errorf("Judge(expect violation, caught, shard lost) = %s (%s), want met", j.Result, j.Why)
+	}
+	h.Meta.Judge.Expect = "pass"
+	if j := Judge(h, Measured{}); j.Result != NotMet {
+		t.Errorf("Judge(double charge, shard lost) = %s (%s), want not_met", j.Result, j.Why)
+	}
+}

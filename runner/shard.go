@@ -25,6 +25,9 @@ func ParseShard(s string) (Shard, error) {
 	if !ok || err1 != nil || err2 != nil {
 		return Shard{}, fmt.Errorf("shard %q: want i/n, e.g. 0/4", s)
 	}
+	if sn < 1 {
+		return Shard{}, fmt.Errorf("shard %q: want at least one shard", s)
+	}
 	sh := Shard{Index: si, Count: sn}
 	return sh, sh.Check()
 }

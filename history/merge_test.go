@@ -1,0 +1,99 @@
+package history
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func shardOf(run, shard string, started time.Time, ops ...string) *History {
+	h := &History{Meta: Meta{RunID: run, Shard: shard, Started: started, Ended: started.Add(time.Second)}}
+	for i, k := range ops {
+		h.Ops = append(h.Ops, Op{ID: i, Key: k})
+		h.Attempts = append(h.Attempts, Attempt{Op: i, N: 1, Outcome: OK, Status: 201,
+			Intended: time.Duration(i) * time.Millisecond, Start: time.Duration(i) * time.Millisecond, End: time.Duration(i+1) * time.Millisecond,
+			Answers: []Answer{{Copy: 2, Outcome: OK, Status: 201, End: time.Duration(i+1) * time.Millisecond}}})
+	}
+	return h
+}
+
+func TestMergeShards(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	// shard 1 of 2 made the run's ops 1 and 3, shard 0 ops 0, 2 and 4
+	s0 := shardOf("r", "0/2", t0.Add(5*time.Millisecond), "k0", "k2", "k4")
+	s1 := shardOf("r", "1/2", t0, "k1", "k3")
+	s1.Meta.Interrupted = true
+	m, err := MergeShards([]*History{s1, s0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for i, o := range m.Ops {
+		if o.ID != i {
+			t.Errorf("op %d has id %d", i, o.ID)
+		}
+		keys = append(keys, o.Key)
+	}
+	if got := strings.Join(keys, ","); got != "k0,k1,k2,k3,k4" {
+		t.Errorf("merged keys %s, want k0..k4 in the run's order", got)
+	}
+	if !m.Meta.Started.Equal(t0) || !m.Meta.Interrupted || m.Meta.Shard != "" {
+		t.Errorf("meta %+v: want the earliest start, interrupted, no shard", m.Meta)
+	}
+	if len(m.Attempts) != 5 {
+		t.Fatalf("%d attempts, want 5", len(m.Attempts))
+	}
+	// op 2 is shard 0's second op: 1 ms into a shard that started 5 ms late
+	a := m.AttemptsOf(2)[0]
+	if a.Start != 6*time.Millisecond || a.End != 7*time.Millisecond || a.Answers[0].End != 7*time.Millisecond {
+		t.Errorf("op 2's attempt %+v: times not moved to the run's origin", a)
+	}
+	if s0.Attempts[1].Start != time.Millisecond || s0.Attempts[1].Answers[0].End != 2*time.Millisecond {
+		t.Errorf("merging changed a shard's own history: %+v", s0.Attempts[1])
+	}
+	if Missing(m) != nil {
+		t.Errorf("Missing = %v, want none", Missing(m))
+	}
+}
+
+func TestMergeShardsMissingAndUneven(t *testing.T) {
+	t0 := time.Now()
+	// shards 0 and 2 of 3; shard 0 made more ops (a duration-bound load)
+	m, err := MergeShards([]*History{shardOf("r", "0/3", t0, "a", "b", "c"), shardOf("r", "2/3", t0, "x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Missing(m); len(got) != 1 || got[0] != 1 {
+		t.Errorf("Missing = %v, want [1]", got)
+	}
+	var keys []string
+	for i, o := range m.Ops {
+		if o.ID != i || m.AttemptsOf(i)[0].Op != i {
+			t.Errorf("op %d: id %d: the merged ops are numbered densely", i, o.ID)
+		}
+		keys = append(keys, o.Key)
+	}
+	// run's ids: a=0 x=2 b=3 c=6
+	if got := strings.Join(keys, ","); got != "a,x,b,c" {
+		t.Errorf("keys %s, want a,x,b,c", got)
+	}
+}
+
+func TestMergeShardsRefusesMixedRuns(t *testing.T) {
+	t0 := time.Now()
+	for name, hs := range map[string][]*History{
+		"two runs":       {shardOf("r1", "0/2", t0, "a"), shardOf("r2", "1/2", t0, "b")},
+		"two counts":     {shardOf("r", "0/2", t0, "a"), shardOf("r", "1/3", t0, "b")},
+		"a shard twice":  {shardOf("r", "0/2", t0, "a"), shardOf("r", "0/2", t0, "b")},
+		"not a shard":    {shardOf("r", "", t0, "a")},
+		"a bad shard":    {shardOf("r", "2/2", t0, "a")},
+		"nothing at all": nil,
+	} {
+		if _, err := MergeShards(hs); err == nil {
+			t.Errorf("%s: merged", name)
+		} else if name == "two runs" && !errors.Is(err, ErrMixedRuns) {
+			t.Errorf("%s: %v, want ErrMixedRuns", name, err)
+		}
+	}
+}
