@@ -209,7 +209,7 @@ Exit codes: 0 every expectation met, 1 an invariant or threshold failed,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(NewCmdRun(f, nil), NewCmdCheck(f, nil), NewCmdScenarios(f), NewCmdVersion(f), NewCmdLab(f, nil), NewCmdDemo(f, nil), NewCmdProxy(f, nil), NewCmdBench(f), NewCmdAudit(f, nil), NewCmdInit(f, nil))
+	root.AddCommand(NewCmdRun(f, nil), NewCmdCheck(f, nil), NewCmdScenarios(f), NewCmdVersion(f), NewCmdLab(f, nil), NewCmdDemo(f, nil), NewCmdProxy(f, nil), NewCmdBench(f), NewCmdAudit(f, nil), NewCmdInit(f, nil), NewCmdReport(f))
 	setVersion(root)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return withHint(ExitUsage, err, fmt.Sprintf("see '%s --help'", c.CommandPath()))

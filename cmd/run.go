@@ -104,7 +104,12 @@ an expected violation was not caught), 2 usage or config error,
   # JSON for machines; in CI, one run and three reports
   idemcheck run charges.yaml --format json > report.json
   idemcheck run scenarios/*.yaml --target "$STAGING" --report junit=junit.xml \
-    --report markdown="$GITHUB_STEP_SUMMARY" --report html=report.html`,
+    --report markdown="$GITHUB_STEP_SUMMARY" --report html=report.html
+
+  # one run shared by four load processes, one directory (docs/distributed.md)
+  idemcheck run charges.yaml --phase prepare --shards 4 --out /runs/r1
+  idemcheck run --phase load --shard 0/4 --out /runs/r1    # and 1/4, 2/4, 3/4, at once
+  idemcheck run --phase judge --out /runs/r1 --report junit=junit.xml`,
 		Args: func(c *cobra.Command, args []string) error {
 			if opts.Phases.Phase != "" {
 				return nil // checked with the phase's flags

@@ -1,0 +1,259 @@
+package cmd
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/measure"
+	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/runner"
+	"github.com/idemcheck/idemcheck/trial"
+)
+
+// shardedRun prepares a run of scenario against target in a new
+// directory, runs the load shards (each through Main, as separate
+// processes would, all at once) and judges it; it returns the judge's
+// result and the directory.
+func shardedRun(t *testing.T, target, scenario string, seed uint64, ops, shards int, run []int) (result, string) {
+	t.Helper()
+	dir := t.TempDir()
+	r := runMain(t, nil, "run", scenario, "--phase", "prepare", "--shards", fmt.Sprint(shards), "--start-in", "300ms",
+		"--seed", fmt.Sprint(seed), "--ops", fmt.Sprint(ops), "--target", target, "--out", dir)
+	if r.code != ExitOK {
+		t.Fatalf("prepare: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	var wg sync.WaitGroup
+	loads := make([]result, shards)
+	for _, i := range run {
+		wg.Go(func() {
+			loads[i] = runMain(t, nil, "run", "--phase", "load", "--shard", fmt.Sprintf("%d/%d", i, shards), "--out", dir, "-q")
+		})
+	}
+	wg.Wait()
+	for _, i := range run {
+		if loads[i].code != ExitOK {
+			t.Fatalf("load shard %d: exit %d\n%s%s", i, loads[i].code, loads[i].out, loads[i].err)
+		}
+	}
+	return runMain(t, nil, "run", "--phase", "judge", "--out", dir, "--wait", "200ms", "-q"), dir
+}
+
+func readSummary(t *testing.T, path string) *reports.Summary {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sum, err := reports.ReadJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+func statuses(vs []checks.Verdict) string {
+	var b strings.Builder
+	for _, v := range vs {
+		fmt.Fprintf(&b, "%s=%s ", v.Invariant, v.Status)
+	}
+	return b.String()
+}
+
+// The simulation of a sharded run: prepare, four load processes and a
+// judge against the lab on loopback, with a seeded bug and without. The
+// merged verdict is the one-process verdict, and the merged percentiles
+// are those of one histogram over every shard's attempts.
+func TestShardedRunMatchesOneProcess(t *testing.T) {
+	for _, bug := range []string{"", "no-key"} {
+		t.Run("bug="+bug, func(t *testing.T) {
+			var bugs []string
+			if bug != "" {
+				bugs = []string{bug}
+			}
+			target := startTestLab(t, memoryBackend(), bugs...)
+			const seed, ops = 11, 120
+			code, one, out := runBuiltin(t, target, "charges-lost-ack", seed, ops)
+			judge, dir := shardedRun(t, target, "charges-lost-ack", seed, ops, 4, []int{0, 1, 2, 3})
+			sum := readSummary(t, filepath.Join(dir, "report.json"))
+			if judge.code != code || sum.Result != one.Result || statuses(sum.Verdicts) != statuses(one.Verdicts) {
+				t.Errorf("sharded: exit %d, %s, %s; one process: exit %d, %s, %s\nsharded:\n%s%s\none process:\n%s",
+					judge.code, sum.Result, statuses(sum.Verdicts), code, one.Result, statuses(one.Verdicts), judge.out, judge.err, out)
+			}
+			want := checks.Met
+			if bug != "" {
+				want = checks.NotMet
+			}
+			if sum.Result != want {
+				t.Errorf("sharded run with bug %q: %s (%s), want %s", bug, sum.Result, sum.Why, want)
+			}
+			if sum.Load.Ops != ops || sum.Seed != seed {
+				t.Errorf("sharded run: %d ops, seed %d; want %d, %d", sum.Load.Ops, sum.Seed, ops, seed)
+			}
+			// Each shard's histogram, merged, is the run's.
+			attempts, opsH := measure.NewHistogram(), measure.NewHistogram()
+			for i := range 4 {
+				f, err := os.Open(filepath.Join(dir, trial.ShardFile(runner.Shard{Index: i, Count: 4})))
+				if err != nil {
+					t.Fatal(err)
+				}
+				h, err := history.Decode(f)
+				f.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				a, o := measure.NewHistogram(), measure.NewHistogram()
+				for op := range h.Ops {
+					as := h.AttemptsOf(op)
+					for _, x := range as {
+						if x.Outcome == history.OK && x.Fault == "" {
+							measure.Record(a, x.Latency())
+						}
+					}
+					measure.Record(o, history.OpLatency(as))
+				}
+				attempts.Merge(a)
+				opsH.Merge(o)
+			}
+			if got, want := sum.Latency.Attempt, measure.PercentilesOf(attempts); got != want {
+				t.Errorf("merged attempt percentiles %+v, want the shards' histograms merged: %+v", got, want)
+			}
+			if got, want := sum.Latency.Op, measure.PercentilesOf(opsH); got != want {
+				t.Errorf("merged op percentiles %+v, want %+v", got, want)
+			}
+			// The merged history is a run's: check judges it again alike.
+			r := runMain(t, nil, "check", dir)
+			if r.code != judge.code {
+				t.Errorf("check on the judged run: exit %d, the judge %d\n%s%s", r.code, judge.code, r.out, r.err)
+			}
+		})
+	}
+}
+
+// A shard that never delivers its history leaves the run inconclusive
+// (exit 3), never met; the judge says which.
+func TestShardedRunLostShardIsInconclusive(t *testing.T) {
+	target := startTestLab(t, memoryBackend())
+	judge, dir := shardedRun(t, target, "charges-lost-ack", 5, 40, 3, []int{0, 2})
+	if judge.code != ExitInconclusive {
+		t.Fatalf("a run that lost shard 1: exit %d, want %d\n%s%s", judge.code, ExitInconclusive, judge.out, judge.err)
+	}
+	sum := readSummary(t, filepath.Join(dir, "report.json"))
+	if sum.Result != checks.Inconclusive || !strings.Contains(sum.Why, "shard 1") {
+		t.Errorf("result %s (%s), want inconclusive naming shard 1", sum.Result, sum.Why)
+	}
+	if !strings.Contains(judge.err, "1 of 3 shards missing (1)") {
+		t.Errorf("stderr does not warn of the missing shard:\n%s", judge.err)
+	}
+}
+
+// The judge refuses a shard history of another run in the directory, and
+// a load refuses a shard that already ran.
+func TestShardedRunRefusesMixedRuns(t *testing.T) {
+	target := startTestLab(t, memoryBackend())
+	_, dir1 := shardedRun(t, target, "charges-lost-ack", 5, 20, 2, []int{0, 1})
+	_, dir2 := shardedRun(t, target, "charges-lost-ack", 6, 20, 2, []int{0})
+	name := trial.ShardFile(runner.Shard{Index: 1, Count: 2})
+	b, err := os.ReadFile(filepath.Join(dir1, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir2, name), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runMain(t, nil, "run", "--phase", "judge", "--out", dir2, "--wait", "0s")
+	if r.code != ExitUsage || !strings.Contains(r.err, "two runs share this directory") {
+		t.Errorf("judge of mixed runs: exit %d, want %d naming the mix-up\n%s", r.code, ExitUsage, r.err)
+	}
+	r = runMain(t, nil, "run", "--phase", "load", "--shard", "0/2", "--out", dir1)
+	if r.code != ExitUsage || !strings.Contains(r.err, "already ran") {
+		t.Errorf("a shard run twice: exit %d, want %d\n%s", r.code, ExitUsage, r.err)
+	}
+	r = runMain(t, nil, "run", "charges-lost-ack", "--phase", "prepare", "--shards", "2", "--out", dir1, "--target", target)
+	if r.code != ExitUsage || !strings.Contains(r.err, "already holds a run") {
+		t.Errorf("prepare into a run's directory: exit %d, want %d\n%s", r.code, ExitUsage, r.err)
+	}
+}
+
+func TestShardAuto(t *testing.T) {
+	env := map[string]string{"JOB_COMPLETION_INDEX": "2"}
+	sh, err := parseShardFlag("auto/4", func(k string) string { return env[k] })
+	if err != nil || sh != (runner.Shard{Index: 2, Count: 4}) {
+		t.Errorf("auto/4 with JOB_COMPLETION_INDEX=2 = %v, %v", sh, err)
+	}
+	env["JOB_COMPLETION_INDEX"] = "4"
+	if _, err := parseShardFlag("auto/4", func(k string) string { return env[k] }); err == nil {
+		t.Error("auto/4 with JOB_COMPLETION_INDEX=4 accepted")
+	}
+	if _, err := parseShardFlag("auto/4", func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "JOB_COMPLETION_INDEX") {
+		t.Errorf("auto/4 without JOB_COMPLETION_INDEX: %v", err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "charges-lost-ack", "--phase", "prepare", "--shards", "4", "--out", "/runs/x", "--target", "http://api:8080"},
+		{"run", "--phase", "load", "--shard", "auto/4", "--out", "/runs/x"},
+		{"run", "--phase", "judge", "--out", "/runs/x", "--wait", "30m", "--report", "junit=/runs/x/junit.xml"},
+		{"run", "charges.yaml", "--target", "http://api:8080"},
+		{"audit", "POST", "http://api/charges", "-d", "{}"},
+		{"version"},
+	} {
+		if err := Validate(args); err != nil {
+			t.Errorf("Validate(%q) = %v, want valid", args, err)
+		}
+	}
+	for _, args := range [][]string{
+		{"run", "--phase", "load", "--shard", "4/4", "--out", "/runs/x"},
+		{"run", "--phase", "load", "--out", "/runs/x"},
+		{"run", "--phase", "load", "--shard", "0/4"},
+		{"run", "x.yaml", "--phase", "judge", "--out", "/runs/x"},
+		{"run", "--phase", "prepare", "--shards", "4", "--out", "/runs/x"},
+		{"run", "x.yaml", "--phase", "prepare", "--out", "/runs/x"},
+		{"run", "--phase", "judge", "--out", "/runs/x", "--shards", "4"},
+		{"run", "--phase", "merge", "--out", "/runs/x"},
+		{"run", "x.yaml", "--shard", "0/4"},
+		{"run", "--phase", "judge", "--out", "/runs/x", "--report", "xml=/a"},
+		{"run", "x.yaml", "--no-such-flag"},
+		{"no-such-command"},
+	} {
+		if err := Validate(args); err == nil {
+			t.Errorf("Validate(%q) = nil, want an error", args)
+		}
+	}
+}
+
+// report merge judges shards saved in directories of their own.
+func TestReportMerge(t *testing.T) {
+	target := startTestLab(t, memoryBackend(), "no-key")
+	_, dir := shardedRun(t, target, "charges-lost-ack", 9, 40, 2, []int{0, 1})
+	// as if each process had its own volume
+	prep, s0, s1, out := t.TempDir(), t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "merged")
+	for src, dst := range map[string]string{trial.ManifestFile: prep, "shard-0-of-2.jsonl": s0, "shard-1-of-2.jsonl": s1} {
+		b, err := os.ReadFile(filepath.Join(dir, src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, src), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := runMain(t, nil, "report", "merge", prep, s0, s1, "--out", out, "-q")
+	if r.code != ExitFailed {
+		t.Fatalf("report merge of a run on no-key: exit %d, want %d\n%s%s", r.code, ExitFailed, r.out, r.err)
+	}
+	if sum := readSummary(t, filepath.Join(out, "report.json")); sum.Load.Ops != 40 || sum.Result != checks.NotMet {
+		t.Errorf("merged: %d ops, %s; want 40 ops, not_met", sum.Load.Ops, sum.Result)
+	}
+	// without shard 1: the duplicates caught on shard 0 still stand
+	r = runMain(t, nil, "report", "merge", prep, s0, "-q")
+	if r.code != ExitFailed || !strings.Contains(r.err, "1 of 2 shards missing") {
+		t.Errorf("report merge without shard 1: exit %d, want %d with a warning\n%s%s", r.code, ExitFailed, r.out, r.err)
+	}
+}
