@@ -302,14 +302,16 @@ func manifestTargets(m *trial.Manifest, given []string) ([]string, error) {
 		}
 		return m.Targets, nil
 	}
-	if len(m.Targets) > 0 {
-		if len(given) != len(m.Targets) {
-			return nil, usageError("%d targets given, the run was prepared with %d (%s)", len(given), len(m.Targets), strings.Join(m.Targets, ", "))
-		}
-		for i, raw := range given {
-			if redaction.String(raw) != m.Targets[i] {
-				return nil, usageError("--target %s is not the run's target %s", redaction.String(raw), m.Targets[i])
-			}
+	if len(m.Targets) == 0 {
+		return nil, withHint(ExitUsage, fmt.Errorf("--target %s: the run was prepared with the scenario's own target", redaction.String(given[0])),
+			"drop --target (and IDEMCHECK_TARGET), or prepare the run with it")
+	}
+	if len(given) != len(m.Targets) {
+		return nil, usageError("%d targets given, the run was prepared with %d (%s)", len(given), len(m.Targets), strings.Join(m.Targets, ", "))
+	}
+	for i, raw := range given {
+		if redaction.String(raw) != m.Targets[i] {
+			return nil, usageError("--target %s is not the run's target %s", redaction.String(raw), m.Targets[i])
 		}
 	}
 	return given, nil

@@ -257,3 +257,39 @@ func TestReportMerge(t *testing.T) {
 		t.Errorf("report merge without shard 1: exit %d, want %d with a warning\n%s%s", r.code, ExitFailed, r.out, r.err)
 	}
 }
+
+// A target with a secret is not kept in the manifest: the load and judge
+// phases are given it again, and a different one is refused.
+func TestShardedRunSecretTarget(t *testing.T) {
+	target := startTestLab(t, memoryBackend())
+	secret := strings.Replace(target, "http://", "http://user:s3cret@", 1)
+	dir := t.TempDir()
+	r := runMain(t, nil, "run", "charges-lost-ack", "--phase", "prepare", "--shards", "1", "--start-in", "0s", "--ops", "10", "--target", secret, "--out", dir)
+	if r.code != ExitOK {
+		t.Fatalf("prepare: exit %d\n%s", r.code, r.err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, trial.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "s3cret") || strings.Contains(r.err, "s3cret") {
+		t.Errorf("the manifest or stderr keeps the target's password:\n%s\n%s", b, r.err)
+	}
+	r = runMain(t, nil, "run", "--phase", "load", "--shard", "0/1", "--out", dir)
+	if r.code != ExitUsage || !strings.Contains(r.err, "carries a secret") {
+		t.Errorf("load without the target again: exit %d\n%s", r.code, r.err)
+	}
+	other := strings.Replace(target, "http://", "http://user:s3cret@x", 1)
+	r = runMain(t, nil, "run", "--phase", "load", "--shard", "0/1", "--out", dir, "--target", other)
+	if r.code != ExitUsage || !strings.Contains(r.err, "is not the run's target") {
+		t.Errorf("load with another target: exit %d\n%s", r.code, r.err)
+	}
+	r = runMain(t, nil, "run", "--phase", "load", "--shard", "0/1", "--out", dir, "--target", secret, "-q")
+	if r.code != ExitOK {
+		t.Fatalf("load: exit %d\n%s", r.code, r.err)
+	}
+	r = runMain(t, nil, "run", "--phase", "judge", "--out", dir, "--target", secret, "-q")
+	if r.code != ExitOK || strings.Contains(r.out+r.err, "s3cret") {
+		t.Errorf("judge: exit %d, or the password shown\n%s%s", r.code, r.out, r.err)
+	}
+}
