@@ -124,15 +124,7 @@ func TestRunCatchesNonIdempotentServer(t *testing.T) {
 		t.Errorf("report does not show the failed invariant:\n%s", r.out)
 	}
 	// The evidence names keys that really were charged twice.
-	f, err := os.Open(filepath.Join(dir, "report.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sum, err := reports.ReadJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := readSummary(t, filepath.Join(dir, "report.json"))
 	var exKeys []string
 	for _, v := range sum.Verdicts {
 		if v.Invariant == "exactly_once" {
@@ -186,16 +178,7 @@ func TestRunSameSeedSameFaults(t *testing.T) {
 		if r.code != ExitOK {
 			t.Fatalf("exit %d\n%s%s", r.code, r.out, r.err)
 		}
-		f, err := os.Open(filepath.Join(dir, "history.jsonl"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		h, err := history.Decode(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
+		return readHistory(t, filepath.Join(dir, "history.jsonl"))
 	}
 	seqOf := func(h *history.History, withKeys bool) []string {
 		var seq []string

@@ -58,6 +58,20 @@ func readSummary(t *testing.T, path string) *reports.Summary {
 	return sum
 }
 
+func readHistory(t *testing.T, path string) *history.History {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h, err := history.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 func statuses(vs []checks.Verdict) string {
 	var b strings.Builder
 	for _, v := range vs {
@@ -99,15 +113,7 @@ func TestShardedRunMatchesOneProcess(t *testing.T) {
 			// Each shard's histogram, merged, is the run's.
 			attempts, opsH := measure.NewHistogram(), measure.NewHistogram()
 			for i := range 4 {
-				f, err := os.Open(filepath.Join(dir, trial.ShardFile(runner.Shard{Index: i, Count: 4})))
-				if err != nil {
-					t.Fatal(err)
-				}
-				h, err := history.Decode(f)
-				f.Close()
-				if err != nil {
-					t.Fatal(err)
-				}
+				h := readHistory(t, filepath.Join(dir, trial.ShardFile(runner.Shard{Index: i, Count: 4})))
 				a, o := measure.NewHistogram(), measure.NewHistogram()
 				for op := range h.Ops {
 					as := h.AttemptsOf(op)
