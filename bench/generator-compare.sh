@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # generator-compare.sh: start one loopback no-op server (bench/noop) and
-# measure three load generators against it in one run, interleaved and
+# measure four load generators against it in one run, interleaved and
 # repeated: wrk, vegeta and idemcheck's runner (bench/runload: runner.Run,
 # the code path of `idemcheck run`, closed model, full history kept, no
-# faults). Each gets the same POST with a JSON body and an Idempotency-Key
+# faults), the runner twice: through net/http's Transport ("runner", its
+# default) and through internal/h1 ("runner-h1", runload -client h1). Each gets the same POST with a JSON body and an Idempotency-Key
 # header, CONNS connections, DURATION per round, ROUNDS rounds in rotating
 # order. For each measurement it prints req/s and the generator's CPU per
 # request (user+system time of its process, from the shell's times), then the
-# medians and the runner's ratios to wrk and vegeta.
+# medians and the runners' ratios to wrk and vegeta, and h1's to net/http.
 #
 # wrk comes from the distribution (apt-get, as root); vegeta v12.13.0 is
 # installed with `go install` into a temporary GOBIN: neither is a
@@ -78,7 +79,7 @@ measure() {
 	local name=$1
 	("run_$name") >"$tmp/out" 2>"$tmp/err" || { echo "$name failed:" >&2; cat "$tmp/err" >&2; return 1; }
 	awk -v n="$name" '$1 == "requests" {q = $2} $1 == "req/s" {r = $2} $1 == "cpu" {c = $2}
-		END { printf "%-8s %9.0f req/s %7.2f us CPU/request\n", n, r, c * 1e6 / q }' "$tmp/out"
+		END { printf "%-10s %9.0f req/s %7.2f us CPU/request\n", n, r, c * 1e6 / q }' "$tmp/out"
 }
 
 run_wrk() {
@@ -102,20 +103,25 @@ run_vegeta() {
 		END {print "requests", n; print "req/s", (tp > 0 ? tp : r)}'
 }
 
-run_runner() {
+# runload CLIENT: the runner through net/http (net) or internal/h1 (h1).
+runload() {
 	# runload prints "attempts N (...)" and "req/s N".
-	"$tmp/bin/runload" -target "http://$ADDR" -workers "$CONNS" -duration "${DURATION}s" >"$tmp/runner.out"
+	"$tmp/bin/runload" -client "$1" -target "http://$ADDR" -workers "$CONNS" -duration "${DURATION}s" >"$tmp/runner.out"
 	children_cpu # the whole process: the load, the merge and sort of the history, its summary
 	cat "$tmp/runner.out" >&2
 	awk '$1 == "attempts" {print "requests", $2} $1 == "req/s" {print "req/s", $2}' "$tmp/runner.out"
 }
 
+run_runner() { runload net; }
+
+run_runner-h1() { runload h1; }
+
 echo "== $ROUNDS rounds, ${DURATION}s each, $CONNS connections, POST with a JSON body; $(uptime)"
 : >"$tmp/results"
-order=(wrk vegeta runner)
+order=(wrk vegeta runner runner-h1)
 for round in $(seq "$ROUNDS"); do
-	for i in 0 1 2; do
-		g=${order[$(((i + round - 1) % 3))]}
+	for i in 0 1 2 3; do
+		g=${order[$(((i + round - 1) % 4))]}
 		line=$(measure "$g")
 		echo "round $round  $line"
 		echo "$line" >>"$tmp/results"
@@ -127,12 +133,15 @@ echo
 echo "== medians"
 # median: the median of the numbers on stdin, one per line.
 median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
-for g in wrk vegeta runner; do
+for g in "${order[@]}"; do
 	rps=$(awk -v g="$g" '$1 == g {print $2}' "$tmp/results" | median)
 	cpu=$(awk -v g="$g" '$1 == g {print $4}' "$tmp/results" | median)
-	printf '%-8s %9.0f req/s %7.2f us CPU/request\n' "$g" "$rps" "$cpu"
+	printf '%-10s %9.0f req/s %7.2f us CPU/request\n' "$g" "$rps" "$cpu"
 done | tee "$tmp/medians"
 awk '{rps[$1] = $2; cpu[$1] = $4} END {
-	printf "runner/wrk    %.2fx req/s, %.2fx CPU/request\n", rps["runner"] / rps["wrk"], cpu["runner"] / cpu["wrk"]
-	printf "runner/vegeta %.2fx req/s, %.2fx CPU/request\n", rps["runner"] / rps["vegeta"], cpu["runner"] / cpu["vegeta"]
+	ratio("runner", "wrk"); ratio("runner", "vegeta")
+	ratio("runner-h1", "wrk"); ratio("runner-h1", "vegeta"); ratio("runner-h1", "runner")
+}
+function ratio(a, b) {
+	printf "%-17s %.2fx req/s, %.2fx CPU/request\n", a "/" b, rps[a] / rps[b], cpu[a] / cpu[b]
 }' "$tmp/medians"

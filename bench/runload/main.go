@@ -1,9 +1,11 @@
 // Command runload drives a target with idemcheck's runner, closed model, no
 // faults, and prints the request rate, the latency and the memory the
 // recorded history takes per attempt. bench/generator-compare.sh runs it
-// beside wrk and vegeta against the same no-op server.
+// beside wrk and vegeta against the same no-op server. -client h1 sends
+// through internal/h1 instead of net/http's Transport.
 //
 //	go run ./bench/runload -target http://127.0.0.1:8089 -workers 64 -duration 10s
+//	go run ./bench/runload -client h1 -target http://127.0.0.1:8089
 package main
 
 import (
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/h1"
 	"github.com/idemcheck/idemcheck/measure"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
@@ -27,17 +30,29 @@ func main() {
 	workers := flag.Int("workers", 64, "closed-model workers")
 	duration := flag.Duration("duration", 10*time.Second, "how long to send")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
+	client := flag.String("client", "net", "HTTP client: net (net/http's Transport, the runner's default) or h1 (internal/h1)")
 	flag.Parse()
-	if err := run(*target, *workers, *duration, *cpuprofile); err != nil {
+	if err := run(*target, *workers, *duration, *cpuprofile, *client); err != nil {
 		fmt.Fprintln(os.Stderr, "runload:", err)
 		os.Exit(1)
 	}
 }
 
-func run(target string, workers int, duration time.Duration, cpuprofile string) error {
+func run(target string, workers int, duration time.Duration, cpuprofile, client string) error {
 	u, err := url.Parse(target)
 	if err != nil {
 		return err
+	}
+	opts := runner.Options{Target: u, Seed: 1}
+	switch client {
+	case "net":
+		// nil: the runner's own transport
+	case "h1":
+		tr := h1.New(runner.NewTransport(workers), workers)
+		defer tr.CloseIdleConnections()
+		opts.Transport = tr
+	default:
+		return fmt.Errorf("-client %q: want net or h1", client)
 	}
 	sc := &scenarios.Scenario{
 		Name: "runload",
@@ -63,7 +78,7 @@ func run(target string, workers int, duration time.Duration, cpuprofile string) 
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	start := time.Now()
-	h, err := runner.Run(context.Background(), sc, runner.Options{Target: u, Seed: 1})
+	h, err := runner.Run(context.Background(), sc, opts)
 	elapsed := time.Since(start)
 	if err != nil {
 		return err

@@ -1,0 +1,28 @@
+// Package h1 is a specialised HTTP/1.1 client for the runner's hot path:
+// plain http:// requests on kept-alive connections, each request written in
+// one write and each answer parsed straight from the connection's buffer,
+// with no goroutine per connection.
+//
+//	RoundTrip(req)
+//	  |-- https, a proxy, Expect, Upgrade, userinfo, odd URL ---> fallback (net/http)
+//	  v
+//	pool[host:port] --idle conn (peeked: still open?)--+
+//	  |                                                 |
+//	  +--none: dial (unsent on failure)                 |
+//	  v                                                 v
+//	context.AfterFunc(ctx, deadline the conn) --> one write: request line,
+//	headers, body --> read status line and headers (1xx skipped) --> Body:
+//	Content-Length, chunked or to EOF --> at its end the conn goes back to
+//	the pool
+//
+// It never sends a request twice: an error after the first byte was
+// written is returned as it is. Errors that certainly happened before a
+// byte was written (a dial failure, a context already done, a write that
+// wrote nothing) answer true to Unsent, and implement Unsent() bool so
+// that a classifier need not import this package.
+//
+// What it does not do, by design: HTTP/2, TLS, proxies, compression
+// (it sends no Accept-Encoding and never decompresses), response trailers
+// (read and dropped), 100-continue. Those requests go to the fallback
+// RoundTripper unchanged.
+package h1

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package h1
+
+// alive reports true: where no non-blocking peek is wired, only
+// MaxIdleAge keeps stale connections out.
+func (c *conn) alive() bool { return true }
+
+func (c *conn) peek(uintptr) bool { return true }

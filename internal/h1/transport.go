@@ -1,0 +1,312 @@
+package h1
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// MaxIdleAge is how long a connection may sit idle before it is closed
+// rather than reused. Servers close idle connections after a few seconds
+// (Node.js and Apache after 5 s); one closing just as a request goes out
+// would lose it, so connections are dropped well before.
+const MaxIdleAge = 3 * time.Second
+
+// maxInline is the largest request body written in the same write as the
+// headers; a longer one is streamed after them.
+const maxInline = 64 << 10
+
+// Transport is an HTTP/1.1 http.RoundTripper for plain http:// requests,
+// with a pool of kept-alive connections per host:port. Requests it does
+// not handle go to its fallback. It is safe for concurrent use.
+type Transport struct {
+	fallback  http.RoundTripper
+	proxy     func(*http.Request) (*url.URL, error)
+	dial      func(ctx context.Context, network, addr string) (net.Conn, error)
+	maxIdle   int
+	maxHeader int
+	noKeep    bool
+
+	mu    sync.RWMutex
+	pools map[string]*pool
+	last  atomic.Pointer[pool] // the pool of the last request: one target, no map lookup
+}
+
+// New returns a Transport keeping up to conns idle connections per
+// host:port and sending through fallback (nil: http.DefaultTransport)
+// the requests it does not handle: https, a request a proxy applies to,
+// one with Expect, Upgrade, userinfo in its URL or trailers, or an
+// unusual URL, method, host or header (fallback then reports the error).
+//
+// When fallback is an *http.Transport, its Proxy decides which requests
+// go through a proxy (and so to fallback), its DialContext dials, its
+// DisableKeepAlives and MaxResponseHeaderBytes apply; compression is
+// never asked for.
+func New(fallback http.RoundTripper, conns int) *Transport {
+	if fallback == nil {
+		fallback = http.DefaultTransport
+	}
+	t := &Transport{
+		fallback:  fallback,
+		maxIdle:   max(conns, 1),
+		maxHeader: 10 << 20,
+		pools:     map[string]*pool{},
+	}
+	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	t.dial = d.DialContext
+	if ht, ok := fallback.(*http.Transport); ok {
+		t.proxy = ht.Proxy
+		if ht.DialContext != nil {
+			t.dial = ht.DialContext
+		}
+		t.noKeep = ht.DisableKeepAlives
+		if ht.MaxResponseHeaderBytes > 0 {
+			t.maxHeader = int(min(ht.MaxResponseHeaderBytes, 1<<30))
+		}
+	}
+	return t
+}
+
+// CloseIdleConnections closes the idle connections, its own and its
+// fallback's. Connections in use go on and are pooled when their answer
+// ends.
+func (t *Transport) CloseIdleConnections() {
+	t.mu.RLock()
+	ps := make([]*pool, 0, len(t.pools))
+	for _, p := range t.pools {
+		ps = append(ps, p)
+	}
+	t.mu.RUnlock()
+	for _, p := range ps {
+		p.mu.Lock()
+		idle := p.idle
+		p.idle = nil
+		p.mu.Unlock()
+		for _, c := range idle {
+			c.nc.Close()
+		}
+	}
+	if ci, ok := t.fallback.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
+}
+
+// RoundTrip implements http.RoundTripper. It never sends req twice.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !t.handles(req) {
+		return t.fallback.RoundTrip(req)
+	}
+	ctx := req.Context()
+	if ctx.Err() != nil {
+		closeBody(req)
+		return nil, unsent(context.Cause(ctx))
+	}
+	c, err := t.pool(req.URL.Host).get(ctx)
+	if err != nil {
+		closeBody(req)
+		return nil, unsent(ctxErr(ctx, err))
+	}
+	if ctx.Done() != nil {
+		c.stop = context.AfterFunc(ctx, c.interrupt)
+	}
+	closeAfter := t.noKeep || req.Close || hasToken(req.Header["Connection"], "close")
+	if n, err := c.writeRequest(req, closeAfter); err != nil {
+		c.finish(false)
+		err = ctxErr(ctx, err)
+		if n == 0 {
+			return nil, unsent(err)
+		}
+		return nil, err
+	}
+	resp, err := c.readResponse(req, closeAfter)
+	if err != nil {
+		c.finish(false)
+		return nil, ctxErr(ctx, err)
+	}
+	return resp, nil
+}
+
+// handles reports whether req is one for this transport rather than its
+// fallback.
+func (t *Transport) handles(req *http.Request) bool {
+	u := req.URL
+	if u == nil || u.Scheme != "http" || u.Host == "" || u.Opaque != "" || u.User != nil ||
+		len(req.Trailer) > 0 || !validHost(u.Host) || (req.Host != "" && !validHost(req.Host)) ||
+		(req.Method != "" && !validToken(req.Method)) || req.Method == http.MethodConnect {
+		return false
+	}
+	if (req.Body == nil || req.Body == http.NoBody) && req.ContentLength != 0 {
+		return false // net/http says what is wrong with it
+	}
+	h := req.Header
+	if len(h["Expect"]) > 0 || len(h["Upgrade"]) > 0 || !validHeader(h) {
+		return false
+	}
+	if t.proxy != nil {
+		if p, err := t.proxy(req); p != nil || err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// pool returns the pool of host, made on first use.
+func (t *Transport) pool(host string) *pool {
+	if p := t.last.Load(); p != nil && p.host == host {
+		return p
+	}
+	t.mu.RLock()
+	p := t.pools[host]
+	t.mu.RUnlock()
+	if p == nil {
+		t.mu.Lock()
+		if p = t.pools[host]; p == nil {
+			p = &pool{t: t, host: host, addr: dialAddr(host)}
+			t.pools[host] = p
+		}
+		t.mu.Unlock()
+	}
+	t.last.Store(p)
+	return p
+}
+
+// dialAddr is host with port 80 when it names none.
+func dialAddr(host string) string {
+	if _, port, err := net.SplitHostPort(host); err == nil && port != "" {
+		return host
+	}
+	return net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), "80")
+}
+
+// pool holds the idle connections to one host:port, the most recently
+// used on top.
+type pool struct {
+	t    *Transport
+	host string // as in the URL
+	addr string // what is dialled
+
+	mu   sync.Mutex
+	idle []*conn
+}
+
+// get returns an idle connection that is still open, else a new one.
+func (p *pool) get(ctx context.Context) (*conn, error) {
+	for {
+		p.mu.Lock()
+		n := len(p.idle)
+		if n == 0 {
+			p.mu.Unlock()
+			break
+		}
+		c := p.idle[n-1]
+		p.idle[n-1] = nil
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		if c.usable() {
+			return c, nil
+		}
+		c.nc.Close()
+	}
+	nc, err := p.t.dial(ctx, "tcp", p.addr)
+	if err != nil {
+		return nil, err
+	}
+	return newConn(p, nc), nil
+}
+
+// put pools c, or closes it when the pool is full.
+func (p *pool) put(c *conn) {
+	c.idleAt = time.Now()
+	p.mu.Lock()
+	if len(p.idle) < p.t.maxIdle {
+		p.idle = append(p.idle, c)
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	c.nc.Close()
+}
+
+func newConn(p *pool, nc net.Conn) *conn {
+	c := &conn{p: p, nc: nc, br: bufio.NewReaderSize(nc, 4<<10), wbuf: make([]byte, 0, 1<<10)}
+	c.interrupt = c.expire
+	if sc, ok := nc.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			c.raw = rc
+		}
+	}
+	if c.raw != nil {
+		c.peekFn = c.peek
+	}
+	return c
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
+
+// validHost reports whether h can go in a Host header as it is.
+func validHost(h string) bool {
+	for i := 0; i < len(h); i++ {
+		if b := h[i]; b <= ' ' || b >= 0x7f || b == '/' || b == '?' || b == '#' || b == '@' {
+			return false
+		}
+	}
+	return true
+}
+
+// validToken reports whether s is a non-empty RFC 9110 token.
+func validToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isToken[s[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// validHeader reports whether every name in h is a token and no value
+// holds a control character other than a tab.
+func validHeader(h http.Header) bool {
+	for k, vs := range h {
+		if !validToken(k) {
+			return false
+		}
+		for _, v := range vs {
+			for i := 0; i < len(v); i++ {
+				if b := v[i]; (b < ' ' && b != '\t') || b == 0x7f {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+var isToken = func() (t [256]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = true, true
+	}
+	for _, c := range "!#$%&'*+-.^_`|~" {
+		t[c] = true
+	}
+	return t
+}()
+
+var _ io.Closer = (*body)(nil)
