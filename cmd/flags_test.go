@@ -35,9 +35,19 @@ func TestRunFlags(t *testing.T) {
 		if err := cmd.Execute(); err != nil {
 			t.Fatalf("run %v: %v", c.args, err)
 		}
-		if diff := cmp.Diff(c.want, *got, cmpopts.IgnoreFields(RunOptions{}, "Streams", "Getenv", "Transport", "Reports")); diff != "" {
+		if diff := cmp.Diff(c.want, *got, cmpopts.IgnoreUnexported(RunOptions{}), cmpopts.IgnoreFields(RunOptions{}, "Streams", "Getenv", "Transport", "Reports", "Phases")); diff != "" {
 			t.Errorf("run %v options (-want +got):\n%s", c.args, diff)
 		}
+	}
+	var got *RunOptions
+	f := &Factory{Streams: Streams{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}, Getenv: func(string) string { return "" }}
+	cmd := NewCmdRun(f, func(_ context.Context, o *RunOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"a.yaml", "--phase", "prepare", "--shards", "3", "--start-in", "1m", "-o", "d"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if want := (phaseFlags{Phase: "prepare", Shards: 3, StartIn: time.Minute, Wait: defaultShardWait}); got.Phases != want {
+		t.Errorf("phase flags = %+v, want %+v", got.Phases, want)
 	}
 }
 

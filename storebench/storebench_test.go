@@ -50,7 +50,11 @@ func TestRedisMeasuresAndCleansUp(t *testing.T) {
 func TestPostgresMeasuresAndCleansUp(t *testing.T) {
 	url := testsvc.Postgres(t)
 	ctx := context.Background()
-	res, err := Postgres(ctx, url, quick)
+	// A transaction with fsync on can take over 100 ms on a busy
+	// machine: long enough for a few to complete.
+	slow := quick
+	slow.Duration = 500 * time.Millisecond
+	res, err := Postgres(ctx, url, slow)
 	if err != nil {
 		t.Fatalf("Postgres = %v", err)
 	}
