@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -51,7 +52,7 @@ func (p *phaseFlags) register(c *cobra.Command) {
 	fl.IntVar(&p.Shards, "shards", 0, "with --phase prepare: how many load processes will share the run")
 	fl.StringVar(&p.Shard, "shard", "", "with --phase load: which shard this process makes, i/N (0 <= i < N), or auto/N to take i from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)")
 	fl.DurationVar(&p.StartIn, "start-in", defaultStartIn, "with --phase prepare: when every shard starts its load, from the end of prepare")
-	fl.DurationVar(&p.Wait, "wait", defaultShardWait, "with --phase judge: how long to wait for the shards' histories; a shard still missing then leaves the run inconclusive")
+	fl.DurationVar(&p.Wait, "wait", defaultShardWait, "with --phase load: how long to wait for the run's manifest (prepare may still be running); with --phase judge: for the manifest and the shards' histories, a shard still missing then leaving the run inconclusive")
 }
 
 // check validates the phase flags with the run's arguments.
@@ -65,7 +66,7 @@ func (p *phaseFlags) check(c *cobra.Command, args []string, out string) error {
 		}
 		return nil
 	}
-	only := map[string][]string{phasePrepare: {"shards", "start-in"}, phaseLoad: {"shard"}, phaseJudge: {"wait"}}
+	only := map[string][]string{phasePrepare: {"shards", "start-in"}, phaseLoad: {"shard", "wait"}, phaseJudge: {"wait"}}
 	allowed, ok := only[p.Phase]
 	if !ok {
 		return usageError("--phase %q: want prepare, load or judge", p.Phase)
@@ -258,9 +259,41 @@ func applyManifestOverrides(sc *scenarios.Scenario, ov trial.Overrides) error {
 	return applyOverrides(sc, ov.Ops, ov.Duration, ov.Concurrency, ov.Rate)
 }
 
+// manifestPoll is how often a phase looks for the run's manifest while
+// it waits for prepare.
+const manifestPoll = 250 * time.Millisecond
+
 // readRun reads the manifest from the first of dirs that has one, and its
-// scenario with the overrides applied.
-func readRun(dirs []string) (*trial.Manifest, *scenarios.Scenario, error) {
+// scenario with the overrides applied. When none has one yet it waits up
+// to wait (and until ctx ends) for prepare to write it: the phases of a
+// run may all be started at once (kubectl apply).
+func readRun(ctx context.Context, dirs []string, wait time.Duration, errw io.Writer) (*trial.Manifest, *scenarios.Scenario, error) {
+	deadline := time.Now().Add(wait)
+	told := false
+	for {
+		m, sc, err := readManifest(dirs)
+		if err == nil || !errors.Is(err, errNoManifest) || !time.Now().Before(deadline) {
+			return m, sc, err
+		}
+		if !told {
+			fmt.Fprintf(errw, "waiting for %s in %s (up to %s)\n", trial.ManifestFile, strings.Join(dirs, ", "), wait)
+			told = true
+		}
+		t := time.NewTimer(min(manifestPoll, time.Until(deadline)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, nil, withCode(ExitInterrupted, fmt.Errorf("waiting for %s: %w", trial.ManifestFile, ctx.Err()))
+		case <-t.C:
+		}
+	}
+}
+
+// errNoManifest: no directory holds a manifest (yet).
+var errNoManifest = errors.New("no manifest")
+
+// readManifest is readRun without the wait.
+func readManifest(dirs []string) (*trial.Manifest, *scenarios.Scenario, error) {
 	var m *trial.Manifest
 	for _, dir := range dirs {
 		path := filepath.Join(dir, trial.ManifestFile)
@@ -279,7 +312,7 @@ func readRun(dirs []string) (*trial.Manifest, *scenarios.Scenario, error) {
 		break
 	}
 	if m == nil {
-		return nil, nil, withHint(ExitUsage, fmt.Errorf("no %s in %s", trial.ManifestFile, strings.Join(dirs, ", ")),
+		return nil, nil, withHint(ExitUsage, fmt.Errorf("no %s in %s: %w", trial.ManifestFile, strings.Join(dirs, ", "), errNoManifest),
 			"prepare the run first: idemcheck run FILE --phase prepare --shards N --out DIR")
 	}
 	sc, err := scenarios.Parse(m.Source, []byte(m.Spec))
@@ -318,7 +351,7 @@ func manifestTargets(m *trial.Manifest, given []string) ([]string, error) {
 }
 
 func runLoadShard(ctx context.Context, opts *RunOptions) error {
-	m, sc, err := readRun([]string{opts.Out})
+	m, sc, err := readRun(ctx, []string{opts.Out}, opts.Phases.Wait, opts.Streams.Err)
 	if err != nil {
 		return err
 	}
@@ -342,8 +375,12 @@ func runLoadShard(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	defer opts.closeTransport()
-	if wait := time.Until(m.Start); wait > 0 {
+	switch wait := time.Until(m.Start); {
+	case wait > 0:
 		fmt.Fprintf(opts.Streams.Err, "shard %s of run %s: starting at %s (in %s)\n", shard, m.RunID, m.Start.Format(time.RFC3339Nano), wait.Round(time.Millisecond))
+	case wait < -time.Second:
+		fmt.Fprintf(opts.Streams.Err, "warning: shard %s of run %s starts %s after the run's start time: its ops run that much later than the other shards' (prepare with a longer --start-in)\n",
+			shard, m.RunID, (-wait).Round(time.Millisecond))
 	}
 	prog := newProgressMode(opts.Streams, progressModeOf(opts.Streams, opts.Quiet), fmt.Sprintf("%s %s", sc.Name, shard))
 	h, loadErr := trial.LoadShard(ctx, sc, m, shard, trial.Options{Targets: targets, RequestTimeout: m.Overrides.RequestTimeout,
@@ -371,7 +408,7 @@ func runLoadShard(ctx context.Context, opts *RunOptions) error {
 // in dirs, reads the state after it, judges, and writes the run's files
 // to out ("" writes none) and the reports.
 func runJudge(ctx context.Context, opts *RunOptions, dirs []string, out string, wait time.Duration) error {
-	m, sc, err := readRun(dirs)
+	m, sc, err := readRun(ctx, dirs, wait, opts.Streams.Err)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
@@ -297,5 +298,26 @@ func TestShardedRunSecretTarget(t *testing.T) {
 	r = runMain(t, nil, "run", "--phase", "judge", "--out", dir, "--target", secret, "-q")
 	if r.code != ExitOK || strings.Contains(r.out+r.err, "s3cret") {
 		t.Errorf("judge: exit %d, or the password shown\n%s%s", r.code, r.out, r.err)
+	}
+}
+
+// The phases may be started at once (kubectl apply): a load started
+// before prepare waits for the manifest, up to --wait.
+func TestLoadWaitsForTheManifest(t *testing.T) {
+	target := startTestLab(t, memoryBackend())
+	dir := t.TempDir()
+	r := runMain(t, nil, "run", "--phase", "load", "--shard", "0/1", "--out", dir, "--wait", "0s")
+	if r.code != ExitUsage || !strings.Contains(r.err, "no manifest.json") {
+		t.Errorf("load without a manifest and no wait: exit %d, want %d\n%s", r.code, ExitUsage, r.err)
+	}
+	done := make(chan result, 1)
+	go func() { done <- runMain(t, nil, "run", "--phase", "load", "--shard", "0/1", "--out", dir, "--wait", "20s", "-q") }()
+	time.Sleep(300 * time.Millisecond)
+	p := runMain(t, nil, "run", "charges-lost-ack", "--phase", "prepare", "--shards", "1", "--start-in", "0s", "--ops", "10", "--target", target, "--out", dir)
+	if p.code != ExitOK {
+		t.Fatalf("prepare: exit %d\n%s", p.code, p.err)
+	}
+	if r := <-done; r.code != ExitOK || !strings.Contains(r.err, "waiting for manifest.json") {
+		t.Errorf("load started before prepare: exit %d\n%s", r.code, r.err)
 	}
 }

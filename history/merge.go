@@ -166,4 +166,3 @@ func Missing(h *History) []int {
 	}
 	return out
 }
-

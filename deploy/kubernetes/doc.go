@@ -3,5 +3,5 @@
 // a PersistentVolumeClaim) and the test that decodes them strictly into the
 // Kubernetes API types and checks that the idemcheck commands in them are
 // valid and agree with each other. It has no Go code of its own; see
-// docs/distributed-kubernetes.md.
+// docs/distributed.md (On Kubernetes).
 package kubernetes
