@@ -25,11 +25,11 @@ type conn struct {
 	nc     net.Conn
 	raw    syscall.RawConn // for peeking while idle; nil when not available
 	br     *bufio.Reader
-	wbuf   []byte            // the request, written in one go
 	hbuf   []byte            // the header values of the answer being read
 	long   []byte            // a line longer than br's buffer
 	fields []field           // the headers of the answer being read
 	keys   map[string]string // canonical header names seen on this conn
+	last   []name            // the header names of the last answer, in order
 	idleAt time.Time
 
 	stop      func() bool // stops the context watch of the request in flight; nil for none
@@ -54,9 +54,19 @@ func (c *conn) expire() { c.nc.SetDeadline(aLongTimeAgo) }
 
 // usable reports whether the idle c can take a request: not idle too
 // long, nothing unread, and the peer has not closed it.
+//
+// The peek costs a system call, so a connection idle for less than
+// peekAfter is taken without one: in so short a time a peer that closes
+// an idle connection (on its idle timeout, at a restart) has not, or its
+// close is still in flight and no peek could see it.
 func (c *conn) usable() bool {
-	return time.Since(c.idleAt) < MaxIdleAge && c.br.Buffered() == 0 && c.alive()
+	idle := time.Since(c.idleAt)
+	return idle < MaxIdleAge && c.br.Buffered() == 0 && (idle < peekAfter || c.alive())
 }
+
+// peekAfter is how long a connection must have been idle for usable to
+// check, with a peek, that the peer has not closed it.
+const peekAfter = time.Millisecond
 
 // finish ends the request in flight on c: it stops the context watch and
 // pools c when reuse is true and the watch had not fired, else closes it.
@@ -84,23 +94,17 @@ func (c *conn) finish(reuse bool) {
 	c.nc.Close()
 }
 
-// writeRequest writes req in one write when its body is at most
-// maxInline bytes, and closes req's body. It returns how many bytes
-// reached the connection.
-func (c *conn) writeRequest(req *http.Request, closeAfter bool) (written int, err error) {
-	body := req.Body
-	if body == http.NoBody {
-		body = nil
-	}
-	if body != nil {
-		defer body.Close()
-	}
+// appendHead appends req's request line and headers to b. It reports
+// false, having read nothing of req's body, when a header name is not a
+// token or a value holds a control character other than a tab: the
+// request is then the fallback's, which says what is wrong.
+func appendHead(b []byte, req *http.Request, closeAfter bool) ([]byte, bool) {
 	method := req.Method
 	if method == "" {
 		method = http.MethodGet
 	}
 	u := req.URL
-	b := append(c.wbuf[:0], method...)
+	b = append(b, method...)
 	b = append(b, ' ')
 	switch p := u.EscapedPath(); {
 	case p == "":
@@ -126,11 +130,8 @@ func (c *conn) writeRequest(req *http.Request, closeAfter bool) (written int, er
 	if _, ok := h["User-Agent"]; !ok {
 		b = append(b, "User-Agent: Go-http-client/1.1\r\n"...)
 	}
-	cl := req.ContentLength
-	chunked := false
-	switch {
-	case body == nil:
-		cl = 0
+	switch cl := req.ContentLength; {
+	case req.Body == nil || req.Body == http.NoBody:
 		if method != http.MethodGet && method != http.MethodHead {
 			b = append(b, "Content-Length: 0\r\n"...)
 		}
@@ -139,18 +140,23 @@ func (c *conn) writeRequest(req *http.Request, closeAfter bool) (written int, er
 		b = strconv.AppendInt(b, cl, 10)
 		b = append(b, "\r\n"...)
 	default:
-		chunked = true
 		b = append(b, "Transfer-Encoding: chunked\r\n"...)
 	}
 	if closeAfter && !hasToken(h["Connection"], "close") {
 		b = append(b, "Connection: close\r\n"...)
 	}
 	for k, vs := range h {
+		if !validToken(k) {
+			return b, false
+		}
 		switch k {
 		case "Host", "Content-Length", "Transfer-Encoding", "Trailer":
 			continue
 		}
 		for _, v := range vs {
+			if !validValue(v) {
+				return b, false
+			}
 			if v == "" && k == "User-Agent" {
 				continue
 			}
@@ -160,16 +166,33 @@ func (c *conn) writeRequest(req *http.Request, closeAfter bool) (written int, er
 			b = append(b, "\r\n"...)
 		}
 	}
-	b = append(b, "\r\n"...)
+	return append(b, "\r\n"...), true
+}
+
+// writeRequest writes head and req's body, in one write when the body is
+// at most maxInline bytes, and closes the body. It returns how many bytes
+// reached the connection.
+// The buffer, head's, goes back to bufs as *buf.
+func (c *conn) writeRequest(buf *[]byte, head []byte, req *http.Request) (written int, err error) {
+	body := req.Body
+	if body == http.NoBody {
+		body = nil
+	}
+	if body != nil {
+		defer body.Close()
+	}
+	b := head
 	defer func() {
 		if cap(b) <= 16<<10 {
-			c.wbuf = b[:0]
+			*buf = b[:0]
+			bufs.Put(buf)
 		}
 	}()
+	cl := req.ContentLength
 	switch {
 	case body == nil:
 		return c.nc.Write(b)
-	case chunked:
+	case cl <= 0:
 		return c.writeChunked(b, body)
 	case cl <= maxInline:
 		n := len(b)
@@ -355,7 +378,7 @@ func (c *conn) readHeader(minor int) (head, error) {
 		if !validValue(v) {
 			return hd, malformed("header value %q", clip(line))
 		}
-		key := c.canonical(line[:i])
+		key := c.canonical(len(c.fields), line[:i])
 		switch key {
 		case "Content-Length":
 			n, ok := parseLength(v)
@@ -409,22 +432,36 @@ func (c *conn) header() http.Header {
 	return h
 }
 
-// canonical returns the canonical form of the header name b, from the
-// names already seen on c when it can, without allocating.
-func (c *conn) canonical(b []byte) string {
-	if k, ok := c.keys[string(b)]; ok {
-		return k
+// canonical returns the canonical form of the header name b, the i-th
+// of its answer, without allocating when it was seen before on c: first
+// the name at the same place in the last answer (a server sends its
+// headers in the same order), then every name seen.
+func (c *conn) canonical(i int, b []byte) string {
+	if i < len(c.last) && c.last[i].raw == string(b) {
+		return c.last[i].key
 	}
+	k, ok := c.keys[string(b)]
 	raw := string(b)
-	k := textproto.CanonicalMIMEHeaderKey(raw)
-	if c.keys == nil {
-		c.keys = make(map[string]string, 16)
+	if !ok {
+		k = textproto.CanonicalMIMEHeaderKey(raw)
+		if c.keys == nil {
+			c.keys = make(map[string]string, 16)
+		}
+		if len(c.keys) < 256 {
+			c.keys[raw] = k
+		}
 	}
-	if len(c.keys) < 256 {
-		c.keys[raw] = k
+	switch {
+	case i < len(c.last):
+		c.last[i] = name{raw, k}
+	case i == len(c.last) && i < 32:
+		c.last = append(c.last, name{raw, k})
 	}
 	return k
 }
+
+// name is a header name as received and its canonical form.
+type name struct{ raw, key string }
 
 // readLine returns the next line without its line ending, valid until
 // the next read from c.
@@ -470,9 +507,9 @@ func parseLength(v []byte) (int64, bool) {
 }
 
 // validValue reports whether v holds no control character but tabs.
-func validValue(v []byte) bool {
-	for _, b := range v {
-		if (b < ' ' && b != '\t') || b == 0x7f {
+func validValue[T string | []byte](v T) bool {
+	for i := 0; i < len(v); i++ {
+		if b := v[i]; (b < ' ' && b != '\t') || b == 0x7f {
 			return false
 		}
 	}

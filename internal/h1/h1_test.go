@@ -549,6 +549,9 @@ func TestStaleIdleConnection(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+	p.mu.Lock()
+	p.idle[0].idleAt = time.Now().Add(-peekAfter) // idle long enough to be checked
+	p.mu.Unlock()
 	for range 3 {
 		do(t, tr, "GET", s.URL, "")
 	}
@@ -678,4 +681,28 @@ func TestFallback(t *testing.T) {
 		t.Errorf("proxied request: %v, want net/http's proxy error", proxiedErr)
 	}
 	proxied.CloseIdleConnections()
+}
+
+func TestLongHeaders(t *testing.T) {
+	long := strings.Repeat("v", 10<<10) // longer than the read buffer
+	addr, _ := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		for {
+			if _, ok := readRequest(br); !ok {
+				return
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Long: "+long+"\r\nContent-Length: 2\r\n\r\nok")
+		}
+	})
+	tr := newTransport(t)
+	resp, got := do(t, tr, "GET", "http://"+addr+"/", "")
+	if got != "ok" || resp.Header.Get("X-Long") != long {
+		t.Errorf("answer with a 10 KiB header: body %q, header of %d bytes", got, len(resp.Header.Get("X-Long")))
+	}
+	small := New(&http.Transport{MaxResponseHeaderBytes: 4 << 10}, 1)
+	defer small.CloseIdleConnections()
+	req, _ := http.NewRequestWithContext(ctx(t), "GET", "http://"+addr+"/", nil)
+	if resp, err := small.RoundTrip(req); err == nil {
+		resp.Body.Close()
+		t.Error("a 10 KiB header with MaxResponseHeaderBytes 4 KiB: no error")
+	}
 }

@@ -45,6 +45,9 @@ type Transport struct {
 // the requests it does not handle: https, a request a proxy applies to,
 // one with Expect, Upgrade, userinfo in its URL or trailers, or an
 // unusual URL, method, host or header (fallback then reports the error).
+// A connection idle for MaxIdleAge is closed, not reused; one idle for
+// more than a millisecond is first checked (on Linux, with a non-blocking
+// peek) for a close by the server.
 //
 // When fallback is an *http.Transport, its Proxy decides which requests
 // go through a proxy (and so to fallback), its DialContext dials, its
@@ -99,6 +102,9 @@ func (t *Transport) CloseIdleConnections() {
 	}
 }
 
+// bufs holds the buffers requests are written from (*[]byte).
+var bufs = sync.Pool{New: func() any { b := make([]byte, 0, 1<<10); return &b }}
+
 // RoundTrip implements http.RoundTripper. It never sends req twice.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !t.handles(req) {
@@ -109,16 +115,24 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, unsent(context.Cause(ctx))
 	}
+	closeAfter := t.noKeep || req.Close || hasToken(req.Header["Connection"], "close")
+	buf := bufs.Get().(*[]byte)
+	head, ok := appendHead((*buf)[:0], req, closeAfter)
+	if !ok {
+		bufs.Put(buf)
+		return t.fallback.RoundTrip(req)
+	}
 	c, err := t.pool(req.URL.Host).get(ctx)
 	if err != nil {
+		bufs.Put(buf)
 		closeBody(req)
 		return nil, unsent(ctxErr(ctx, err))
 	}
 	if ctx.Done() != nil {
 		c.stop = context.AfterFunc(ctx, c.interrupt)
 	}
-	closeAfter := t.noKeep || req.Close || hasToken(req.Header["Connection"], "close")
-	if n, err := c.writeRequest(req, closeAfter); err != nil {
+	n, err := c.writeRequest(buf, head, req)
+	if err != nil {
 		c.finish(false)
 		err = ctxErr(ctx, err)
 		if n == 0 {
@@ -147,7 +161,7 @@ func (t *Transport) handles(req *http.Request) bool {
 		return false // net/http says what is wrong with it
 	}
 	h := req.Header
-	if len(h["Expect"]) > 0 || len(h["Upgrade"]) > 0 || !validHeader(h) {
+	if len(h["Expect"]) > 0 || len(h["Upgrade"]) > 0 {
 		return false
 	}
 	if t.proxy != nil {
@@ -236,7 +250,7 @@ func (p *pool) put(c *conn) {
 }
 
 func newConn(p *pool, nc net.Conn) *conn {
-	c := &conn{p: p, nc: nc, br: bufio.NewReaderSize(nc, 4<<10), wbuf: make([]byte, 0, 1<<10)}
+	c := &conn{p: p, nc: nc, br: bufio.NewReaderSize(nc, 4<<10)}
 	c.interrupt = c.expire
 	if sc, ok := nc.(syscall.Conn); ok {
 		if rc, err := sc.SyscallConn(); err == nil {
@@ -273,24 +287,6 @@ func validToken(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if !isToken[s[i]] {
 			return false
-		}
-	}
-	return true
-}
-
-// validHeader reports whether every name in h is a token and no value
-// holds a control character other than a tab.
-func validHeader(h http.Header) bool {
-	for k, vs := range h {
-		if !validToken(k) {
-			return false
-		}
-		for _, v := range vs {
-			for i := 0; i < len(v); i++ {
-				if b := v[i]; (b < ' ' && b != '\t') || b == 0x7f {
-					return false
-				}
-			}
 		}
 	}
 	return true
