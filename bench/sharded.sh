@@ -87,7 +87,7 @@ for i in $(seq 0 $((SHARDS - 1))); do
 	/usr/bin/time -f "shard $i: %e s wall, %U s user, %S s sys" "$ic" run --phase load --shard "$i/$SHARDS" --out "$OUT/shards" -q 2>"$OUT/shards/load-$i.txt" &
 	lp+=($!)
 done
-for p in "${lp[@]}"; do wait "$p"; done
+for p in "${lp[@]}"; do wait "$p" || echo "a load process failed (exit $?): the judge will say which shard is missing" >&2; done
 set +e
 "$ic" run --phase judge --out "$OUT/shards" --wait 1m -q >"$OUT/shards/report.txt" 2>"$OUT/shards/judge.txt"
 sharded=$?

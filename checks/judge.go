@@ -68,6 +68,10 @@ func Judge(h *history.History, m Measured) Judgement {
 		Verdicts:   Run(h, h.Meta.Judge.Invariants, obs),
 		Thresholds: Thresholds(h.Meta.Judge.Thresholds, m),
 	}
+	miss := history.Missing(h)
+	if len(miss) > 0 {
+		lostShards(j.Verdicts, miss)
+	}
 	j.Findings = profileFindings(h)
 	j.Warnings = append(readingWarnings(h), thinWarning(h)...)
 	j.Result, j.Why = Decide(h.Meta.Judge.Expect, j.Verdicts, j.Thresholds, h.Meta.Interrupted)
@@ -81,12 +85,39 @@ func Judge(h *history.History, m Measured) Judgement {
 			j.Result, j.Why = Inconclusive, reason
 		}
 	}
-	if miss := history.Missing(h); len(miss) > 0 && !caught(j.Verdicts) && (j.Result == Met || h.Meta.Judge.Expect == "violation") {
+	if len(miss) > 0 && !caught(j.Verdicts) && (j.Result == Met || h.Meta.Judge.Expect == "violation") {
 		// A lost shard's ops were not judged: they may hold the very
 		// duplicate the run was looking for.
-		j.Result, j.Why = Inconclusive, fmt.Sprintf("%s never delivered %s: its ops were not judged", shardNames(miss), pluralIts(len(miss)))
+		j.Result, j.Why = Inconclusive, fmt.Sprintf("%s never delivered %s: %s ops were not judged", shardNames(miss), pluralIts(len(miss)), pluralIts2(len(miss)))
 	}
 	return j
+}
+
+// wholeState are the invariants that compare the target's whole state
+// (a counter, an account) with every op of the run: the ops of a lost
+// shard changed that state, but are not in the history.
+var wholeState = map[string]bool{ExactCounter: true, ConditionalUpdate: true}
+
+// lostShards makes the verdicts that judge the whole state unknown when
+// shards are missing, whatever they found: their reading includes the
+// effects of ops the history does not have, so a failure may be the lost
+// shard's ops and a pass proves nothing. Verdicts per key stand: a key
+// belongs to one shard, and the delivered shards' keys are all there.
+func lostShards(vs []Verdict, miss []int) {
+	for i := range vs {
+		if wholeState[vs[i].Invariant] && vs[i].Status != Unknown {
+			vs[i].Status = Unknown
+			vs[i].Reason = fmt.Sprintf("%s never delivered %s: the state read includes %s ops' effects, which the history lacks",
+				shardNames(miss), pluralIts(len(miss)), pluralIts2(len(miss)))
+		}
+	}
+}
+
+func pluralIts2(n int) string {
+	if n == 1 {
+		return "its"
+	}
+	return "their"
 }
 
 func shardNames(miss []int) string {

@@ -189,3 +189,22 @@ func TestJudgeMissingShard(t *testing.T) {
 		t.Errorf("Judge(double charge, shard lost) = %s (%s), want not_met", j.Result, j.Why)
 	}
 }
+
+// A counter read after a run that lost a shard includes that shard's
+// likes: neither a pass nor a failure on it means anything.
+func TestJudgeMissingShardWholeState(t *testing.T) {
+	h := hist(o("k1", ok(201)), o("k2", ok(201)))
+	h.Meta.Judge = history.Judge{Expect: "pass", Invariants: []history.Invariant{{Check: ExactCounter, Oracle: "likes"}}}
+	h.Meta.Shard = "0 of 2"
+	r := counter(0, 4) // the lost shard's two likes too
+	r.Oracle = "likes"
+	h.Readings = []history.Reading{*r}
+	j := Judge(h, Measured{})
+	if j.Result != Inconclusive || j.Verdicts[0].Status != Unknown || !strings.Contains(j.Verdicts[0].Reason, "shard 1") {
+		t.Errorf("Judge(counter, shard lost) = %s (%s) %+v, want inconclusive, the counter unknown", j.Result, j.Why, j.Verdicts)
+	}
+	h.Meta.Shard = ""
+	if j := Judge(h, Measured{}); j.Result != NotMet {
+		t.Errorf("Judge(counter 2 over, whole run) = %s (%s), want not_met", j.Result, j.Why)
+	}
+}

@@ -76,6 +76,20 @@ func (p *phaseFlags) check(c *cobra.Command, args []string, out string) error {
 			return usageError("--%s does not apply to --phase %s", name, p.Phase)
 		}
 	}
+	fixed := []string{"ops", "duration", "concurrency", "rate", "seed", "key-nonce", "request-timeout", "fail-on", "redact-path"}
+	reportsOnly := []string{"report", "format", "junit-inconclusive"}
+	for _, name := range fixed {
+		if set(name) && p.Phase != phasePrepare {
+			return withHint(ExitUsage, fmt.Errorf("--%s does not apply to --phase %s: the run's manifest fixes it", name, p.Phase),
+				"give it to --phase prepare")
+		}
+	}
+	for _, name := range reportsOnly {
+		if set(name) && p.Phase != phaseJudge {
+			return withHint(ExitUsage, fmt.Errorf("--%s does not apply to --phase %s, which writes no report", name, p.Phase),
+				"give it to --phase judge")
+		}
+	}
 	if out == "" {
 		return withHint(ExitUsage, fmt.Errorf("--phase %s needs --out, the run's directory", p.Phase), "every phase of a run reads and writes the same directory, a shared volume when the phases run on several machines")
 	}
@@ -171,6 +185,10 @@ func runPrepare(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
+	if ds := sc.LiteralSecrets(len(runTargets(opts)) > 0); len(ds) > 0 {
+		return withHint(ExitUsage, fmt.Errorf("--phase prepare copies the scenario into %s, where every phase reads it: %w", trial.ManifestFile, ds),
+			"a sharded run keeps no secret on disk: read each one from the environment, which every phase is given")
+	}
 	ov := trial.Overrides{Ops: opts.Ops, Duration: opts.Duration, Concurrency: opts.Concurrency, Rate: opts.Rate,
 		RequestTimeout: opts.RequestTimeout, FailOn: opts.FailOn, RedactPath: opts.RedactPath}
 	if err := applyManifestOverrides(sc, ov); err != nil {
@@ -193,9 +211,9 @@ func runPrepare(ctx context.Context, opts *RunOptions) error {
 	t, err := trial.Prepare(ctx, sc, trial.Options{Targets: targets, RequestTimeout: opts.RequestTimeout, Seed: seed, KeyNonce: nonce,
 		Transport: opts.Transport, Getenv: opts.Getenv, Observer: prog, FailOn: opts.FailOn, RedactPath: opts.RedactPath})
 	if err != nil {
-		return prepareError(err)
+		return prepareError(fmt.Errorf("--phase prepare: %w (no manifest written)", err))
 	}
-	m, err := t.Manifest()
+	m, rd, err := t.Manifest()
 	if err != nil {
 		return withCode(ExitRuntime, err)
 	}
@@ -203,20 +221,25 @@ func runPrepare(ctx context.Context, opts *RunOptions) error {
 	for _, raw := range targets {
 		shown := redaction.String(raw)
 		m.Targets = append(m.Targets, shown)
+		m.TargetDigests = append(m.TargetDigests, trial.TargetDigest(m.RunID, raw))
 		m.TargetsRedacted = m.TargetsRedacted || shown != raw
 	}
 	m.Start = time.Now().Add(opts.Phases.StartIn).UTC().Truncate(time.Millisecond)
-	path := filepath.Join(opts.Out, trial.ManifestFile)
-	if err := writeFile(path, func(f *os.File) error { return trial.WriteManifest(f, m) }); err != nil {
+	// The readings first: a manifest is the sign that the run is ready.
+	if err := writeFile(filepath.Join(opts.Out, trial.BeforeFile), func(f *os.File) error { return trial.WriteReadings(f, rd) }); err != nil {
+		return withCode(ExitRuntime, err)
+	}
+	if err := writeFile(filepath.Join(opts.Out, trial.ManifestFile), func(f *os.File) error { return trial.WriteManifest(f, m) }); err != nil {
 		return withCode(ExitRuntime, err)
 	}
 	prog.Close()
 	e := opts.Streams.Err
 	fmt.Fprintf(e, "prepared run %s of %s: %d shards, starting at %s (in %s)\n", m.RunID, sc.Name, m.Shards, m.Start.Format(time.RFC3339Nano), opts.Phases.StartIn)
-	if len(m.BeforeErrors) > 0 {
-		for name, msg := range m.BeforeErrors {
-			fmt.Fprintf(e, "warning: oracle %s could not read before the load (its checks will be inconclusive): %s\n", name, msg)
-		}
+	for name, msg := range rd.Errors {
+		fmt.Fprintf(e, "warning: oracle %s could not read before the load (its checks will be inconclusive): %s\n", name, msg)
+	}
+	if c := sc.Load.Concurrency; sc.Load.Rate == 0 && c > 0 && c < m.Shards {
+		fmt.Fprintf(e, "warning: concurrency %d over %d shards: each shard needs a worker, so %d ops run at once\n", c, m.Shards, m.Shards)
 	}
 	again := ""
 	if m.TargetsRedacted {
@@ -292,6 +315,15 @@ func readRun(ctx context.Context, dirs []string, wait time.Duration, errw io.Wri
 // errNoManifest: no directory holds a manifest (yet).
 var errNoManifest = errors.New("no manifest")
 
+// noManifest is errNoManifest in dirs.
+type noManifest struct{ dirs []string }
+
+func (e *noManifest) Error() string {
+	return fmt.Sprintf("no %s in %s", trial.ManifestFile, strings.Join(e.dirs, ", "))
+}
+
+func (e *noManifest) Unwrap() error { return errNoManifest }
+
 // readManifest is readRun without the wait.
 func readManifest(dirs []string) (*trial.Manifest, *scenarios.Scenario, error) {
 	var m *trial.Manifest
@@ -312,7 +344,7 @@ func readManifest(dirs []string) (*trial.Manifest, *scenarios.Scenario, error) {
 		break
 	}
 	if m == nil {
-		return nil, nil, withHint(ExitUsage, fmt.Errorf("no %s in %s: %w", trial.ManifestFile, strings.Join(dirs, ", "), errNoManifest),
+		return nil, nil, withHint(ExitUsage, &noManifest{dirs},
 			"prepare the run first: idemcheck run FILE --phase prepare --shards N --out DIR")
 	}
 	sc, err := scenarios.Parse(m.Source, []byte(m.Spec))
@@ -343,8 +375,8 @@ func manifestTargets(m *trial.Manifest, given []string) ([]string, error) {
 		return nil, usageError("%d targets given, the run was prepared with %d (%s)", len(given), len(m.Targets), strings.Join(m.Targets, ", "))
 	}
 	for i, raw := range given {
-		if redaction.String(raw) != m.Targets[i] {
-			return nil, usageError("--target %s is not the run's target %s", redaction.String(raw), m.Targets[i])
+		if redaction.String(raw) != m.Targets[i] || (i < len(m.TargetDigests) && trial.TargetDigest(m.RunID, raw) != m.TargetDigests[i]) {
+			return nil, usageError("--target %s is not the run's target %s (its secret too must be the same)", redaction.String(raw), m.Targets[i])
 		}
 	}
 	return given, nil
@@ -371,7 +403,21 @@ func runLoadShard(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
+	// One process per shard: the claim is taken atomically, so two
+	// processes given the same index cannot both send its ops.
+	claim := filepath.Join(opts.Out, strings.TrimSuffix(trial.ShardFile(shard), ".jsonl")+".claim")
+	cf, err := os.OpenFile(claim, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return withHint(ExitUsage, fmt.Errorf("shard %s of run %s is taken by another process (%s exists)", shard, m.RunID, claim),
+			"give each load process its own index; a shard that stopped before its start frees its claim")
+	}
+	if err != nil {
+		return withCode(ExitRuntime, fmt.Errorf("claiming shard %s: %w", shard, unwrapPath(err)))
+	}
+	fmt.Fprintf(cf, "%d\n", os.Getpid())
+	cf.Close()
 	if err := opts.useTransport(sc); err != nil {
+		os.Remove(claim)
 		return err
 	}
 	defer opts.closeTransport()
@@ -387,6 +433,7 @@ func runLoadShard(ctx context.Context, opts *RunOptions) error {
 		Transport: opts.Transport, Getenv: opts.Getenv, Observer: prog, FailOn: m.Overrides.FailOn, RedactPath: m.Overrides.RedactPath})
 	prog.Close()
 	if h == nil {
+		os.Remove(claim) // nothing was sent: the shard may run again
 		return prepareError(loadErr)
 	}
 	if err := writeFile(path, func(f *os.File) error { return history.Encode(f, h) }); err != nil {
@@ -425,27 +472,39 @@ func runJudge(ctx context.Context, opts *RunOptions, dirs []string, out string, 
 		return err
 	}
 	defer opts.closeTransport()
-	t, err := trial.Resume(sc, m, trial.Options{Targets: targets, RequestTimeout: m.Overrides.RequestTimeout,
+	rd, err := readReadings(dirs, m)
+	if err != nil {
+		return err
+	}
+	t, err := trial.Resume(sc, m, rd, trial.Options{Targets: targets, RequestTimeout: m.Overrides.RequestTimeout,
 		Transport: opts.Transport, Getenv: opts.Getenv, FailOn: m.Overrides.FailOn, RedactPath: m.Overrides.RedactPath})
 	if err != nil {
 		return prepareError(err)
 	}
-	if wait > 0 {
-		fmt.Fprintf(opts.Streams.Err, "run %s: waiting for %d shards' histories (up to %s)\n", m.RunID, m.Shards, wait)
-	}
-	set, err := trial.CollectShards(ctx, m, dirs, wait, 500*time.Millisecond)
+	// The wait runs from the load's planned end, not from now: a judge
+	// started with the rest (kubectl apply) waits out the whole load.
+	end := plannedEnd(m, sc)
+	deadline := later(time.Now(), end).Add(wait)
+	set, err := trial.CollectShards(ctx, m, dirs, deadline, 500*time.Millisecond, func(missing []int) {
+		fmt.Fprintf(opts.Streams.Err, "run %s: waiting for %d of %d shards' histories (%s), until %s\n", m.RunID, len(missing), m.Shards,
+			intsString(missing), deadline.Format(time.RFC3339))
+	})
 	if err != nil {
 		return withHint(ExitUsage, err, "judge one run per directory; a shard's history is written whole or not at all, so a cut file was damaged after")
 	}
 	if len(set.Missing) > 0 {
 		fmt.Fprintf(opts.Streams.Err, "warning: run %s: %d of %d shards missing (%s): the verdict cannot be met\n", m.RunID, len(set.Missing), m.Shards, intsString(set.Missing))
 	}
-	h, err := trial.Merge(set, m)
-	if err != nil {
+	if len(set.Histories) == 0 {
+		err := fmt.Errorf("no shard of run %s delivered its history (%d expected)", m.RunID, m.Shards)
 		if ctx.Err() != nil {
-			return withCode(ExitInterrupted, fmt.Errorf("%s: %w", err, ctx.Err()))
+			return withCode(ExitInterrupted, fmt.Errorf("%w: %w", err, ctx.Err()))
 		}
 		return withHint(ExitInconclusive, err, "start the load processes: idemcheck run --phase load --shard i/N --out DIR")
+	}
+	h, err := trial.Merge(set, m)
+	if err != nil {
+		return withCode(ExitUsage, err)
 	}
 	prog := newProgressMode(opts.Streams, progressModeOf(opts.Streams, opts.Quiet), sc.Name)
 	t.SetObserver(prog)
@@ -473,6 +532,48 @@ func runJudge(ctx context.Context, opts *RunOptions, dirs []string, out string, 
 		}
 	}
 	return finish(code, errs)
+}
+
+// readReadings reads the oracles' readings before the load of run m
+// from the first of dirs that has them.
+func readReadings(dirs []string, m *trial.Manifest) (*trial.Readings, error) {
+	for _, dir := range dirs {
+		f, err := os.Open(filepath.Join(dir, trial.BeforeFile))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, withCode(ExitUsage, err)
+		}
+		rd, err := trial.ReadReadings(f, m)
+		f.Close()
+		if err != nil {
+			return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", dir, err))
+		}
+		return rd, nil
+	}
+	return nil, withHint(ExitUsage, fmt.Errorf("no %s in %s: the oracles' readings before the load are lost", trial.BeforeFile, strings.Join(dirs, ", ")),
+		"give report merge the directory prepare wrote, which holds it beside manifest.json")
+}
+
+// plannedEnd is when the load of run m should end: its start plus
+// load.duration, or ops / rate in the open model; its start when the
+// load is bound by ops in the closed model (no telling how long).
+func plannedEnd(m *trial.Manifest, sc *scenarios.Scenario) time.Time {
+	switch l := sc.Load; {
+	case l.Duration > 0:
+		return m.Start.Add(time.Duration(l.Duration))
+	case l.Rate > 0 && l.Ops > 0:
+		return m.Start.Add(time.Duration(float64(l.Ops) / float64(l.Rate) * float64(time.Second)))
+	}
+	return m.Start
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func intsString(l []int) string {

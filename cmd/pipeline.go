@@ -211,7 +211,7 @@ func writeRun(dir string, sum *reports.Summary, h *history.History) error {
 func writeFile(path string, write func(*os.File) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		return fmt.Errorf("writing report: %w", err)
+		return fmt.Errorf("writing %s: %w", path, unwrapPath(err))
 	}
 	tmp := f.Name()
 	fail := func(err error) error {
@@ -220,6 +220,11 @@ func writeFile(path string, write func(*os.File) error) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := write(f); err != nil {
+		return fail(err)
+	}
+	// On disk before the rename: a crash (a node lost under a shared
+	// volume) leaves the old file or the new, never an empty one.
+	if err := f.Sync(); err != nil {
 		return fail(err)
 	}
 	if err := f.Chmod(0o644); err != nil {

@@ -155,8 +155,53 @@ func TestShardedRunLostShardIsInconclusive(t *testing.T) {
 	if sum.Result != checks.Inconclusive || !strings.Contains(sum.Why, "shard 1") {
 		t.Errorf("result %s (%s), want inconclusive naming shard 1", sum.Result, sum.Why)
 	}
-	if !strings.Contains(judge.err, "1 of 3 shards missing (1)") {
-		t.Errorf("stderr does not warn of the missing shard:\n%s", judge.err)
+	if !strings.Contains(judge.err, "1 of 3 shards missing (1)") || !strings.Contains(judge.err, "waiting for 1 of 3 shards' histories (1)") {
+		t.Errorf("stderr does not say it waited for, then missed, shard 1:\n%s", judge.err)
+	}
+}
+
+// A lost shard that did send its ops changed the whole state (a like
+// counter): a correct API is not accused of the likes it added.
+func TestShardedRunLostShardWholeState(t *testing.T) {
+	target := startTestLab(t, memoryBackend())
+	dir := t.TempDir()
+	r := runMain(t, nil, "run", "likes-duplicate", "--phase", "prepare", "--shards", "2", "--start-in", "200ms", "--ops", "40", "--target", target, "--out", dir)
+	if r.code != ExitOK {
+		t.Fatalf("prepare: exit %d\n%s", r.code, r.err)
+	}
+	for i := range 2 {
+		if r := runMain(t, nil, "run", "--phase", "load", "--shard", fmt.Sprintf("%d/2", i), "--out", dir, "-q"); r.code != ExitOK {
+			t.Fatalf("load %d: exit %d\n%s", i, r.code, r.err)
+		}
+	}
+	lost := filepath.Join(dir, trial.ShardFile(runner.Shard{Index: 1, Count: 2}))
+	if err := os.Rename(lost, lost+".lost"); err != nil {
+		t.Fatal(err)
+	}
+	r = runMain(t, nil, "run", "--phase", "judge", "--out", dir, "--wait", "0s", "-q")
+	if r.code != ExitInconclusive {
+		t.Errorf("a correct like counter that lost a shard that sent its likes: exit %d, want %d\n%s%s", r.code, ExitInconclusive, r.out, r.err)
+	}
+}
+
+// A phase refuses the flags its manifest fixes, or that it has no use
+// for, and prepare refuses a scenario with a secret written in it.
+func TestShardedRunRefusesFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--phase", "load", "--shard", "0/2", "--out", "d", "--ops", "5"},
+		{"run", "--phase", "load", "--shard", "0/2", "--out", "d", "--seed", "5"},
+		{"run", "--phase", "judge", "--out", "d", "--rate", "5"},
+		{"run", "--phase", "load", "--shard", "0/2", "--out", "d", "--report", "junit=j.xml"},
+		{"run", "x.yaml", "--phase", "prepare", "--shards", "2", "--out", "d", "--format", "json"},
+	} {
+		if r := runMain(t, nil, args...); r.code != ExitUsage || !strings.Contains(r.err, "does not apply to --phase") {
+			t.Errorf("%q: exit %d, want %d\n%s", args, r.code, ExitUsage, r.err)
+		}
+	}
+	sc := writeScenario(t, strings.Replace(payScenario, "operation:", "operation:\n  headers:\n    Authorization: Bearer sk_live_abc123", 1))
+	r := runMain(t, nil, "run", sc, "--phase", "prepare", "--shards", "2", "--out", t.TempDir(), "--target", "http://127.0.0.1:1")
+	if r.code != ExitUsage || !strings.Contains(r.err, "operation.headers.Authorization") || strings.Contains(r.err, "sk_live_abc123") {
+		t.Errorf("prepare of a scenario with a literal token: exit %d, want %d naming the field, not the token\n%s", r.code, ExitUsage, r.err)
 	}
 }
 
@@ -242,7 +287,7 @@ func TestReportMerge(t *testing.T) {
 	_, dir := shardedRun(t, target, "charges-lost-ack", 9, 40, 2, []int{0, 1})
 	// as if each process had its own volume
 	prep, s0, s1, out := t.TempDir(), t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "merged")
-	for src, dst := range map[string]string{trial.ManifestFile: prep, "shard-0-of-2.jsonl": s0, "shard-1-of-2.jsonl": s1} {
+	for src, dst := range map[string]string{trial.ManifestFile: prep, trial.BeforeFile: prep, "shard-0-of-2.jsonl": s0, "shard-1-of-2.jsonl": s1} {
 		b, err := os.ReadFile(filepath.Join(dir, src))
 		if err != nil {
 			t.Fatal(err)
@@ -286,10 +331,11 @@ func TestShardedRunSecretTarget(t *testing.T) {
 	if r.code != ExitUsage || !strings.Contains(r.err, "carries a secret") {
 		t.Errorf("load without the target again: exit %d\n%s", r.code, r.err)
 	}
-	other := strings.Replace(target, "http://", "http://user:s3cret@x", 1)
-	r = runMain(t, nil, "run", "--phase", "load", "--shard", "0/1", "--out", dir, "--target", other)
-	if r.code != ExitUsage || !strings.Contains(r.err, "is not the run's target") {
-		t.Errorf("load with another target: exit %d\n%s", r.code, r.err)
+	for _, other := range []string{strings.Replace(target, "http://", "http://user:s3cret@x", 1), strings.Replace(target, "http://", "http://user:wrong@", 1)} {
+		r = runMain(t, nil, "run", "--phase", "load", "--shard", "0/1", "--out", dir, "--target", other)
+		if r.code != ExitUsage || !strings.Contains(r.err, "is not the run's target") {
+			t.Errorf("load with another target (%s): exit %d\n%s", redactArg(other), r.code, r.err)
+		}
 	}
 	r = runMain(t, nil, "run", "--phase", "load", "--shard", "0/1", "--out", dir, "--target", secret, "-q")
 	if r.code != ExitOK {

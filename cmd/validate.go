@@ -27,9 +27,11 @@ func Validate(args []string) error {
 	root := NewCmdRoot(f)
 	var wrap func(c *cobra.Command)
 	wrap = func(c *cobra.Command) {
-		// Every command but run does its work in RunE: there, the checks
-		// of cobra (flags, arguments) are all there is to validate.
-		if c.RunE != nil && c.Name() != "run" {
+		// Every command but run and report merge (which check their flags
+		// in RunE, then stop when validating) does its work in RunE:
+		// there, the checks of cobra (flags, arguments) are all there is
+		// to validate.
+		if c.RunE != nil && c.Name() != "run" && c.Name() != "merge" {
 			c.RunE = func(*cobra.Command, []string) error { return nil }
 		}
 		if c.Run != nil {

@@ -68,13 +68,22 @@ func MergeShards(hs []*History) (*History, error) {
 		}
 	}
 	n := parts[0].n
+	// The header and the time origin come from the shards that sent
+	// something: one that stopped before its start has neither a target
+	// nor a meaningful start time.
 	first := parts[0].h
+	for _, p := range parts {
+		if len(p.h.Attempts) > 0 {
+			first = p.h
+			break
+		}
+	}
 	out := &History{Meta: first.Meta}
 	out.Meta.Shard = ""
 	nOps, nAtt := 0, 0
 	for _, p := range parts {
 		m := p.h.Meta
-		if m.Started.Before(out.Meta.Started) {
+		if len(p.h.Attempts) > 0 && m.Started.Before(out.Meta.Started) {
 			out.Meta.Started = m.Started
 		}
 		if m.Ended.After(out.Meta.Ended) {

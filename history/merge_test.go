@@ -97,3 +97,19 @@ func TestMergeShardsRefusesMixedRuns(t *testing.T) {
 		}
 	}
 }
+
+// A shard that sent nothing (stopped before its start) sets neither the
+// header nor the time origin.
+func TestMergeShardsEmptyShard(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	empty := &History{Meta: Meta{RunID: "r", Shard: "0/2", Started: t0.Add(-30 * time.Second), Interrupted: true}}
+	ran := shardOf("r", "1/2", t0, "k1")
+	ran.Meta.Target = "http://api"
+	m, err := MergeShards([]*History{empty, ran})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Meta.Started.Equal(t0) || m.Meta.Target != "http://api" || m.Attempts[0].Start != 0 {
+		t.Errorf("merged meta %+v, first attempt %+v: want the origin and header of the shard that ran", m.Meta, m.Attempts[0])
+	}
+}

@@ -195,8 +195,10 @@ func TestStallShowsInOpenModelOnly(t *testing.T) {
 			l := latencies(h)
 			p50, p90, p99, top := quantile(l, 0.5), quantile(l, 0.9), quantile(l, 0.99), quantile(l, 1)
 			t.Logf("%s: %d attempts, p50 %v p90 %v p99 %v max %v", c.name, len(l), p50, p90, p99, top)
-			if top < 900*time.Millisecond {
-				t.Errorf("%s model: max latency %v, want >= 900ms (some attempt waited out the stall)", c.name, top)
+			// The first attempt in the stall waits out most of its second;
+			// a starved machine may send it a little late.
+			if top < 750*time.Millisecond {
+				t.Errorf("%s model: max latency %v, want >= 750ms (some attempt waited out the stall)", c.name, top)
 			}
 			if msg := c.check(l); msg != "" {
 				t.Errorf("%s model: p50 %v p90 %v p99 %v max %v over %d attempts: %s", c.name, p50, p90, p99, top, len(l), msg)

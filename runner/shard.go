@@ -71,13 +71,19 @@ func (s Shard) Ops(ops int) int {
 	return (ops - s.Index + s.n() - 1) / s.n()
 }
 
-// Part is the shard's part of a total: n workers, a rate or a bound on
-// the ops in flight, split evenly, never below 1 when total is not 0.
+// part is the shard's part of a total of workers or ops in flight, split
+// so that the shards' parts add up to it (the first total mod n shards
+// take one more), but never below 1 when total is not 0: a shard needs a
+// worker.
 func (s Shard) part(total int) int {
 	if total <= 0 {
 		return total
 	}
-	return max((total+s.n()-1)/s.n(), 1)
+	p := total / s.n()
+	if s.Index < total%s.n() {
+		p++
+	}
+	return max(p, 1)
 }
 
 // localize renumbers a shard's history from the run's op ids to the

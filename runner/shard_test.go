@@ -137,9 +137,17 @@ func TestOpenShardKeepsTheRunsSchedule(t *testing.T) {
 }
 
 func TestShardWorkersSplit(t *testing.T) {
-	r := &run{load: scenarios.Load{Concurrency: 10}, shard: Shard{Index: 0, Count: 4}}
+	sum := 0
+	for i := range 4 {
+		r := &run{load: scenarios.Load{Concurrency: 10}, shard: Shard{Index: i, Count: 4}}
+		sum += r.workers()
+	}
+	if sum != 10 {
+		t.Errorf("concurrency 10 over 4 shards: %d workers in all, want 10", sum)
+	}
+	r := &run{load: scenarios.Load{Concurrency: 10}, shard: Shard{Index: 1, Count: 4}}
 	if got := r.workers(); got != 3 {
-		t.Errorf("concurrency 10 over 4 shards: %d workers, want 3", got)
+		t.Errorf("concurrency 10, shard 1 of 4: %d workers, want 3", got)
 	}
 	r = &run{load: scenarios.Load{Concurrency: 2}, shard: Shard{Index: 3, Count: 4}}
 	if got := r.workers(); got != 1 {

@@ -3,6 +3,8 @@ package trial
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -63,10 +65,31 @@ type Manifest struct {
 	// starts its load.
 	Prepared time.Time `json:"prepared"`
 	Start    time.Time `json:"start"`
-	// Before holds each oracle's reading before the load (oracles.SaveBefore);
-	// BeforeErrors each oracle whose reading failed, and why.
-	Before       map[string]json.RawMessage `json:"before,omitempty"`
-	BeforeErrors map[string]string          `json:"before_errors,omitempty"`
+	// TargetDigests are, for each of Targets, the SHA-256 of the run id
+	// and the target's full URL: a target given again to a later phase
+	// must be the very one, secret included, though the manifest does not
+	// keep the secret.
+	TargetDigests []string `json:"target_digests,omitempty"`
+}
+
+// BeforeFile names the file of the oracles' readings before the load, in
+// the run's directory: only the judge reads it, and a bulk oracle's
+// reading of every key can be large.
+const BeforeFile = "before.json"
+
+// Readings are the oracles' readings before the load of a sharded run.
+type Readings struct {
+	RunID string `json:"run_id"`
+	// Before holds each oracle's reading (oracles.SaveBefore); Errors each
+	// oracle whose reading failed, and why.
+	Before map[string]json.RawMessage `json:"before,omitempty"`
+	Errors map[string]string          `json:"errors,omitempty"`
+}
+
+// TargetDigest is what Manifest.TargetDigests holds for target.
+func TargetDigest(runID, target string) string {
+	sum := sha256.Sum256([]byte(runID + "\x00" + target))
+	return hex.EncodeToString(sum[:])
 }
 
 // Overrides are the command line's changes to a scenario that a sharded
@@ -82,28 +105,51 @@ type Overrides struct {
 }
 
 // Manifest returns the manifest of a prepared trial, to be completed with
-// the scenario's Spec, the overrides, the shard count and the start time.
-func (t *Trial) Manifest() (*Manifest, error) {
+// the scenario's Spec, the overrides, the targets, the shard count and the
+// start time, and the oracles' readings before the load.
+func (t *Trial) Manifest() (*Manifest, *Readings, error) {
 	m := &Manifest{Format: ManifestFormat, RunID: t.opts.RunID, Scenario: t.sc.Name, Source: t.sc.Source,
 		Seed: t.opts.Seed, KeyNonce: t.opts.KeyNonce, Prepared: time.Now()}
+	rd := &Readings{RunID: t.opts.RunID}
 	for _, or := range t.oracles {
 		if err, ok := t.before[or.Name()]; ok {
-			if m.BeforeErrors == nil {
-				m.BeforeErrors = map[string]string{}
+			if rd.Errors == nil {
+				rd.Errors = map[string]string{}
 			}
-			m.BeforeErrors[or.Name()] = err.Error()
+			rd.Errors[or.Name()] = err.Error()
 			continue
 		}
 		raw, err := oracles.SaveBefore(or)
 		if err != nil {
-			return nil, fmt.Errorf("oracle %s: %w", or.Name(), err)
+			return nil, nil, fmt.Errorf("oracle %s: %w", or.Name(), err)
 		}
-		if m.Before == nil {
-			m.Before = map[string]json.RawMessage{}
+		if rd.Before == nil {
+			rd.Before = map[string]json.RawMessage{}
 		}
-		m.Before[or.Name()] = raw
+		rd.Before[or.Name()] = raw
 	}
-	return m, nil
+	return m, rd, nil
+}
+
+// WriteReadings writes rd as JSON.
+func WriteReadings(w io.Writer, rd *Readings) error { return json.NewEncoder(w).Encode(rd) }
+
+// maxReadings bounds a readings file: one count for every key a bulk
+// oracle listed before the load.
+const maxReadings = 1 << 30
+
+// ReadReadings reads the readings of run m from r.
+func ReadReadings(r io.Reader, m *Manifest) (*Readings, error) {
+	var rd Readings
+	dec := json.NewDecoder(io.LimitReader(r, maxReadings))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rd); err != nil {
+		return nil, fmt.Errorf("%s: %w", BeforeFile, err)
+	}
+	if rd.RunID != m.RunID {
+		return nil, fmt.Errorf("%s is of run %s, not %s: two runs share this directory", BeforeFile, rd.RunID, m.RunID)
+	}
+	return &rd, nil
 }
 
 // Check reports what makes m unusable: another format, no run id, no
@@ -158,8 +204,9 @@ func ReadManifest(r io.Reader) (*Manifest, error) {
 // being m's scenario with its overrides applied: it waits for m's start
 // time (or ctx's end), then sends. o gives what a manifest does not hold
 // (the transport, the environment, the observer, the targets when m's
-// are redacted); its seed, nonce and run id are m's. The history is never
-// nil, as for Load.
+// are redacted); its seed, nonce and run id are m's. The history is nil
+// only when nothing was sent (a bad shard, an interruption before the
+// start); else it is what the load recorded, as for Load.
 func LoadShard(ctx context.Context, sc *scenarios.Scenario, m *Manifest, shard runner.Shard, o Options) (*history.History, error) {
 	if err := shard.Check(); err != nil || shard.Count != m.Shards {
 		return nil, fmt.Errorf("%w: shard %s of a run prepared for %d shards", ErrConfig, shard, m.Shards)
@@ -171,29 +218,27 @@ func LoadShard(ctx context.Context, sc *scenarios.Scenario, m *Manifest, shard r
 	}
 	t.ropts.Shard = shard
 	if !sleep(ctx, time.Until(m.Start)) {
-		h := &history.History{Meta: history.Meta{RunID: m.RunID, Scenario: sc.Name, Shard: shard.String(), Seed: m.Seed, KeyNonce: m.KeyNonce,
-			Started: time.Now(), Ended: time.Now(), Interrupted: true, Judge: JudgeOf(sc)}}
-		h.Meta.Judge.FailOn = o.FailOn
-		return h, fmt.Errorf("%s: interrupted before the start: %w", sc.Name, context.Canceled)
+		// Nothing was sent: no history, so the shard can be run again.
+		return nil, fmt.Errorf("%s: shard %s interrupted before its start, nothing sent: %w", sc.Name, shard, context.Canceled)
 	}
 	return t.Load(ctx)
 }
 
 // Resume is the trial of the run m describes, for its judge phase: its
 // oracles are built from sc (m's scenario, overrides applied) and given
-// m's readings before the load. It sends nothing.
-func Resume(sc *scenarios.Scenario, m *Manifest, o Options) (*Trial, error) {
+// rd, their readings before the load. It sends nothing.
+func Resume(sc *scenarios.Scenario, m *Manifest, rd *Readings, o Options) (*Trial, error) {
 	o.Seed, o.KeyNonce, o.RunID = m.Seed, m.KeyNonce, m.RunID
 	t, _, err := newTrial(sc, o)
 	if err != nil {
 		return nil, err
 	}
 	for _, or := range t.oracles {
-		if msg, ok := m.BeforeErrors[or.Name()]; ok {
+		if msg, ok := rd.Errors[or.Name()]; ok {
 			t.before[or.Name()] = errors.New(msg)
 			continue
 		}
-		if err := oracles.LoadBefore(or, m.Before[or.Name()]); err != nil {
+		if err := oracles.LoadBefore(or, rd.Before[or.Name()]); err != nil {
 			return nil, fmt.Errorf("%w: oracle %s: %w", ErrConfig, or.Name(), err)
 		}
 	}
@@ -212,12 +257,13 @@ type ShardSet struct {
 // cannot be used: unreadable, malformed, cut short, of another run.
 var ErrShardFile = errors.New("unusable shard history")
 
-// CollectShards reads the histories of m's shards from dirs, waiting up to
-// wait (and until ctx ends) for those not there yet; it polls every
-// poll. A shard file of another run, or one cut short, is an error, never
-// silently left out; a shard still missing at the end is in Missing.
-func CollectShards(ctx context.Context, m *Manifest, dirs []string, wait, poll time.Duration) (*ShardSet, error) {
-	deadline := time.Now().Add(wait)
+// CollectShards reads the histories of m's shards from dirs, waiting
+// until deadline (and until ctx ends) for those not there yet; it polls
+// every poll, and calls waiting (when not nil) once, with the shards
+// missing, before it first waits. A shard file of another run, or one cut
+// short, is an error, never silently left out; a shard still missing at
+// the end is in Missing.
+func CollectShards(ctx context.Context, m *Manifest, dirs []string, deadline time.Time, poll time.Duration, waiting func(missing []int)) (*ShardSet, error) {
 	found := make([]*history.History, m.Shards)
 	for {
 		missing := 0
@@ -234,7 +280,20 @@ func CollectShards(ctx context.Context, m *Manifest, dirs []string, wait, poll t
 			}
 			found[i] = h
 		}
-		if missing == 0 || time.Now().After(deadline) || !sleep(ctx, min(poll, time.Until(deadline))) {
+		if missing == 0 || !time.Now().Before(deadline) {
+			break
+		}
+		if waiting != nil {
+			var ids []int
+			for i, h := range found {
+				if h == nil {
+					ids = append(ids, i)
+				}
+			}
+			waiting(ids)
+			waiting = nil
+		}
+		if !sleep(ctx, min(poll, time.Until(deadline))) {
 			break
 		}
 	}
