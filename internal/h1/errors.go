@@ -34,10 +34,12 @@ func unsent(err error) error { return &unsentError{err} }
 // ErrBodyClosed is returned by a read on a response body after its Close.
 var ErrBodyClosed = errors.New("h1: read on closed response body")
 
-// protocolError is an answer that does not parse as HTTP/1.x.
+// protocolError is an answer that does not parse as HTTP/1.x. Its
+// message says "malformed HTTP", as net/http's do (trial tells a target
+// that answers in another protocol by it).
 type protocolError struct{ msg string }
 
-func (e *protocolError) Error() string { return "h1: malformed response: " + e.msg }
+func (e *protocolError) Error() string { return "h1: malformed HTTP response: " + e.msg }
 
 func malformed(format string, args ...any) error {
 	return &protocolError{fmt.Sprintf(format, args...)}

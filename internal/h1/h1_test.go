@@ -308,6 +308,12 @@ func TestMalformedAnswers(t *testing.T) {
 		if Unsent(err) {
 			t.Errorf("answer %q: Unsent(%v) = true, the request was written", answer, err)
 		}
+		// trial tells a target that speaks another protocol by these
+		// words, which net/http's errors hold too.
+		var pe *protocolError
+		if errors.As(err, &pe) && !strings.Contains(err.Error(), "malformed HTTP") {
+			t.Errorf("answer %q: %v does not say malformed HTTP", answer, err)
+		}
 	}
 }
 
