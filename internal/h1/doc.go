@@ -6,7 +6,7 @@
 //	RoundTrip(req)
 //	  |-- https, a proxy, Expect, Upgrade, userinfo, odd URL ---> fallback (net/http)
 //	  v
-//	pool[host:port] --idle conn (peeked: still open?)--+
+//	pool[host:port] --idle conn (idle > 1 ms: peeked)--+
 //	  |                                                 |
 //	  +--none: dial (unsent on failure)                 |
 //	  v                                                 v

@@ -51,8 +51,9 @@ type Transport struct {
 //
 // When fallback is an *http.Transport, its Proxy decides which requests
 // go through a proxy (and so to fallback), its DialContext dials, its
-// DisableKeepAlives and MaxResponseHeaderBytes apply; compression is
-// never asked for.
+// DisableKeepAlives and MaxResponseHeaderBytes apply; its other limits (MaxConnsPerHost, ResponseHeaderTimeout, IdleConnTimeout:
+// MaxIdleAge here) do not. Compression is never asked for: bodies are
+// the bytes the server sent.
 func New(fallback http.RoundTripper, conns int) *Transport {
 	if fallback == nil {
 		fallback = http.DefaultTransport
