@@ -3,12 +3,13 @@
 # measure four load generators against it in one run, interleaved and
 # repeated: wrk, vegeta and idemcheck's runner (bench/runload: runner.Run,
 # the code path of `idemcheck run`, closed model, full history kept, no
-# faults), the runner twice: through net/http's Transport ("runner", its
-# default) and through internal/h1 ("runner-h1", runload -client h1). Each gets the same POST with a JSON body and an Idempotency-Key
-# header, CONNS connections, DURATION per round, ROUNDS rounds in rotating
+# faults), the runner twice: through its own HTTP/1.1 client ("runner",
+# internal/h1, its default) and through net/http's Transport ("runner-net",
+# runload -client net). Each gets the same POST with a JSON body and an
+# Idempotency-Key header, CONNS connections, DURATION per round, ROUNDS rounds in rotating
 # order. For each measurement it prints req/s and the generator's CPU per
 # request (user+system time of its process, from the shell's times), then the
-# medians and the runners' ratios to wrk and vegeta, and h1's to net/http.
+# medians and the runner's ratios to wrk, vegeta and itself on net/http.
 #
 # wrk comes from the distribution (apt-get, as root); vegeta v12.13.0 is
 # installed with `go install` into a temporary GOBIN: neither is a
@@ -112,13 +113,13 @@ runload() {
 	awk '$1 == "attempts" {print "requests", $2} $1 == "req/s" {print "req/s", $2}' "$tmp/runner.out"
 }
 
-run_runner() { runload net; }
+run_runner() { runload h1; }
 
-run_runner-h1() { runload h1; }
+run_runner-net() { runload net; }
 
 echo "== $ROUNDS rounds, ${DURATION}s each, $CONNS connections, POST with a JSON body; $(uptime)"
 : >"$tmp/results"
-order=(wrk vegeta runner runner-h1)
+order=(wrk vegeta runner runner-net)
 for round in $(seq "$ROUNDS"); do
 	for i in 0 1 2 3; do
 		g=${order[$(((i + round - 1) % 4))]}
@@ -139,8 +140,8 @@ for g in "${order[@]}"; do
 	printf '%-10s %9.0f req/s %7.2f us CPU/request\n' "$g" "$rps" "$cpu"
 done | tee "$tmp/medians"
 awk '{rps[$1] = $2; cpu[$1] = $4} END {
-	ratio("runner", "wrk"); ratio("runner", "vegeta")
-	ratio("runner-h1", "wrk"); ratio("runner-h1", "vegeta"); ratio("runner-h1", "runner")
+	ratio("runner", "wrk"); ratio("runner", "vegeta"); ratio("runner", "runner-net")
+	ratio("runner-net", "wrk"); ratio("runner-net", "vegeta")
 }
 function ratio(a, b) {
 	printf "%-17s %.2fx req/s, %.2fx CPU/request\n", a "/" b, rps[a] / rps[b], cpu[a] / cpu[b]

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	redaction "github.com/idemcheck/idemcheck/internal/redact"
+	"github.com/idemcheck/idemcheck/internal/h1"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
@@ -45,10 +46,13 @@ func (c *clientFlags) register(fs *pflag.FlagSet) {
 	fs.Lookup("http-debug").NoOptDefVal = "10"
 }
 
-// transport is the HTTP transport of every request a run makes, with the
-// flags' TLS settings and the environment's proxies, room for conns idle
-// connections per host, and the --http-debug trace on errw.
-func (c *clientFlags) transport(errw io.Writer, conns int) (*http.Transport, http.RoundTripper, error) {
+// transport is the HTTP transport of every request a run makes: the
+// runner's HTTP/1.1 client for plain http:// targets, over a net/http
+// transport with the flags' TLS settings and the environment's proxies
+// for the rest, room for conns idle connections per host, and the
+// --http-debug trace on errw. The first result closes their idle
+// connections.
+func (c *clientFlags) transport(errw io.Writer, conns int) (idleCloser, http.RoundTripper, error) {
 	tc := &tls.Config{InsecureSkipVerify: c.Insecure} //nolint:gosec // the user asked for it
 	if c.CACert != "" {
 		pem, err := os.ReadFile(c.CACert)
@@ -74,14 +78,18 @@ func (c *clientFlags) transport(errw io.Writer, conns int) (*http.Transport, htt
 		}
 		tc.Certificates = []tls.Certificate{cert}
 	}
-	tr := runner.NewTransport(conns)
-	tr.Proxy = http.ProxyFromEnvironment
-	tr.TLSClientConfig = tc
+	base := runner.NewTransport(conns)
+	base.Proxy = http.ProxyFromEnvironment
+	base.TLSClientConfig = tc
+	tr := h1.New(base, conns)
 	if c.HTTPDebug <= 0 {
 		return tr, tr, nil
 	}
 	return tr, &debugTransport{next: tr, w: errw, left: c.HTTPDebug}, nil
 }
+
+// idleCloser closes a transport's idle connections.
+type idleCloser interface{ CloseIdleConnections() }
 
 // debugTransport prints the first requests and answers, secrets masked:
 // credential headers, the URL's password and query values. Bodies are

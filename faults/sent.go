@@ -28,6 +28,12 @@ func Sent(err error) bool {
 	if errors.As(err, &unsent) {
 		return false
 	}
+	// A transport that knows it wrote nothing says so (the runner's
+	// HTTP/1.1 client, internal/h1).
+	var says interface{ Unsent() bool }
+	if errors.As(err, &says) && says.Unsent() {
+		return false
+	}
 	var dns *net.DNSError
 	if errors.As(err, &dns) {
 		return false

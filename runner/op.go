@@ -23,13 +23,18 @@ import (
 // worker runs ops one at a time and records them. Everything it owns is
 // reused from one op to the next; nothing is shared but the run.
 type worker struct {
-	r     *run
-	rec   recorder
-	pcg   rand.PCG
-	rnd   *rand.Rand
-	body  bodyReader
-	canon canon.Buffer
-	timer *time.Timer
+	r *run
+	// ctx is the run's context through a child of the worker's own, so
+	// that the contexts of its requests (the request timeout) do not all
+	// register with, and contend for, the run's.
+	ctx    context.Context
+	cancel context.CancelFunc // ends ctx; Run calls it when the load is over
+	rec    recorder
+	pcg    rand.PCG
+	rnd    *rand.Rand
+	body   bodyReader
+	canon  canon.Buffer
+	timer  *time.Timer
 
 	// the current op's key-edited static body, kept for its retries
 	// (shared, read-only, by its requests)
@@ -50,6 +55,7 @@ type worker struct {
 
 func (r *run) newWorker() *worker {
 	w := &worker{r: r, body: newBodyReader(r.maxBody)}
+	w.ctx, w.cancel = context.WithCancel(r.ctx)
 	w.rnd = rand.New(&w.pcg)
 	return w
 }
@@ -153,7 +159,7 @@ func (w *worker) attempt(op int, v scenarios.Vars, intended time.Duration) (a hi
 	r := w.r
 	a = history.Attempt{Op: op, N: v.Attempt, Intended: intended, Target: r.target(op, v.Attempt)}
 	f := r.plan.Pick(op, v.Attempt)
-	ctx := r.ctx
+	ctx := w.ctx
 	if f != nil {
 		a.Fault = f.Kind()
 		ctx = faults.WithFault(ctx, f)
@@ -470,7 +476,7 @@ func (w *worker) capture(v scenarios.Vars) (map[string]string, error) {
 	r := w.r
 	v.Attempt = 0
 	w.pcg.Seed(r.tmplSeed, uint64(v.Seq))
-	ctx, cancel := withTimeout(r.ctx, r.timeout, r.timeoutErr)
+	ctx, cancel := withTimeout(w.ctx, r.timeout, r.timeoutErr)
 	defer cancel()
 	target := r.target(v.Seq, 0)
 	req, err := r.before.Build(ctx, r.targets[target], v)

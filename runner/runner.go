@@ -17,6 +17,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/canon"
+	"github.com/idemcheck/idemcheck/internal/h1"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -51,9 +52,11 @@ type Options struct {
 	// (stateful) target, which would rightly treat them as retries. Zero
 	// leaves the keys a function of the seed alone.
 	KeyNonce uint64
-	// Transport sends the requests. Nil means a tuned *http.Transport
-	// (keep-alive, enough idle connections for every worker, HTTP/1.1),
-	// closed when Run returns. Run wraps it in a faults.Transport.
+	// Transport sends the requests. Nil means the runner's HTTP/1.1
+	// client (internal/h1: keep-alive, one write per request, never a
+	// resend) over a tuned *http.Transport for what it does not handle
+	// (https, proxies), closed when Run returns. Run wraps it in a
+	// faults.Transport.
 	Transport http.RoundTripper
 	// Env is what templates' env function reads. Nil reads nothing.
 	Env func(string) string
@@ -177,7 +180,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 		return nil, err
 	}
 	if opts.Transport == nil {
-		tr := NewTransport(r.workers())
+		tr := h1.New(NewTransport(r.workers()), r.workers())
 		defer tr.CloseIdleConnections()
 		opts.Transport = tr
 	}
@@ -220,6 +223,9 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 	}
 	h.Meta.Ended = now()
 
+	for _, w := range ws {
+		w.cancel()
+	}
 	recs := make([]*recorder, len(ws))
 	answered, failed := 0, 0
 	var transportErr, renderErr error

@@ -1,11 +1,12 @@
 // Command runload drives a target with idemcheck's runner, closed model, no
 // faults, and prints the request rate, the latency and the memory the
 // recorded history takes per attempt. bench/generator-compare.sh runs it
-// beside wrk and vegeta against the same no-op server. -client h1 sends
-// through internal/h1 instead of net/http's Transport.
+// beside wrk and vegeta against the same no-op server. The runner sends
+// through its own HTTP/1.1 client (internal/h1) by default; -client net
+// sends through net/http's Transport instead, for comparison.
 //
 //	go run ./bench/runload -target http://127.0.0.1:8089 -workers 64 -duration 10s
-//	go run ./bench/runload -client h1 -target http://127.0.0.1:8089
+//	go run ./bench/runload -client net -target http://127.0.0.1:8089
 package main
 
 import (
@@ -19,7 +20,6 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/history"
-	"github.com/idemcheck/idemcheck/internal/h1"
 	"github.com/idemcheck/idemcheck/measure"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
@@ -30,7 +30,7 @@ func main() {
 	workers := flag.Int("workers", 64, "closed-model workers")
 	duration := flag.Duration("duration", 10*time.Second, "how long to send")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
-	client := flag.String("client", "net", "HTTP client: net (net/http's Transport, the runner's default) or h1 (internal/h1)")
+	client := flag.String("client", "h1", "HTTP client: h1 (internal/h1, the runner's default) or net (net/http's Transport)")
 	flag.Parse()
 	if err := run(*target, *workers, *duration, *cpuprofile, *client); err != nil {
 		fmt.Fprintln(os.Stderr, "runload:", err)
@@ -45,10 +45,10 @@ func run(target string, workers int, duration time.Duration, cpuprofile, client 
 	}
 	opts := runner.Options{Target: u, Seed: 1}
 	switch client {
-	case "net":
-		// nil: the runner's own transport
 	case "h1":
-		tr := h1.New(runner.NewTransport(workers), workers)
+		// nil: the runner's own transport, internal/h1
+	case "net":
+		tr := runner.NewTransport(workers)
 		defer tr.CloseIdleConnections()
 		opts.Transport = tr
 	default:
