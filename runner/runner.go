@@ -555,73 +555,99 @@ func (r *run) closed() []*worker {
 	return ws
 }
 
-// job is an op the open model's pacer scheduled, and when.
-type job struct {
-	op       int
-	intended time.Duration
-}
+// spawnTick is how often the open model looks for ops due but not taken
+// by any worker (every worker busy), and starts workers for those overdue
+// by spawnLag or more: a moment's jitter does not ratchet up the workers
+// (and connections), which would slow every request.
+const (
+	spawnTick = time.Millisecond
+	spawnLag  = 2 * time.Millisecond
+)
 
-// open runs the open model: the pacer issues ops at load.rate to workers,
-// started on demand up to max_in_flight. An op's first attempt is intended
-// at its scheduled time, so the time it waited for a worker counts in its
-// latency.
+// open runs the open model: op id is due at id / load.rate (Pacer), and
+// its first attempt is intended then, whenever a worker is free to send
+// it, so the time it waited for one counts in its latency. Workers take
+// the next op themselves, and wait for its time when they are early: no
+// dispatcher stands between the schedule and the sends. While ops are due
+// that no worker has taken (every worker busy: a slow or stalled target),
+// more workers are started, every spawnTick, up to max_in_flight, so that
+// the ops keep being sent at their times as an open model's must.
 func (r *run) open() []*worker {
 	pacer := Pacer{Rate: float64(r.load.Rate)}
 	limit := r.workers()
-	jobs := make(chan job)
-	var ws []*worker
-	var wg sync.WaitGroup
+	end := time.Duration(r.load.Duration)
+	var (
+		ws    []*worker
+		wg    sync.WaitGroup
+		taken atomic.Int64 // the shard's ops taken by a worker
+		idle  atomic.Int64 // workers between ops
+		over  atomic.Bool  // no op is left to take
+	)
+	// due is when the shard's k-th op is due; ok is false past the load's
+	// end (its ops or its duration).
+	due := func(k int) (time.Duration, bool) {
+		id := r.shard.Global(k)
+		d := pacer.Due(id)
+		if (r.load.Ops > 0 && id >= r.load.Ops) || (end > 0 && d >= end) {
+			return d, false
+		}
+		return d, true
+	}
 	spawn := func() {
 		w := r.newWorker()
 		ws = append(ws, w)
+		idle.Add(1)
 		wg.Go(func() {
-			for j := range jobs {
-				w.runOp(j.op, j.intended)
+			defer idle.Add(-1)
+			for !r.stop.Load() && r.ctx.Err() == nil {
+				k := int(taken.Add(1) - 1)
+				at, ok := due(k)
+				if !ok {
+					over.Store(true)
+					return
+				}
+				// An op taken is made, or recorded unsent when the run
+				// is interrupted first (runOp), so that the ops taken
+				// leave no gap in the run's numbering.
+				w.sleep(at - r.since())
+				idle.Add(-1)
+				w.runOp(r.shard.Global(k), at)
+				idle.Add(1)
 			}
 		})
 	}
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
+	// Only this goroutine starts workers, and it waits for them only once
+	// it starts no more.
+	spawn()
+	tick := time.NewTicker(spawnTick)
+	defer tick.Stop()
 	done := r.ctx.Done()
 loop:
-	for hits := 0; ; hits++ {
-		// A shard's ops keep the times they have in the whole run:
-		// op id is due at id / rate.
-		id := r.shard.Global(hits)
-		if r.load.Ops > 0 && id >= r.load.Ops {
-			break
-		}
-		for {
-			if r.stop.Load() {
-				break loop
-			}
-			wait := pacer.Pace(r.since(), id)
-			if wait <= 0 {
-				break
-			}
-			timer.Reset(wait)
-			select {
-			case <-timer.C:
-			case <-done:
-				break loop
-			}
-		}
-		j := job{op: id, intended: pacer.Due(id)}
+	for {
 		select {
-		case jobs <- j:
-			continue
-		default:
-		}
-		if len(ws) < limit {
-			spawn()
-		}
-		select {
-		case jobs <- j:
 		case <-done:
 			break loop
+		case <-tick.C:
+		}
+		if over.Load() || r.stop.Load() {
+			break
+		}
+		if idle.Load() > 0 {
+			continue // a free worker takes the next op
+		}
+		// Ops due by now that no worker has taken, every worker busy:
+		// a worker for each, up to the bound.
+		now := r.since()
+		k := int(taken.Load())
+		for n := len(ws); n < limit; n++ {
+			at, ok := due(k)
+			if !ok || at+spawnLag > now {
+				break
+			}
+			spawn()
+			k++
 		}
 	}
-	close(jobs)
 	wg.Wait()
 	return ws
 }
