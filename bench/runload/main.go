@@ -31,14 +31,15 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long to send")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
 	client := flag.String("client", "h1", "HTTP client: h1 (internal/h1, the runner's default) or net (net/http's Transport)")
+	faulty := flag.Float64("faults", 0, "inject faults into this share of attempts, split between drop_ack and duplicate (2 copies), to measure the fault transport's cost; retries off, so each op is one attempt")
 	flag.Parse()
-	if err := run(*target, *workers, *duration, *cpuprofile, *client); err != nil {
+	if err := run(*target, *workers, *duration, *cpuprofile, *client, *faulty); err != nil {
 		fmt.Fprintln(os.Stderr, "runload:", err)
 		os.Exit(1)
 	}
 }
 
-func run(target string, workers int, duration time.Duration, cpuprofile, client string) error {
+func run(target string, workers int, duration time.Duration, cpuprofile, client string, faulty float64) error {
 	u, err := url.Parse(target)
 	if err != nil {
 		return err
@@ -63,6 +64,9 @@ func run(target string, workers int, duration time.Duration, cpuprofile, client 
 		Load:  scenarios.Load{Duration: scenarios.Duration(duration), Concurrency: workers},
 		Retry: scenarios.Retry{Attempts: 1, On: scenarios.DefaultRetryOn()},
 	}
+	if faulty > 0 {
+		sc.Faults = []scenarios.Fault{{Kind: "drop_ack", Rate: faulty / 2}, {Kind: "duplicate", Rate: faulty / 2, Copies: 2}}
+	}
 	if cpuprofile != "" {
 		f, err := os.Create(cpuprofile)
 		if err != nil {
@@ -86,11 +90,17 @@ func run(target string, workers int, duration time.Duration, cpuprofile, client 
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	n := len(h.Attempts)
-	ok := 0
+	ok, faults := 0, 0
 	for i := range h.Attempts {
 		if h.Attempts[i].Outcome == history.OK && h.Attempts[i].Status == 200 {
 			ok++
 		}
+		if h.Attempts[i].Fault != "" {
+			faults++
+		}
+	}
+	if faults > 0 {
+		fmt.Printf("faults       %d attempts (%.1f%%)\n", faults, 100*float64(faults)/float64(max(n, 1)))
 	}
 	att := measure.Of(h).Latency.Attempt
 	fmt.Printf("attempts     %d (%d ok 200) in %v\n", n, ok, elapsed.Round(time.Millisecond))
