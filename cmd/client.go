@@ -17,8 +17,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	redaction "github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/internal/h1"
+	redaction "github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 )

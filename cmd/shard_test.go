@@ -357,7 +357,9 @@ func TestLoadWaitsForTheManifest(t *testing.T) {
 		t.Errorf("load without a manifest and no wait: exit %d, want %d\n%s", r.code, ExitUsage, r.err)
 	}
 	done := make(chan result, 1)
-	go func() { done <- runMain(t, nil, "run", "--phase", "load", "--shard", "0/1", "--out", dir, "--wait", "20s", "-q") }()
+	go func() {
+		done <- runMain(t, nil, "run", "--phase", "load", "--shard", "0/1", "--out", dir, "--wait", "20s", "-q")
+	}()
 	time.Sleep(300 * time.Millisecond)
 	p := runMain(t, nil, "run", "charges-lost-ack", "--phase", "prepare", "--shards", "1", "--start-in", "0s", "--ops", "10", "--target", target, "--out", dir)
 	if p.code != ExitOK {
