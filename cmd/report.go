@@ -31,12 +31,14 @@ func NewCmdReportMerge(f *Factory, runF func(context.Context, *RunOptions, []str
 		Short: "Merge the shards of a sharded run, read the state after it and judge it",
 		Long: `merge judges a sharded run after the fact, when its load processes saved their
 files in directories of their own rather than one shared directory: it reads
-the run's manifest.json from the first DIR that has one and every shard's
-history (shard-i-of-N.jsonl) from the DIRs, refuses files of another run,
+the run's manifest.json and before.json (the oracles' readings before the
+load) from the first DIR that has them and every shard's history
+(shard-i-of-N.jsonl) from the DIRs, refuses files of another run,
 merges the shards into the run's history (the run's op numbers, one latency
 histogram over every attempt), has the oracles read the target's state once,
 and judges the whole, exactly as 'run --phase judge' does on one directory.
-A shard found in no DIR leaves the run inconclusive (exit 3).
+A shard found in no DIR leaves the run inconclusive (exit 3), unless a
+violation was caught on the others (exit 1).
 
 The target must still be up: the oracles read its state now.`,
 		Example: `  # each load process saved its own directory; the prepare phase's too
