@@ -185,34 +185,6 @@ func TestH1RequestTimeout(t *testing.T) {
 	}
 }
 
-// Through h1 as through net/http, a request whose kept-alive connection
-// breaks under it is recorded once and never resent behind the history's
-// back.
-func TestH1NoHiddenResend(t *testing.T) {
-	u, reqs, broken := breakingServer(t)
-	sc := scenario(func(sc *scenarios.Scenario) {
-		sc.Operation.Body = `{"amount":100}`
-		sc.Load = scenarios.Load{Ops: 6, Concurrency: 1}
-		sc.Retry.Attempts = 1
-	})
-	h, err := Run(runCtx(t), sc, h1Options(t, u, 1))
-	if err != nil {
-		t.Fatalf("Run() error = %v", err)
-	}
-	info := 0
-	for _, a := range h.Attempts {
-		if a.Outcome == history.Info {
-			info++
-		}
-	}
-	if broken.Load() == 0 {
-		t.Fatal("the server broke no connection: the test proves nothing")
-	}
-	if got, want := fmt.Sprint(reqs.Load(), len(h.Attempts), info), fmt.Sprint(6, 6, broken.Load()); got != want {
-		t.Errorf("requests read, attempts, info attempts = %s, want %s (a broken request is not resent)", got, want)
-	}
-}
-
 func TestH1UnreachableAndCancel(t *testing.T) {
 	u := &url.URL{Scheme: "http", Host: closedAddr(t)}
 	sc := scenario(func(sc *scenarios.Scenario) { sc.Load = scenarios.Load{Ops: 3, Concurrency: 2} })

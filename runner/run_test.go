@@ -873,34 +873,44 @@ func TestPostIsNeverResentByNetHTTP(t *testing.T) {
 		t.Fatalf("harness: requests read, broken = %s, want %s (net/http resends on its own)", got, want)
 	}
 
-	for _, tt := range []struct{ name, body string }{
-		{"static", `{"amount":100}`},
-		{"templated", `{"amount":100,"customer":"cus_{{.Seq}}"}`},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			u, reqs, broken := breakingServer(t)
-			sc := scenario(func(sc *scenarios.Scenario) {
-				sc.Operation.Body = tt.body
-				sc.Load = scenarios.Load{Ops: 6, Concurrency: 1}
-				sc.Retry.Attempts = 1
-			})
-			h, err := Run(runCtx(t), sc, Options{Target: u, Seed: 1})
-			if err != nil {
-				t.Fatalf("Run() error = %v", err)
-			}
-			info := 0
-			for _, a := range h.Attempts {
-				if a.Outcome == history.Info {
-					info++
+	// The runner's requests through its default client (internal/h1) and
+	// through net/http's Transport (a TLS target, a proxy).
+	for _, client := range []string{"h1", "net/http"} {
+		for _, tt := range []struct{ name, body string }{
+			{"static", `{"amount":100}`},
+			{"templated", `{"amount":100,"customer":"cus_{{.Seq}}"}`},
+		} {
+			t.Run(client+"/"+tt.name, func(t *testing.T) {
+				u, reqs, broken := breakingServer(t)
+				sc := scenario(func(sc *scenarios.Scenario) {
+					sc.Operation.Body = tt.body
+					sc.Load = scenarios.Load{Ops: 6, Concurrency: 1}
+					sc.Retry.Attempts = 1
+				})
+				opts := Options{Target: u, Seed: 1}
+				if client == "net/http" {
+					tr := NewTransport(1)
+					defer tr.CloseIdleConnections()
+					opts.Transport = tr
 				}
-			}
-			if broken.Load() == 0 {
-				t.Fatal("the server broke no connection: the test proves nothing")
-			}
-			if got, want := fmt.Sprint(reqs.Load(), len(h.Attempts), info), fmt.Sprint(6, 6, broken.Load()); got != want {
-				t.Errorf("requests read, attempts, info attempts = %s, want %s (a broken request is not resent)", got, want)
-			}
-		})
+				h, err := Run(runCtx(t), sc, opts)
+				if err != nil {
+					t.Fatalf("Run() error = %v", err)
+				}
+				info := 0
+				for _, a := range h.Attempts {
+					if a.Outcome == history.Info {
+						info++
+					}
+				}
+				if broken.Load() == 0 {
+					t.Fatal("the server broke no connection: the test proves nothing")
+				}
+				if got, want := fmt.Sprint(reqs.Load(), len(h.Attempts), info), fmt.Sprint(6, 6, broken.Load()); got != want {
+					t.Errorf("requests read, attempts, info attempts = %s, want %s (a broken request is not resent)", got, want)
+				}
+			})
+		}
 	}
 }
 
