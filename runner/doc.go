@@ -3,13 +3,16 @@
 //
 // Run schedules ops in a closed model (load.concurrency workers, each taking
 // the next op as soon as the previous one is done) or an open model
-// (load.rate ops per second from a pacer, whatever the answers do, with up to
-// load.max_in_flight ops at once). Each op gets a key drawn from the seed and
+// (load.rate ops per second on the pacer's schedule, whatever the answers
+// do: workers take the next op and wait for its time, and more are started
+// while ops are due that none took, up to load.max_in_flight). With
+// Options.Shard it makes one shard's ops of a run shared by several
+// processes (see Shard). Each op gets a key drawn from the seed and
 // its sequence number (or rendered from operation.key.value), so keys, fault
 // placement, jitter and rendered bodies are the same for the same seed
 // whatever the scheduling:
 //
-//	pacer or counter --op i--> worker --attempt n--> faults.Transport --> target
+//	schedule or counter --op i--> worker --attempt n--> faults.Transport --> h1 --> target
 //	                             |   ^                      |
 //	                             |   +--retry (same key)----+ (Plan.Pick(i, n))
 //	                             v
@@ -17,6 +20,10 @@
 //	                             ^
 //	  first 2xx --> replayer (operation.replay: wait after, same key,
 //	                same or other body, Fault "replay" / "mismatch")
+//
+// Requests go through internal/h1, an HTTP/1.1 client that writes each
+// request once and never resends one, over net/http for what it does not
+// handle (https, proxies), unless Options.Transport is given.
 //
 // Latency is measured from each attempt's intended start (the pacer's
 // schedule in the open model), so queueing is not hidden (coordinated
