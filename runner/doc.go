@@ -12,7 +12,7 @@
 // placement, jitter and rendered bodies are the same for the same seed
 // whatever the scheduling:
 //
-//	schedule or counter --op i--> worker --attempt n--> faults.Transport --> h1 --> target
+//	pacer or counter --op i--> worker --attempt n--> faults.Transport --> h1 --> target
 //	                             |   ^                      |
 //	                             |   +--retry (same key)----+ (Plan.Pick(i, n))
 //	                             v
