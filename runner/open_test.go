@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -204,5 +205,34 @@ func TestStallShowsInOpenModelOnly(t *testing.T) {
 				t.Errorf("%s model: p50 %v p90 %v p99 %v max %v over %d attempts: %s", c.name, p50, p90, p99, top, len(l), msg)
 			}
 		})
+	}
+}
+
+// The open model starts workers while ops are due that none took, so a
+// slow target sees the ops in flight grow, up to max_in_flight and never
+// past it.
+func TestOpenGrowsToMaxInFlight(t *testing.T) {
+	var cur, peak atomic.Int64
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int64, _ []byte) {
+		n := cur.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(30 * time.Millisecond)
+		cur.Add(-1)
+		w.WriteHeader(http.StatusCreated)
+	})
+	sc := scenario(func(sc *scenarios.Scenario) {
+		sc.Load = scenarios.Load{Ops: 60, Rate: 1000, MaxInFlight: 6}
+	})
+	h := mustRun(t, s, sc, 1)
+	if len(h.Ops) != 60 || len(s.requests()) != 60 {
+		t.Fatalf("%d ops, %d requests, want 60", len(h.Ops), len(s.requests()))
+	}
+	if p := peak.Load(); p != 6 {
+		t.Errorf("at most %d requests in flight, want exactly max_in_flight 6 (ops due every 1 ms, each taking 30 ms)", p)
 	}
 }
