@@ -41,6 +41,10 @@ type conn struct {
 	peekOK  bool
 }
 
+// fieldCost is what one header line is charged beyond its length against
+// the bound on an answer's headers.
+const fieldCost = 64
+
 // field is a header of the answer being read: its canonical name and its
 // value as hbuf[start:end].
 type field struct {
@@ -53,20 +57,14 @@ type field struct {
 func (c *conn) expire() { c.nc.SetDeadline(aLongTimeAgo) }
 
 // usable reports whether the idle c can take a request: not idle too
-// long, nothing unread, and the peer has not closed it.
-//
-// The peek costs a system call, so a connection idle for less than
-// peekAfter is taken without one: in so short a time a peer that closes
-// an idle connection (on its idle timeout, at a restart) has not, or its
-// close is still in flight and no peek could see it.
+// long, nothing unread, and a peek finds the peer has neither closed it
+// nor sent anything since its last answer. The peek costs a system call
+// on every reuse, but bytes a server sent after its answer (a body longer
+// than its Content-Length, a body after a HEAD, 204 or 304 answer, a
+// second answer) would otherwise be read as the next request's answer.
 func (c *conn) usable() bool {
-	idle := time.Since(c.idleAt)
-	return idle < MaxIdleAge && c.br.Buffered() == 0 && (idle < peekAfter || c.alive())
+	return time.Since(c.idleAt) < MaxIdleAge && c.br.Buffered() == 0 && c.alive()
 }
-
-// peekAfter is how long a connection must have been idle for usable to
-// check, with a peek, that the peer has not closed it.
-const peekAfter = time.Millisecond
 
 // finish ends the request in flight on c: it stops the context watch and
 // pools c when reuse is true and the watch had not fired, else closes it.
@@ -86,6 +84,9 @@ func (c *conn) finish(reuse bool) {
 	}
 	if cap(c.long) > 64<<10 {
 		c.long = nil
+	}
+	if cap(c.fields) > 1024 {
+		c.fields = nil
 	}
 	if reuse {
 		c.p.put(c)
@@ -354,7 +355,10 @@ func (c *conn) readHeader(minor int) (head, error) {
 		if len(line) == 0 {
 			break
 		}
-		if total += len(line); total > c.p.t.maxHeader {
+		// Each line is charged what keeping it costs beyond its bytes
+		// (its field, its value), as textproto does, so that a flood of
+		// tiny lines is bounded like a few long ones.
+		if total += len(line) + fieldCost; total > c.p.t.maxHeader {
 			return hd, malformed("headers longer than %d bytes", c.p.t.maxHeader)
 		}
 		if line[0] == ' ' || line[0] == '\t' {

@@ -6,10 +6,10 @@
 //	RoundTrip(req)
 //	  |-- https, a proxy, Expect, Upgrade, userinfo, odd URL ---> fallback (net/http)
 //	  v
-//	pool[host:port] --idle conn (idle > 1 ms: peeked)--+
-//	  |                                                 |
-//	  +--none: dial (unsent on failure)                 |
-//	  v                                                 v
+//	pool[host:port] --idle conn (peeked: open, nothing unread)--+
+//	  |                                                           |
+//	  +--none: dial (unsent on failure)                           |
+//	  v                                                           v
 //	context.AfterFunc(ctx, deadline the conn) --> one write: request line,
 //	headers, body --> read status line and headers (1xx skipped) --> Body:
 //	Content-Length, chunked or to EOF --> at its end the conn goes back to
@@ -24,5 +24,16 @@
 // What it does not do, by design: HTTP/2, TLS, proxies, compression
 // (it sends no Accept-Encoding and never decompresses), response trailers
 // (read and dropped), 100-continue. Those requests go to the fallback
-// RoundTripper unchanged.
+// RoundTripper unchanged. A raw query with a control byte goes there too,
+// which refuses it rather than split the request line.
+//
+// Limits, unlike net/http: a response Body must be read and closed by one
+// goroutine (Close does not abort a Read blocked in another); the whole
+// request is written before the answer is read, so a server that answers
+// early (a 413) without reading a large body is seen as a failed write
+// (the attempt indeterminate, never a false success); bytes a server sends
+// after its answer are caught by the peek before the connection's reuse,
+// not while it sits idle, so bytes that arrive in the instant between the
+// peek and the next request's write are read as its answer, a window
+// net/http's background reader narrows but does not close either.
 package h1

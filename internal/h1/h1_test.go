@@ -555,9 +555,6 @@ func TestStaleIdleConnection(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	p.mu.Lock()
-	p.idle[0].idleAt = time.Now().Add(-peekAfter) // idle long enough to be checked
-	p.mu.Unlock()
 	for range 3 {
 		do(t, tr, "GET", s.URL, "")
 	}
@@ -710,5 +707,102 @@ func TestLongHeaders(t *testing.T) {
 	if resp, err := small.RoundTrip(req); err == nil {
 		resp.Body.Close()
 		t.Error("a 10 KiB header with MaxResponseHeaderBytes 4 KiB: no error")
+	}
+}
+
+// Bytes a server sends after its answer (here a second answer, written
+// just after the first) are never read as the next request's answer: the
+// connection they sit on is not reused.
+func TestStaleBytesNeverAnswerTheNextRequest(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	sent := make(chan struct{}, 100) // the stale bytes are on their way
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func(c net.Conn) {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, req.Body)
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nreal!")
+					time.Sleep(50 * time.Microsecond) // a separate segment
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nSTALE")
+					sent <- struct{}{}
+				}
+			}(c)
+		}
+	}()
+	tr := New(nil, 4)
+	defer tr.CloseIdleConnections()
+	for i := range 50 {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+ln.Addr().String()+"/", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != "real!" {
+			t.Fatalf("request %d got %q: another request's answer", i, b)
+		}
+		<-sent // written, so on loopback already in the client's socket
+	}
+}
+
+// A flood of tiny header lines is bounded like a few long ones.
+func TestHeaderLinesBounded(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		http.ReadRequest(bufio.NewReader(c))
+		bw := bufio.NewWriter(c)
+		bw.WriteString("HTTP/1.1 200 OK\r\n")
+		for range 1 << 20 { // 4 MiB of "a:\r\n": under 10 MiB of bytes
+			bw.WriteString("a:\r\n")
+		}
+		bw.WriteString("Content-Length: 0\r\n\r\n")
+		bw.Flush()
+	}()
+	tr := New(nil, 1)
+	defer tr.CloseIdleConnections()
+	req, _ := http.NewRequest(http.MethodGet, "http://"+ln.Addr().String()+"/", nil)
+	if resp, err := tr.RoundTrip(req); err == nil || !strings.Contains(err.Error(), "headers longer than") {
+		if resp != nil {
+			resp.Body.Close()
+		}
+		t.Fatalf("a million header lines: %v, want headers longer than the bound", err)
+	}
+}
+
+// A control byte in the raw query never reaches the request line (a path
+// is escaped): the request goes to net/http, which refuses it.
+func TestControlBytesInURL(t *testing.T) {
+	tr := New(nil, 1)
+	for _, u := range []*url.URL{
+		{Scheme: "http", Host: "127.0.0.1:1", Path: "/", RawQuery: "a=1 HTTP/1.1\r\nX-Injected: yes"},
+		{Scheme: "http", Host: "127.0.0.1:1", Path: "/", RawQuery: "a=\x7f"},
+	} {
+		if tr.handles(&http.Request{Method: http.MethodGet, URL: u, Header: http.Header{}}) {
+			t.Errorf("h1 takes %q", u.String())
+		}
 	}
 }

@@ -161,6 +161,9 @@ func (t *Transport) handles(req *http.Request) bool {
 	if (req.Body == nil || req.Body == http.NoBody) && req.ContentLength != 0 {
 		return false // net/http says what is wrong with it
 	}
+	if hasCTL(u.RawQuery) || hasCTL(u.EscapedPath()) {
+		return false // net/http refuses it, rather than split the request line
+	}
 	h := req.Header
 	if len(h["Expect"]) > 0 || len(h["Upgrade"]) > 0 {
 		return false
@@ -171,6 +174,17 @@ func (t *Transport) handles(req *http.Request) bool {
 		}
 	}
 	return true
+}
+
+// hasCTL reports whether s holds a control byte (CR and LF among them),
+// which must never reach the request line.
+func hasCTL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			return true
+		}
+	}
+	return false
 }
 
 // pool returns the pool of host, made on first use.
@@ -195,8 +209,12 @@ func (t *Transport) pool(host string) *pool {
 
 // dialAddr is host with port 80 when it names none.
 func dialAddr(host string) string {
-	if _, port, err := net.SplitHostPort(host); err == nil && port != "" {
+	h, port, err := net.SplitHostPort(host)
+	switch {
+	case err == nil && port != "":
 		return host
+	case err == nil: // "host:", an empty port, is port 80 as in net/http
+		return net.JoinHostPort(h, "80")
 	}
 	return net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), "80")
 }
