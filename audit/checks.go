@@ -24,7 +24,7 @@ const (
 	// the API answered before the client gave up: the calibration measured
 	// a slow moment.
 	c10Retries = 2
-	c13Rounds = 2
+	c13Rounds  = 2
 )
 
 // noCache is the header C08's and C13's first attempts carry: a client
