@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -23,7 +24,7 @@ func validating(ctx context.Context) bool {
 // environment is empty, so a flag that reads it (--shard auto/N) is
 // checked for its form only.
 func Validate(args []string) error {
-	f := &Factory{Streams: Streams{In: eofReader{}, Out: io.Discard, Err: io.Discard}, Getenv: func(string) string { return "" }}
+	f := &Factory{Streams: Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}, Getenv: func(string) string { return "" }}
 	root := NewCmdRoot(f)
 	var wrap func(c *cobra.Command)
 	wrap = func(c *cobra.Command) {
@@ -47,7 +48,3 @@ func Validate(args []string) error {
 	root.SetErr(io.Discard)
 	return root.ExecuteContext(context.WithValue(context.Background(), validatingKey{}, true))
 }
-
-type eofReader struct{}
-
-func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }

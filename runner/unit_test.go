@@ -14,39 +14,30 @@ import (
 
 func TestPacer(t *testing.T) {
 	tests := []struct {
-		rate    float64
-		elapsed time.Duration
-		hits    int
-		want    time.Duration
+		rate float64
+		hit  int
+		want time.Duration
 	}{
-		{rate: 100, elapsed: 0, hits: 0, want: 0},
-		{rate: 100, elapsed: 0, hits: 1, want: 10 * time.Millisecond},
-		{rate: 100, elapsed: 4 * time.Millisecond, hits: 1, want: 6 * time.Millisecond},
-		{rate: 100, elapsed: 10 * time.Millisecond, hits: 1, want: 0},
-		{rate: 100, elapsed: time.Second, hits: 50, want: 0}, // behind: catch up at once
-		{rate: 100, elapsed: time.Second, hits: 100, want: 0},
-		{rate: 100, elapsed: time.Second, hits: 101, want: 10 * time.Millisecond},
-		{rate: 0.5, elapsed: time.Second, hits: 1, want: time.Second},
-		{rate: 30000, elapsed: 0, hits: 3, want: 100 * time.Microsecond},
+		{rate: 100, hit: 0, want: 0},
+		{rate: 100, hit: 1, want: 10 * time.Millisecond},
+		{rate: 100, hit: 101, want: 1010 * time.Millisecond},
+		{rate: 0.5, hit: 1, want: 2 * time.Second},
+		{rate: 30000, hit: 3, want: 100 * time.Microsecond},
+		{rate: 0, hit: 7, want: 0},
 	}
 	for _, tt := range tests {
-		p := Pacer{Rate: tt.rate}
-		if got := p.Pace(tt.elapsed, tt.hits); got != tt.want {
-			t.Errorf("Pacer{%v}.Pace(%v, %d) = %v, want %v", tt.rate, tt.elapsed, tt.hits, got, tt.want)
+		if got := (Pacer{Rate: tt.rate}).Due(tt.hit); got != tt.want {
+			t.Errorf("Pacer{%v}.Due(%d) = %v, want %v", tt.rate, tt.hit, got, tt.want)
 		}
 	}
-	// Over a simulated second, a pacer that is obeyed issues Rate ops.
+	// Over a second, Rate ops are due.
 	p := Pacer{Rate: 250}
 	hits := 0
-	for el := time.Duration(0); el < time.Second; {
-		if w := p.Pace(el, hits); w > 0 {
-			el += w
-			continue
-		}
+	for p.Due(hits) < time.Second {
 		hits++
 	}
 	if hits != 250 {
-		t.Errorf("obeying Pacer{250} for 1s issued %d ops, want 250", hits)
+		t.Errorf("Pacer{250}: %d ops due in 1s, want 250", hits)
 	}
 }
 
