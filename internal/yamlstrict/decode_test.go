@@ -1,12 +1,15 @@
 package yamlstrict
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf16"
 
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
@@ -195,8 +198,10 @@ func FuzzDecode(f *testing.F) {
 		if diff := cmp.Diff(ra.Problems, rb.Problems); diff != "" {
 			t.Fatalf("Decode is not deterministic (-first +second):\n%s", diff)
 		}
-		// YAML breaks lines at LF, CR, CRLF, NEL, LS and PS.
-		text := strings.ReplaceAll(string(data), "\r\n", "\n")
+		// YAML breaks lines at LF, CR, CRLF, NEL, LS and PS, counted in
+		// the text the parser reads: UTF-16 when the input starts with its
+		// byte order mark.
+		text := strings.ReplaceAll(yamlText(data), "\r\n", "\n")
 		lines := 1
 		for _, brk := range []string{"\n", "\r", "\u0085", "\u2028", "\u2029"} {
 			lines += strings.Count(text, brk)
@@ -210,4 +215,24 @@ func FuzzDecode(f *testing.F) {
 			t.Fatal("Decode did not decode and reported no problem")
 		}
 	})
+}
+
+// yamlText is data as the YAML reader decodes it: UTF-16 (little or big
+// endian) after its byte order mark, UTF-8 otherwise.
+func yamlText(data []byte) string {
+	var order binary.ByteOrder
+	switch {
+	case bytes.HasPrefix(data, []byte{0xff, 0xfe}):
+		order = binary.LittleEndian
+	case bytes.HasPrefix(data, []byte{0xfe, 0xff}):
+		order = binary.BigEndian
+	default:
+		return string(data)
+	}
+	data = data[2:]
+	units := make([]uint16, 0, len(data)/2)
+	for i := 0; i+1 < len(data); i += 2 {
+		units = append(units, order.Uint16(data[i:]))
+	}
+	return string(utf16.Decode(units))
 }
