@@ -17,6 +17,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/canon"
+	"github.com/idemcheck/idemcheck/internal/h1"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -29,12 +30,16 @@ type worker struct {
 	// register with, and contend for, the run's.
 	ctx    context.Context
 	cancel context.CancelFunc // ends ctx; Run calls it when the load is over
-	rec    recorder
-	pcg    rand.PCG
-	rnd    *rand.Rand
-	body   bodyReader
-	canon  canon.Buffer
-	timer  *time.Timer
+	// sendCtx is ctx carrying limit, the request timeout of the request
+	// in flight, when the transport applies one (run.limits); else ctx.
+	sendCtx context.Context
+	limit   *h1.Limit
+	rec     recorder
+	pcg     rand.PCG
+	rnd     *rand.Rand
+	body    bodyReader
+	canon   canon.Buffer
+	timer   *time.Timer
 
 	// the current op's key-edited static body, kept for its retries
 	// (shared, read-only, by its requests)
@@ -56,6 +61,11 @@ type worker struct {
 func (r *run) newWorker() *worker {
 	w := &worker{r: r, body: newBodyReader(r.maxBody)}
 	w.ctx, w.cancel = context.WithCancel(r.ctx)
+	w.sendCtx = w.ctx
+	if r.limits {
+		w.limit = &h1.Limit{Cause: r.timeoutErr}
+		w.sendCtx = h1.WithLimit(w.ctx, w.limit)
+	}
 	w.rnd = rand.New(&w.pcg)
 	return w
 }
@@ -159,7 +169,7 @@ func (w *worker) attempt(op int, v scenarios.Vars, intended time.Duration) (a hi
 	r := w.r
 	a = history.Attempt{Op: op, N: v.Attempt, Intended: intended, Target: r.target(op, v.Attempt)}
 	f := r.plan.Pick(op, v.Attempt)
-	ctx := w.ctx
+	ctx := w.sendCtx
 	if f != nil {
 		a.Fault = f.Kind()
 		ctx = faults.WithFault(ctx, f)
@@ -188,15 +198,25 @@ func (w *worker) send(a *history.Attempt, req *http.Request) {
 	noHiddenResend(req)
 	w.sent++
 	w.retryAfter = 0
-	ctx, cancel := withTimeout(req.Context(), r.timeout, r.timeoutErr)
-	defer cancel()
-	req = req.WithContext(ctx)
+	ctx := req.Context()
+	now := time.Now()
+	if w.limit != nil {
+		// The transport bounds the request with its connection's
+		// deadline (see Run): cheaper than a context's timer.
+		w.limit.Deadline = now.Add(r.timeout)
+	} else {
+		var cancel context.CancelFunc
+		ctx, cancel = withTimeoutAt(ctx, now, r.timeout, r.timeoutErr)
+		defer cancel()
+		req = req.WithContext(ctx)
+	}
 	var others *faults.Answers
 	if a.Fault == faults.KindDuplicate || a.Fault == faults.KindDropAck {
 		others = &faults.Answers{}
-		req = req.WithContext(faults.WithAnswers(ctx, others))
+		ctx = faults.WithAnswers(ctx, others)
+		req = req.WithContext(ctx)
 	}
-	a.Start = r.since()
+	a.Start = now.Sub(r.start)
 	resp, err := r.rt.RoundTrip(req)
 	if others != nil {
 		defer func() { a.Answers = w.answers(ctx, others.Take()) }()

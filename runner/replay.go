@@ -81,7 +81,7 @@ func (w *worker) replays(op int, v scenarios.Vars, prev time.Duration) {
 		// The same Rand state as the op's attempts: the same body.
 		w.pcg.Seed(r.tmplSeed, uint64(op))
 		a := history.Attempt{Op: op, N: v.Attempt, Fault: p.fault, Intended: intended, Target: r.target(op, v.Attempt)}
-		req, err := w.buildReplay(w.ctx, v, a.Target)
+		req, err := w.buildReplay(w.sendCtx, v, a.Target)
 		if err != nil {
 			w.rec.attempts.add(w.unrendered(op, v.Attempt, p.fault, intended, err))
 			return

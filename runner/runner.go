@@ -184,6 +184,10 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 		defer tr.CloseIdleConnections()
 		opts.Transport = tr
 	}
+	// An HTTP/1.1 client of ours bounds each request with its connection's
+	// deadline (an h1.Limit per worker); another transport gets a context
+	// with a timer per request.
+	_, r.limits = opts.Transport.(*h1.Transport)
 	r.rt = &faults.Transport{Base: opts.Transport, MaxBody: r.maxBody}
 	now := opts.Now
 	if now == nil {
@@ -289,6 +293,7 @@ type run struct {
 	targetSeed uint64     // an attempt's target is drawn from (targetSeed, op, n)
 	timeout    time.Duration
 	timeoutErr error // the cause of a request's context when timeout expires
+	limits     bool  // the transport applies an h1.Limit: workers bound requests with one
 	seed       uint64
 	tmplSeed   uint64 // templates' Rand draws from (tmplSeed, op)
 	load       scenarios.Load
@@ -483,11 +488,17 @@ func withTimeout(ctx context.Context, d time.Duration, err error) (context.Conte
 	return context.WithTimeoutCause(ctx, d, err)
 }
 
+// withTimeoutAt is withTimeout for a timeout that started at now.
+func withTimeoutAt(ctx context.Context, now time.Time, d time.Duration, err error) (context.Context, context.CancelFunc) {
+	return context.WithDeadlineCause(ctx, now.Add(d), err)
+}
+
 // explain returns the request timeout's error in place of err when it is
-// what ended the request whose context is ctx, else err.
+// what ended the request whose context is ctx (or, through an h1.Limit,
+// err itself), else err.
 func explain(ctx context.Context, err error) error {
 	var te *timeoutError
-	if err != nil && errors.As(context.Cause(ctx), &te) {
+	if err != nil && (errors.As(context.Cause(ctx), &te) || errors.As(err, &te)) {
 		return te
 	}
 	return err

@@ -35,6 +35,7 @@ type conn struct {
 	stop      func() bool // stops the context watch of the request in flight; nil for none
 	interrupt func()      // c.expire, bound once
 	deadlined bool        // a read deadline of our own is set (draining)
+	limited   bool        // a request's Limit set the deadline
 
 	peekFn  func(fd uintptr) bool // c.peek, bound once
 	peekBuf [1]byte

@@ -46,10 +46,6 @@ func malformed(format string, args ...any) error {
 }
 
 // ctxErr returns the cause of ctx when it is done, as net/http does when a
-// request's context ends, else err.
-func ctxErr(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return context.Cause(ctx)
-	}
-	return err
-}
+// request's context ends, the cause of its Limit when that passed, else
+// err.
+func ctxErr(ctx context.Context, err error) error { return cause(ctx, err) }

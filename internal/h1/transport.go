@@ -3,6 +3,7 @@ package h1
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -109,21 +110,26 @@ var bufs = sync.Pool{New: func() any { b := make([]byte, 0, 1<<10); return &b }}
 // RoundTrip implements http.RoundTripper. It never sends req twice.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !t.handles(req) {
-		return t.fallback.RoundTrip(req)
+		return t.viaFallback(req)
 	}
 	ctx := req.Context()
 	if ctx.Err() != nil {
 		closeBody(req)
 		return nil, unsent(context.Cause(ctx))
 	}
+	l := limitOf(ctx)
+	if l != nil && !time.Now().Before(l.Deadline) {
+		closeBody(req)
+		return nil, unsent(l.Cause)
+	}
 	closeAfter := t.noKeep || req.Close || hasToken(req.Header["Connection"], "close")
 	buf := bufs.Get().(*[]byte)
 	head, ok := appendHead((*buf)[:0], req, closeAfter)
 	if !ok {
 		bufs.Put(buf)
-		return t.fallback.RoundTrip(req)
+		return t.viaFallback(req)
 	}
-	c, err := t.pool(req.URL.Host).get(ctx)
+	c, err := t.pool(req.URL.Host).get(ctx, l)
 	if err != nil {
 		bufs.Put(buf)
 		closeBody(req)
@@ -230,8 +236,9 @@ type pool struct {
 	idle []*conn
 }
 
-// get returns an idle connection that is still open, else a new one.
-func (p *pool) get(ctx context.Context) (*conn, error) {
+// get returns an idle connection that is still open, else a new one, its
+// deadline l's (none for a nil l). A dial is bounded by l too.
+func (p *pool) get(ctx context.Context, l *Limit) (*conn, error) {
 	for {
 		p.mu.Lock()
 		n := len(p.idle)
@@ -243,16 +250,30 @@ func (p *pool) get(ctx context.Context) (*conn, error) {
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
-		if c.usable() {
+		if c.limit(l) && c.usable() {
 			return c, nil
 		}
 		c.nc.Close()
 	}
-	nc, err := p.t.dial(ctx, "tcp", p.addr)
+	dctx := ctx
+	if l != nil {
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithDeadlineCause(ctx, l.Deadline, l.Cause)
+		defer cancel()
+	}
+	nc, err := p.t.dial(dctx, "tcp", p.addr)
 	if err != nil {
+		if dctx.Err() != nil && ctx.Err() == nil {
+			return nil, context.Cause(dctx)
+		}
 		return nil, err
 	}
-	return newConn(p, nc), nil
+	c := newConn(p, nc)
+	if !c.limit(l) {
+		nc.Close()
+		return nil, errors.New("h1: setting the connection's deadline failed")
+	}
+	return c, nil
 }
 
 // put pools c, or closes it when the pool is full.

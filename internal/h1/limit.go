@@ -1,0 +1,115 @@
+package h1
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"time"
+)
+
+// Limit bounds a request and its answer's body in time: sent through a
+// Transport with a context that carries it (WithLimit), a request still
+// running at Deadline fails with Cause, and so does a read of its body.
+//
+// A Transport applies it as its connection's deadline: no timer, channel
+// or goroutine per request, which a context.WithTimeout costs. One Limit
+// can serve every request of a caller that sends one request at a time
+// (set Deadline before each); it must not change while a request that
+// carries it, or its body, is in use. A request the Transport hands to
+// its fallback gets a context.WithDeadlineCause of its own.
+type Limit struct {
+	Deadline time.Time
+	Cause    error
+}
+
+type limitKey struct{}
+
+// WithLimit returns ctx carrying l; a zero Deadline is no limit.
+func WithLimit(ctx context.Context, l *Limit) context.Context {
+	return context.WithValue(ctx, limitKey{}, l)
+}
+
+// limitOf returns the Limit ctx carries, nil for none.
+func limitOf(ctx context.Context) *Limit {
+	l, _ := ctx.Value(limitKey{}).(*Limit)
+	if l == nil || l.Deadline.IsZero() {
+		return nil
+	}
+	return l
+}
+
+// cause is what ended a request whose I/O failed with err: its context's
+// cause when the context is done, its Limit's when the connection's
+// deadline passed, else err.
+func cause(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		if l := limitOf(ctx); l != nil && !time.Now().Before(l.Deadline) {
+			return l.Cause
+		}
+	}
+	return err
+}
+
+// limit sets c's deadline for a request carrying l (none when l is nil).
+// It reports false when the deadline could not be set: c is then unusable.
+func (c *conn) limit(l *Limit) bool {
+	switch {
+	case l != nil:
+		c.limited = true
+		return c.nc.SetDeadline(l.Deadline) == nil
+	case c.limited:
+		c.limited = false
+		return c.nc.SetDeadline(time.Time{}) == nil
+	}
+	return true
+}
+
+// viaFallback sends req through the fallback, bounded by its Limit with a
+// context of its own.
+func (t *Transport) viaFallback(req *http.Request) (*http.Response, error) {
+	parent := req.Context()
+	l := limitOf(parent)
+	if l == nil {
+		return t.fallback.RoundTrip(req)
+	}
+	ctx, cancel := context.WithDeadlineCause(parent, l.Deadline, l.Cause)
+	resp, err := t.fallback.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		if ctx.Err() != nil && parent.Err() == nil {
+			err = context.Cause(ctx)
+		}
+		cancel()
+		return nil, err
+	}
+	resp.Body = &limitedBody{rc: resp.Body, ctx: ctx, parent: parent, cancel: cancel}
+	return resp, nil
+}
+
+// limitedBody is a fallback answer's body: its reads fail with the
+// Limit's cause once the deadline passed, and its Close releases the
+// deadline's timer.
+type limitedBody struct {
+	rc     io.ReadCloser
+	ctx    context.Context // parent, bounded by the Limit
+	parent context.Context
+	cancel context.CancelFunc
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err != nil && err != io.EOF && b.ctx.Err() != nil && b.parent.Err() == nil {
+		err = context.Cause(b.ctx)
+	}
+	return n, err
+}
+
+func (b *limitedBody) Close() error {
+	err := b.rc.Close()
+	b.cancel()
+	return err
+}

@@ -1,0 +1,153 @@
+package h1
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A Limit ends a request at its deadline with its cause, at every stage:
+// waiting for the headers, reading the body, writing a body the server
+// does not read.
+func TestLimitEnds(t *testing.T) {
+	addr := stallServer(t)
+	cause := errors.New("test limit")
+	big := bytes.Repeat([]byte("x"), 64<<20) // more than the socket buffers hold
+	for _, stage := range []string{"header", "body", "read"} {
+		t.Run(stage, func(t *testing.T) {
+			var body io.Reader
+			if stage == "read" {
+				body = bytes.NewReader(big)
+			}
+			l := &Limit{Deadline: time.Now().Add(50 * time.Millisecond), Cause: cause}
+			req, _ := http.NewRequestWithContext(WithLimit(ctx(t), l), "POST", "http://"+addr+"/"+stage, body)
+			start := time.Now()
+			resp, err := newTransport(t).RoundTrip(req)
+			if stage == "body" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = io.ReadAll(resp.Body)
+				resp.Body.Close()
+			}
+			if err != cause {
+				t.Errorf("error = %v, want the limit's cause %v", err, cause)
+			}
+			if d := time.Since(start); d < 40*time.Millisecond || d > 5*time.Second {
+				t.Errorf("ended after %v, want about the limit's 50ms", d)
+			}
+		})
+	}
+}
+
+// A limit that passed before the send sends nothing; a dial is bounded by
+// the limit too, and both are unsent.
+func TestLimitUnsent(t *testing.T) {
+	cause := errors.New("test limit")
+	var dials int
+	fallback := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		dials++
+		<-ctx.Done()
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: ctx.Err()}
+	}}
+	tr := New(fallback, 1)
+	past := &Limit{Deadline: time.Now().Add(-time.Millisecond), Cause: cause}
+	req, _ := http.NewRequestWithContext(WithLimit(ctx(t), past), "POST", "http://127.0.0.1:1/", strings.NewReader("x"))
+	if _, err := tr.RoundTrip(req); !errors.Is(err, cause) || !Unsent(err) || dials != 0 {
+		t.Errorf("limit already past: %v (Unsent %v, %d dials), want its cause, unsent, no dial", err, Unsent(err), dials)
+	}
+	l := &Limit{Deadline: time.Now().Add(50 * time.Millisecond), Cause: cause}
+	req, _ = http.NewRequestWithContext(WithLimit(ctx(t), l), "POST", "http://127.0.0.1:1/", strings.NewReader("x"))
+	start := time.Now()
+	if _, err := tr.RoundTrip(req); !errors.Is(err, cause) || !Unsent(err) || dials != 1 {
+		t.Errorf("dial past the limit: %v (Unsent %v, %d dials), want its cause, unsent", err, Unsent(err), dials)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the dial took %v: the limit did not bound it", d)
+	}
+}
+
+// A connection keeps no deadline of an earlier request: a request
+// without a limit, long after another's limit passed, is answered on the
+// same connection; so is one with a later limit.
+func TestLimitNotInherited(t *testing.T) {
+	srv := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			time.Sleep(150 * time.Millisecond)
+		}
+		io.WriteString(w, "ok")
+	})
+	tr := newTransport(t)
+	l := &Limit{Deadline: time.Now().Add(time.Second), Cause: errors.New("test limit")}
+	send := func(c context.Context, path string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(c, "GET", srv.URL+path, nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || string(b) != "ok" {
+			t.Fatalf("GET %s: body %q, %v", path, b, err)
+		}
+	}
+	send(WithLimit(ctx(t), l), "/")
+	l.Deadline = time.Now().Add(20 * time.Millisecond)
+	send(WithLimit(ctx(t), l), "/")
+	time.Sleep(50 * time.Millisecond) // the deadline passes while the connection is idle
+	send(ctx(t), "/slow")
+	l.Deadline = time.Now().Add(5 * time.Second)
+	send(WithLimit(ctx(t), l), "/slow")
+	if n := srv.conns.Load(); n != 1 {
+		t.Errorf("%d connections, want every request on one", n)
+	}
+}
+
+// A request the fallback sends is bounded by its limit: the answer's
+// headers and its body.
+func TestLimitFallback(t *testing.T) {
+	done := make(chan struct{})
+	addr, _ := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return
+		}
+		if strings.Contains(line, "/body") {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npart")
+		}
+		<-done
+	})
+	t.Cleanup(func() { close(done) })
+	cause := errors.New("test limit")
+	fallback := &http.Transport{}
+	defer fallback.CloseIdleConnections()
+	tr := New(fallback, 1)
+	for _, path := range []string{"/header", "/body"} {
+		l := &Limit{Deadline: time.Now().Add(50 * time.Millisecond), Cause: cause}
+		req, _ := http.NewRequestWithContext(WithLimit(ctx(t), l), "POST", "http://"+addr+path, strings.NewReader("x"))
+		req.Header.Set("Expect", "100-continue") // the fallback's
+		start := time.Now()
+		resp, err := tr.RoundTrip(req)
+		if path == "/body" {
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		if !errors.Is(err, cause) {
+			t.Errorf("%s: %v, want the limit's cause", path, err)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%s: took %v", path, d)
+		}
+	}
+}
