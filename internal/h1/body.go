@@ -175,13 +175,9 @@ func (b *body) Close() error {
 		return nil
 	}
 	c := b.c
-	if c.stop != nil {
-		if !c.stop() {
-			c.stop = nil
-			b.release(false) // the request's context ended
-			return nil
-		}
-		c.stop = nil
+	if !c.unwatch() {
+		b.release(false) // the request's context ended
+		return nil
 	}
 	if b.mode == modeLength && b.left <= int64(c.br.Buffered()) {
 		c.br.Discard(int(b.left))

@@ -3,6 +3,7 @@ package h1
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +34,7 @@ type conn struct {
 	idleAt time.Time
 
 	stop      func() bool // stops the context watch of the request in flight; nil for none
+	lim       *Limit      // the Limit watching the request in flight in place of stop; nil for none
 	interrupt func()      // c.expire, bound once
 	deadlined bool        // a read deadline of our own is set (draining)
 	limited   bool        // a request's Limit set the deadline
@@ -57,6 +59,41 @@ type field struct {
 // context ended.
 func (c *conn) expire() { c.nc.SetDeadline(aLongTimeAgo) }
 
+// watch makes the end of ctx, the context of the request about to be
+// sent on c, fail c's I/O. A request whose context has the Done of its
+// Limit's (WithLimit) joins the Limit's watch, which costs no allocation;
+// another gets a context.AfterFunc. It reports false, watching nothing,
+// when the Limit's context already ended.
+func (c *conn) watch(ctx context.Context, l *Limit) bool {
+	done := ctx.Done()
+	switch {
+	case done == nil:
+	case l != nil && done == l.done:
+		if !l.add(c) {
+			return false
+		}
+		c.lim = l
+	default:
+		c.stop = context.AfterFunc(ctx, c.interrupt)
+	}
+	return true
+}
+
+// unwatch stops the watch of the request in flight on c. It reports false
+// when the watch had fired: c's deadline is in the past.
+func (c *conn) unwatch() bool {
+	ok := true
+	if c.stop != nil {
+		ok = c.stop()
+		c.stop = nil
+	}
+	if c.lim != nil {
+		ok = c.lim.remove(c)
+		c.lim = nil
+	}
+	return ok
+}
+
 // usable reports whether the idle c can take a request: not idle too
 // long, nothing unread, and a peek finds the peer has neither closed it
 // nor sent anything since its last answer. The peek costs a system call
@@ -70,11 +107,8 @@ func (c *conn) usable() bool {
 // finish ends the request in flight on c: it stops the context watch and
 // pools c when reuse is true and the watch had not fired, else closes it.
 func (c *conn) finish(reuse bool) {
-	if c.stop != nil {
-		if !c.stop() {
-			reuse = false // the deadline is in the past
-		}
-		c.stop = nil
+	if !c.unwatch() {
+		reuse = false // the deadline is in the past
 	}
 	if reuse && c.deadlined {
 		reuse = c.nc.SetReadDeadline(time.Time{}) == nil

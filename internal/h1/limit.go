@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -22,13 +23,63 @@ import (
 type Limit struct {
 	Deadline time.Time
 	Cause    error
+
+	mu    sync.Mutex
+	done  <-chan struct{} // the Done of the context WithLimit watches
+	ended bool            // that context ended
+	conns []*conn         // the connections of the requests in flight with l
 }
 
 type limitKey struct{}
 
-// WithLimit returns ctx carrying l; a zero Deadline is no limit.
+// WithLimit returns ctx carrying l; a zero Deadline is no limit. It also
+// watches ctx, until it ends, for every request sent with it: a request
+// whose context has ctx's Done (ctx itself, or a value of it) is
+// interrupted when ctx ends without a watch of its own per request. Give
+// each Limit to one WithLimit, on a context that ends.
 func WithLimit(ctx context.Context, l *Limit) context.Context {
+	if l.done = ctx.Done(); l.done != nil {
+		context.AfterFunc(ctx, l.interrupt)
+	}
 	return context.WithValue(ctx, limitKey{}, l)
+}
+
+// add puts c under l's watch; false when l's context already ended.
+func (l *Limit) add(c *conn) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended {
+		return false
+	}
+	l.conns = append(l.conns, c)
+	return true
+}
+
+// remove takes c from l's watch; false when l's context ended while c was
+// under it (its deadline is then in the past).
+func (l *Limit) remove(c *conn) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, x := range l.conns {
+		if x == c {
+			last := len(l.conns) - 1
+			l.conns[i], l.conns[last] = l.conns[last], nil
+			l.conns = l.conns[:last]
+			break
+		}
+	}
+	return !l.ended
+}
+
+// interrupt fails the I/O of every request in flight with l: its context
+// ended.
+func (l *Limit) interrupt() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ended = true
+	for _, c := range l.conns {
+		c.expire()
+	}
 }
 
 // limitOf returns the Limit ctx carries, nil for none.

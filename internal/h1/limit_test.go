@@ -151,3 +151,45 @@ func TestLimitFallback(t *testing.T) {
 		}
 	}
 }
+
+// The context a Limit watches ends every request in flight with it, two
+// at once included (a duplicate send), with its cause; a request sent
+// after it ended is unsent.
+func TestLimitWatchesItsContext(t *testing.T) {
+	addr := stallServer(t)
+	cause := errors.New("test cancel")
+	base, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	l := &Limit{Deadline: time.Now().Add(time.Minute), Cause: errors.New("test limit")}
+	lctx := WithLimit(base, l)
+	tr := newTransport(t)
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			req, _ := http.NewRequestWithContext(lctx, "POST", "http://"+addr+"/header", strings.NewReader("x"))
+			_, err := tr.RoundTrip(req)
+			errs <- err
+		}()
+	}
+	time.Sleep(50 * time.Millisecond)
+	cancel(cause)
+	for range 2 {
+		select {
+		case err := <-errs:
+			if !errors.Is(err, cause) || Unsent(err) {
+				t.Errorf("request in flight: %v (Unsent %v), want the context's cause, sent", err, Unsent(err))
+			}
+		case <-time.After(bound):
+			t.Fatal("a request in flight outlived its Limit's context")
+		}
+	}
+	req, _ := http.NewRequestWithContext(lctx, "POST", "http://"+addr+"/header", strings.NewReader("x"))
+	if _, err := tr.RoundTrip(req); !errors.Is(err, cause) || !Unsent(err) {
+		t.Errorf("request after the end: %v (Unsent %v), want the cause, unsent", err, Unsent(err))
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.conns) != 0 {
+		t.Errorf("%d connections still watched after their requests ended", len(l.conns))
+	}
+}

@@ -135,8 +135,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, unsent(ctxErr(ctx, err))
 	}
-	if ctx.Done() != nil {
-		c.stop = context.AfterFunc(ctx, c.interrupt)
+	if !c.watch(ctx, l) {
+		bufs.Put(buf)
+		closeBody(req)
+		c.finish(false)
+		return nil, unsent(context.Cause(ctx))
 	}
 	n, err := c.writeRequest(buf, head, req)
 	if err != nil {
