@@ -34,12 +34,15 @@ type worker struct {
 	// in flight, when the transport applies one (run.limits); else ctx.
 	sendCtx context.Context
 	limit   *h1.Limit
-	rec     recorder
-	pcg     rand.PCG
-	rnd     *rand.Rand
-	body    bodyReader
-	canon   canon.Buffer
-	timer   *time.Timer
+	// protos and reqs, by target, are the static request with sendCtx
+	// and the one request made of it for each attempt (reusable).
+	protos, reqs []*http.Request
+	rec          recorder
+	pcg          rand.PCG
+	rnd          *rand.Rand
+	body         bodyReader
+	canon        canon.Buffer
+	timer        *time.Timer
 
 	// the current op's key-edited static body, kept for its retries
 	// (shared, read-only, by its requests)
@@ -353,6 +356,26 @@ func evidence(b []byte) string {
 	return sb.String()
 }
 
+// reusable returns the worker's request for target's static request,
+// reset to a copy of it with the worker's sendCtx: one request a worker
+// sends at a time, and nothing keeps once its attempt is recorded, so it
+// need not be allocated for every attempt. A request that carries a fault
+// has a context of its own and is never this one (a fault may keep or
+// copy its request).
+func (w *worker) reusable(st *static, target int) *http.Request {
+	if w.protos == nil {
+		w.protos = make([]*http.Request, len(w.r.statics))
+		w.reqs = make([]*http.Request, len(w.r.statics))
+	}
+	if w.protos[target] == nil {
+		w.protos[target] = st.proto.WithContext(w.sendCtx)
+		w.reqs[target] = new(http.Request)
+	}
+	req := w.reqs[target]
+	*req = *w.protos[target]
+	return req
+}
+
 // build renders the operation's request for v, with the op's key in place.
 func (w *worker) build(ctx context.Context, v scenarios.Vars, target int) (*http.Request, error) {
 	r := w.r
@@ -373,6 +396,12 @@ func (w *worker) build(ctx context.Context, v scenarios.Vars, target int) (*http
 		var keyVal []string
 		if r.keyHeader != "" {
 			keyVal = []string{v.Key}
+		}
+		if ctx == w.sendCtx {
+			// No fault: the worker's own request for target, reset.
+			req := w.reusable(st, target)
+			st.fill(req, body, r.keyHeader, keyVal)
+			return req, nil
 		}
 		return st.request(ctx, body, r.keyHeader, keyVal)
 	}

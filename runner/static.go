@@ -76,6 +76,13 @@ func (s *static) request(ctx context.Context, body []byte, keyHeader string, key
 		return nil, errors.New("net/http: nil Context")
 	}
 	req := s.proto.WithContext(ctx)
+	s.fill(req, body, keyHeader, keyVal)
+	return req, nil
+}
+
+// fill sets req's header and body, as request does; req is a copy of
+// s.proto.
+func (s *static) fill(req *http.Request, body []byte, keyHeader string, keyVal []string) {
 	// Room for the key and an Authorization header, so that neither grows
 	// the map.
 	req.Header = make(http.Header, len(s.header)+2)
@@ -99,5 +106,4 @@ func (s *static) request(ctx context.Context, body []byte, keyHeader string, key
 			req.Body = http.NoBody
 		}
 	}
-	return req, nil
 }
