@@ -86,6 +86,7 @@ func statuses(vs []checks.Verdict) string {
 // merged verdict is the one-process verdict, and the merged percentiles
 // are those of one histogram over every shard's attempts.
 func TestShardedRunMatchesOneProcess(t *testing.T) {
+	t.Parallel()
 	for _, bug := range []string{"", "no-key"} {
 		t.Run("bug="+bug, func(t *testing.T) {
 			var bugs []string
@@ -146,6 +147,7 @@ func TestShardedRunMatchesOneProcess(t *testing.T) {
 // A shard that never delivers its history leaves the run inconclusive
 // (exit 3), never met; the judge says which.
 func TestShardedRunLostShardIsInconclusive(t *testing.T) {
+	t.Parallel()
 	target := startTestLab(t, memoryBackend())
 	judge, dir := shardedRun(t, target, "charges-lost-ack", 5, 40, 3, []int{0, 2})
 	if judge.code != ExitInconclusive {
@@ -163,6 +165,7 @@ func TestShardedRunLostShardIsInconclusive(t *testing.T) {
 // A lost shard that did send its ops changed the whole state (a like
 // counter): a correct API is not accused of the likes it added.
 func TestShardedRunLostShardWholeState(t *testing.T) {
+	t.Parallel()
 	target := startTestLab(t, memoryBackend())
 	dir := t.TempDir()
 	r := runMain(t, nil, "run", "likes-duplicate", "--phase", "prepare", "--shards", "2", "--start-in", "200ms", "--ops", "40", "--target", target, "--out", dir)
@@ -208,6 +211,7 @@ func TestShardedRunRefusesFlags(t *testing.T) {
 // The judge refuses a shard history of another run in the directory, and
 // a load refuses a shard that already ran.
 func TestShardedRunRefusesMixedRuns(t *testing.T) {
+	t.Parallel()
 	target := startTestLab(t, memoryBackend())
 	_, dir1 := shardedRun(t, target, "charges-lost-ack", 5, 20, 2, []int{0, 1})
 	_, dir2 := shardedRun(t, target, "charges-lost-ack", 6, 20, 2, []int{0})
@@ -283,6 +287,7 @@ func TestValidate(t *testing.T) {
 
 // report merge judges shards saved in directories of their own.
 func TestReportMerge(t *testing.T) {
+	t.Parallel()
 	target := startTestLab(t, memoryBackend(), "no-key")
 	_, dir := shardedRun(t, target, "charges-lost-ack", 9, 40, 2, []int{0, 1})
 	// as if each process had its own volume
@@ -313,6 +318,7 @@ func TestReportMerge(t *testing.T) {
 // A target with a secret is not kept in the manifest: the load and judge
 // phases are given it again, and a different one is refused.
 func TestShardedRunSecretTarget(t *testing.T) {
+	t.Parallel()
 	target := startTestLab(t, memoryBackend())
 	secret := strings.Replace(target, "http://", "http://user:s3cret@", 1)
 	dir := t.TempDir()
@@ -350,6 +356,7 @@ func TestShardedRunSecretTarget(t *testing.T) {
 // The phases may be started at once (kubectl apply): a load started
 // before prepare waits for the manifest, up to --wait.
 func TestLoadWaitsForTheManifest(t *testing.T) {
+	t.Parallel()
 	target := startTestLab(t, memoryBackend())
 	dir := t.TempDir()
 	r := runMain(t, nil, "run", "--phase", "load", "--shard", "0/1", "--out", dir, "--wait", "0s")

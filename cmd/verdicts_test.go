@@ -95,6 +95,7 @@ func silent(t *testing.T) string {
 // A target that answers the preflight but never the operation ends
 // within the request timeout, inconclusive.
 func TestRunSilentTargetEndsInconclusive(t *testing.T) {
+	t.Parallel()
 	sc := strings.Replace(payScenario, "load: {ops: 60, concurrency: 4}", "load: {ops: 4, concurrency: 4}", 1)
 	sc = strings.Replace(sc, "retry: {attempts: 4,", "retry: {attempts: 2,", 1)
 	start := time.Now()
