@@ -135,8 +135,18 @@ func TestBenchOverheadJSON(t *testing.T) {
 // (exit 3, the reason printed).
 func TestBenchOverheadVerdicts(t *testing.T) {
 	srv, _, _ := abServer(t, 30*time.Millisecond)
-	r := runMain(t, nil, append([]string{"bench", "overhead", "POST", srv.URL + "/a", "--baseline-path", "/b",
-		"--max-overhead", "p50=1ms", "--out", "", "--format", "markdown"}, quickAB...)...)
+	// A machine busy with other tests can stall an arm below the rate,
+	// which the bench rightly calls unclear (exit 3): that case is tried
+	// again, a few times at most.
+	var r result
+	for try := 0; try < 3; try++ {
+		r = runMain(t, nil, append([]string{"bench", "overhead", "POST", srv.URL + "/a", "--baseline-path", "/b",
+			"--max-overhead", "p50=1ms", "--out", "", "--format", "markdown"}, quickAB...)...)
+		if r.code != ExitInconclusive {
+			break
+		}
+		t.Logf("try %d unclear, again:\n%s", try+1, r.out)
+	}
 	if r.code != ExitFailed || !strings.Contains(r.out, "**exceeded**") {
 		t.Errorf("30ms over a 1ms budget: exit %d, want %d\n%s%s", r.code, ExitFailed, r.out, r.err)
 	}

@@ -39,7 +39,15 @@ type conn struct {
 	deadlined bool        // a read deadline of our own is set (draining)
 	limited   bool        // a request's Limit set the deadline
 
-	peekFn  func(fd uintptr) bool // c.peek, bound once
+	peekFn func(fd uintptr) bool // c.peek, bound once
+	// sendFn (c.send, bound once) writes out and waits for the answer
+	// (writeWait); outN bytes of out written, outErr the write's error,
+	// outDone once the write was tried.
+	sendFn  func(fd uintptr) bool
+	out     []byte
+	outN    int
+	outErr  error
+	outDone bool
 	peekBuf [1]byte
 	peekOK  bool
 }
@@ -227,7 +235,7 @@ func (c *conn) writeRequest(buf *[]byte, head []byte, req *http.Request) (writte
 	cl := req.ContentLength
 	switch {
 	case body == nil:
-		return c.nc.Write(b)
+		return c.writeWait(b)
 	case cl <= 0:
 		return c.writeChunked(b, body)
 	case cl <= maxInline:
@@ -236,7 +244,7 @@ func (c *conn) writeRequest(buf *[]byte, head []byte, req *http.Request) (writte
 		if _, err := io.ReadFull(body, b[n:]); err != nil {
 			return 0, fmt.Errorf("h1: reading the request body (ContentLength %d): %w", cl, err)
 		}
-		return c.nc.Write(b)
+		return c.writeWait(b)
 	}
 	n, err := c.nc.Write(b)
 	if err != nil {

@@ -1,6 +1,8 @@
 package h1
 
 import (
+	"net"
+	"os"
 	"syscall"
 	"unsafe"
 )
@@ -26,4 +28,57 @@ func (c *conn) peek(fd uintptr) bool {
 		syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
 	c.peekOK = errno == syscall.EAGAIN
 	return true
+}
+
+// writeWait writes b, a whole request, then waits until the connection
+// has something to read (the answer, an end, an error) or its deadline
+// passes, in one syscall.RawConn.Read: the read that follows finds the
+// answer there, where a plain Write then Read would first read nothing
+// (EAGAIN) and only then wait, a system call per request for nothing.
+// A write the socket cannot take whole at once is finished by an
+// ordinary Write. An error of the wait is left to the read that follows.
+func (c *conn) writeWait(b []byte) (int, error) {
+	if c.raw == nil {
+		return c.nc.Write(b)
+	}
+	c.out, c.outN, c.outErr, c.outDone = b, 0, nil, false
+	c.raw.Read(c.sendFn) // its error, if any, is the next read's
+	n, rest, err := c.outN, c.out[c.outN:], c.outErr
+	c.out, c.outErr = nil, nil
+	if err != nil {
+		return n, err
+	}
+	if len(rest) > 0 {
+		// Not all written: the socket's buffer was full, or the wait
+		// failed before the callback ran (a deadline past, a closed
+		// connection), which a plain Write reports.
+		m, err := c.nc.Write(rest)
+		return n + m, err
+	}
+	return n, nil
+}
+
+// send is writeWait's syscall.RawConn.Read callback: the first call
+// writes c.out and asks to wait for readability; the next returns at once.
+func (c *conn) send(fd uintptr) bool {
+	if c.outDone {
+		return true
+	}
+	c.outDone = true
+	for c.outN < len(c.out) {
+		n, err := syscall.Write(int(fd), c.out[c.outN:])
+		if n > 0 {
+			c.outN += n
+		}
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			return true // the socket's buffer is full: an ordinary Write finishes
+		case err != nil:
+			c.outErr = &net.OpError{Op: "write", Net: "tcp", Source: c.nc.LocalAddr(), Addr: c.nc.RemoteAddr(), Err: os.NewSyscallError("write", err)}
+			return true
+		}
+	}
+	return false // written: wait for the answer
 }

@@ -301,7 +301,7 @@ func newConn(p *pool, nc net.Conn) *conn {
 		}
 	}
 	if c.raw != nil {
-		c.peekFn = c.peek
+		c.peekFn, c.sendFn = c.peek, c.send
 	}
 	return c
 }
