@@ -10,10 +10,16 @@
 //	  |                                                           |
 //	  +--none: dial (unsent on failure)                           |
 //	  v                                                           v
-//	context.AfterFunc(ctx, deadline the conn) --> one write: request line,
-//	headers, body --> read status line and headers (1xx skipped) --> Body:
-//	Content-Length, chunked or to EOF --> at its end the conn goes back to
-//	the pool
+//	the conn's deadline: the request's Limit, if any (WithLimit)
+//	watch the context: the Limit's watch, else context.AfterFunc
+//	  v
+//	one write (request line, headers, body) and, in the same
+//	RawConn.Read, a wait for the answer --> read status line and headers
+//	(1xx skipped) --> Body: Content-Length, chunked or to EOF --> at its
+//	end the conn goes back to the pool
+//
+// A Limit bounds a request in time without a timer per request: the
+// runner keeps one per worker and sets its deadline at each send.
 //
 // It never sends a request twice: an error after the first byte was
 // written is returned as it is. Errors that certainly happened before a
