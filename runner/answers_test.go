@@ -230,6 +230,30 @@ func TestRequestTimeoutUnderFaults(t *testing.T) {
 	}
 }
 
+// A delay fault longer than the request timeout is cut by it: the
+// request timeout counts from the send, and the fault's wait is part of
+// it (the runner's own HTTP/1.1 client, whose connection deadlines cannot
+// reach a wait before the write).
+func TestRequestTimeoutCutsADelay(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int64, _ []byte) {
+		w.WriteHeader(http.StatusCreated)
+	})
+	sc := scenario(func(sc *scenarios.Scenario) {
+		sc.Load = scenarios.Load{Ops: 1, Concurrency: 1}
+		sc.Retry.Attempts = 1
+		sc.Faults = []scenarios.Fault{{Kind: "delay", Rate: 1, Delay: scenarios.Duration(5 * time.Second)}}
+	})
+	start := time.Now()
+	h, _ := Run(runCtx(t), sc, Options{Target: s.URL, Seed: 1, RequestTimeout: 100 * time.Millisecond})
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the run took %v: the 5s delay outlived the 100ms request timeout", took)
+	}
+	a := h.Attempts[0]
+	if a.Outcome == history.OK || !strings.Contains(a.Err, "100ms (request timeout)") || a.End-a.Start > 2*time.Second {
+		t.Errorf("attempt = %+v, want one cut by the request timeout after about 100ms", a)
+	}
+}
+
 func TestRequestTimeoutSetupAndBefore(t *testing.T) {
 	s := hangingServer(t, func(_ int64, r *http.Request) bool { return r.Method == http.MethodGet })
 	sc := scenario(func(sc *scenarios.Scenario) {

@@ -207,7 +207,11 @@ func (w *worker) send(a *history.Attempt, req *http.Request) {
 		// The transport bounds the request with its connection's
 		// deadline (see Run): cheaper than a context's timer.
 		w.limit.Deadline = now.Add(r.timeout)
-	} else {
+	}
+	if w.limit == nil || (a.Fault != "" && !history.IsReplay(a.Fault)) {
+		// A fault may wait before it sends (delay) or read answers ahead
+		// (drop_ack, duplicate) where no connection's deadline reaches: a
+		// context's timer bounds all of it.
 		var cancel context.CancelFunc
 		ctx, cancel = withTimeoutAt(ctx, now, r.timeout, r.timeoutErr)
 		defer cancel()

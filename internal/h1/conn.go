@@ -48,6 +48,9 @@ type conn struct {
 	outN    int
 	outErr  error
 	outDone bool
+	// reused is set once c went back to the pool: a later request's
+	// writeWait finds bytes or an end already there stale, not an answer.
+	reused  bool
 	peekBuf [1]byte
 	peekOK  bool
 }
@@ -108,8 +111,8 @@ func (c *conn) unwatch() bool {
 // on every reuse, but bytes a server sent after its answer (a body longer
 // than its Content-Length, a body after a HEAD, 204 or 304 answer, a
 // second answer) would otherwise be read as the next request's answer.
-func (c *conn) usable() bool {
-	return time.Since(c.idleAt) < MaxIdleAge && c.br.Buffered() == 0 && c.alive()
+func (c *conn) usable(peek bool) bool {
+	return time.Since(c.idleAt) < MaxIdleAge && c.br.Buffered() == 0 && (!peek || c.alive())
 }
 
 // finish ends the request in flight on c: it stops the context watch and
@@ -213,38 +216,42 @@ func appendHead(b []byte, req *http.Request, closeAfter bool) ([]byte, bool) {
 	return append(b, "\r\n"...), true
 }
 
-// writeRequest writes head and req's body, in one write when the body is
-// at most maxInline bytes, and closes the body. It returns how many bytes
-// reached the connection.
-// The buffer, head's, goes back to bufs as *buf.
-func (c *conn) writeRequest(buf *[]byte, head []byte, req *http.Request) (written int, err error) {
+// message returns the request to write in one go, head followed by req's
+// body, and true, when the body is absent or at most maxInline bytes long
+// (the body is then read and closed); else head and false: the body is
+// streamed (writeStreamed). The error is the body's, nothing sent.
+func message(head []byte, req *http.Request) ([]byte, bool, error) {
 	body := req.Body
 	if body == http.NoBody {
 		body = nil
 	}
-	if body != nil {
-		defer body.Close()
-	}
-	b := head
-	defer func() {
-		if cap(b) <= 16<<10 {
-			*buf = b[:0]
-			bufs.Put(buf)
-		}
-	}()
 	cl := req.ContentLength
 	switch {
 	case body == nil:
-		return c.writeWait(b)
-	case cl <= 0:
+		return head, true, nil
+	case cl <= 0 || cl > maxInline:
+		return head, false, nil
+	}
+	defer body.Close()
+	n := len(head)
+	b := append(head, make([]byte, cl)...)
+	if _, err := io.ReadFull(body, b[n:]); err != nil {
+		return b, false, fmt.Errorf("h1: reading the request body (ContentLength %d): %w", cl, err)
+	}
+	return b, true, nil
+}
+
+// writeStreamed writes head then streams req's body (chunked, or longer
+// than maxInline), and closes the body. It returns how many bytes reached
+// the connection. The buffer, head's, goes back to bufs as *buf.
+func (c *conn) writeStreamed(buf *[]byte, head []byte, req *http.Request) (written int, err error) {
+	body := req.Body
+	defer body.Close()
+	b := head
+	defer func() { putBuf(buf, b) }()
+	cl := req.ContentLength
+	if cl <= 0 {
 		return c.writeChunked(b, body)
-	case cl <= maxInline:
-		n := len(b)
-		b = append(b, make([]byte, cl)...)
-		if _, err := io.ReadFull(body, b[n:]); err != nil {
-			return 0, fmt.Errorf("h1: reading the request body (ContentLength %d): %w", cl, err)
-		}
-		return c.writeWait(b)
 	}
 	n, err := c.nc.Write(b)
 	if err != nil {

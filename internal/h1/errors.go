@@ -49,3 +49,8 @@ func malformed(format string, args ...any) error {
 // request's context ends, the cause of its Limit when that passed, else
 // err.
 func ctxErr(ctx context.Context, err error) error { return cause(ctx, err) }
+
+// errStale is writeWait's error for a reused connection found closed by
+// the server, or holding bytes no request asked for: nothing was written,
+// and the request goes on another connection.
+var errStale = errors.New("h1: stale connection")

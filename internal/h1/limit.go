@@ -12,7 +12,8 @@ import (
 
 // Limit bounds a request and its answer's body in time: sent through a
 // Transport with a context that carries it (WithLimit), a request still
-// running at Deadline fails with Cause, and so does a read of its body.
+// running at Deadline fails with Cause (os.ErrDeadlineExceeded when nil),
+// and so does a read of its body.
 //
 // A Transport applies it as its connection's deadline: no timer, channel
 // or goroutine per request, which a context.WithTimeout costs. One Limit
@@ -31,6 +32,15 @@ type Limit struct {
 }
 
 type limitKey struct{}
+
+// err is what a request that outlived l fails with: its Cause, else
+// os.ErrDeadlineExceeded.
+func (l *Limit) err() error {
+	if l.Cause != nil {
+		return l.Cause
+	}
+	return os.ErrDeadlineExceeded
+}
 
 // WithLimit returns ctx carrying l; a zero Deadline is no limit. It also
 // watches ctx, until it ends, for every request sent with it: a request
@@ -100,7 +110,7 @@ func cause(ctx context.Context, err error) error {
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		if l := limitOf(ctx); l != nil && !time.Now().Before(l.Deadline) {
-			return l.Cause
+			return l.err()
 		}
 	}
 	return err
@@ -128,7 +138,7 @@ func (t *Transport) viaFallback(req *http.Request) (*http.Response, error) {
 	if l == nil {
 		return t.fallback.RoundTrip(req)
 	}
-	ctx, cancel := context.WithDeadlineCause(parent, l.Deadline, l.Cause)
+	ctx, cancel := context.WithDeadlineCause(parent, l.Deadline, l.err())
 	resp, err := t.fallback.RoundTrip(req.WithContext(ctx))
 	if err != nil {
 		if ctx.Err() != nil && parent.Err() == nil {

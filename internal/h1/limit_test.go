@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -191,5 +192,53 @@ func TestLimitWatchesItsContext(t *testing.T) {
 	defer l.mu.Unlock()
 	if len(l.conns) != 0 {
 		t.Errorf("%d connections still watched after their requests ended", len(l.conns))
+	}
+}
+
+// A server that answers before it is asked (a 503 on accept) is heard at
+// once, not at the limit: the answer already there when the request is
+// written is not an arrival the wait would miss.
+func TestAnswerBeforeTheRequest(t *testing.T) {
+	done := make(chan struct{})
+	addr, _ := rawServer(t, func(c net.Conn, _ *bufio.Reader) {
+		io.WriteString(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+		<-done // neither reads nor closes
+	})
+	t.Cleanup(func() { close(done) })
+	// The dial returns once the server's answer had time to arrive.
+	var d net.Dialer
+	tr := New(&http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		time.Sleep(20 * time.Millisecond)
+		return c, err
+	}}, 1)
+	t.Cleanup(tr.CloseIdleConnections)
+	for i := range 3 {
+		l := &Limit{Deadline: time.Now().Add(5 * time.Second), Cause: errors.New("test limit")}
+		req, _ := http.NewRequestWithContext(WithLimit(ctx(t), l), "POST", "http://"+addr+"/", strings.NewReader("x"))
+		start := time.Now()
+		resp, err := tr.RoundTrip(req)
+		if err != nil || resp.StatusCode != 503 {
+			t.Fatalf("try %d: %v, %v; want the 503 the server sent first", i, resp, err)
+		}
+		resp.Body.Close()
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("try %d: the 503 took %v", i, d)
+		}
+	}
+}
+
+// A Limit without a Cause fails a request with os.ErrDeadlineExceeded,
+// never with no error and no answer.
+func TestLimitWithoutCause(t *testing.T) {
+	addr := stallServer(t)
+	tr := newTransport(t)
+	for _, d := range []time.Duration{-time.Millisecond, 50 * time.Millisecond} {
+		l := &Limit{Deadline: time.Now().Add(d)}
+		req, _ := http.NewRequestWithContext(WithLimit(ctx(t), l), "POST", "http://"+addr+"/header", strings.NewReader("x"))
+		resp, err := tr.RoundTrip(req)
+		if resp != nil || !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("deadline in %v: %v, %v; want os.ErrDeadlineExceeded", d, resp, err)
+		}
 	}
 }

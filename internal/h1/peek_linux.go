@@ -24,19 +24,24 @@ func (c *conn) alive() bool {
 // peek is alive's syscall.RawConn.Read callback: one recv with MSG_PEEK
 // and MSG_DONTWAIT, which reads nothing and never blocks.
 func (c *conn) peek(fd uintptr) bool {
-	_, _, errno := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&c.peekBuf[0])), 1,
-		syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
-	c.peekOK = errno == syscall.EAGAIN
+	c.peekOK = c.empty(fd)
 	return true
 }
 
-// writeWait writes b, a whole request, then waits until the connection
+// writeWait writes b, a whole request, and waits until the connection
 // has something to read (the answer, an end, an error) or its deadline
-// passes, in one syscall.RawConn.Read: the read that follows finds the
-// answer there, where a plain Write then Read would first read nothing
-// (EAGAIN) and only then wait, a system call per request for nothing.
-// A write the socket cannot take whole at once is finished by an
-// ordinary Write. An error of the wait is left to the read that follows.
+// passes, in one syscall.RawConn.Read, whose start resets the read
+// readiness. Right after that reset, and before the write, a
+// non-blocking peek finds the socket empty, so the answer's arrival is
+// an edge the wait sees, and the read that follows finds the answer
+// there: a plain Write then Read would first read nothing (EAGAIN). The
+// peek also checks a reused connection: when it finds bytes or an end
+// already there (the server closed it, or sent more than its last
+// answer), nothing is written and writeWait returns errStale. On a new
+// connection, bytes there first (a server that speaks first) are left to
+// the read, without a wait. A write the socket cannot take whole is
+// finished by an ordinary Write; an error of the wait is left to the read
+// that follows.
 func (c *conn) writeWait(b []byte) (int, error) {
 	if c.raw == nil {
 		return c.nc.Write(b)
@@ -58,13 +63,21 @@ func (c *conn) writeWait(b []byte) (int, error) {
 	return n, nil
 }
 
-// send is writeWait's syscall.RawConn.Read callback: the first call
+// send is writeWait's syscall.RawConn.Read callback: the first call peeks,
 // writes c.out and asks to wait for readability; the next returns at once.
 func (c *conn) send(fd uintptr) bool {
 	if c.outDone {
 		return true
 	}
 	c.outDone = true
+	wait := true
+	if !c.empty(fd) {
+		if c.reused {
+			c.outErr = errStale
+			return true
+		}
+		wait = false
+	}
 	for c.outN < len(c.out) {
 		n, err := syscall.Write(int(fd), c.out[c.outN:])
 		if n > 0 {
@@ -80,5 +93,17 @@ func (c *conn) send(fd uintptr) bool {
 			return true
 		}
 	}
-	return false // written: wait for the answer
+	return !wait
+}
+
+// empty reports whether a non-blocking peek finds nothing to read on fd:
+// no byte, no end of stream, no error.
+func (c *conn) empty(fd uintptr) bool {
+	for {
+		_, _, errno := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&c.peekBuf[0])), 1,
+			syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+		if errno != syscall.EINTR {
+			return errno == syscall.EAGAIN
+		}
+	}
 }

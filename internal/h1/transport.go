@@ -120,7 +120,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	l := limitOf(ctx)
 	if l != nil && !time.Now().Before(l.Deadline) {
 		closeBody(req)
-		return nil, unsent(l.Cause)
+		return nil, unsent(l.err())
 	}
 	closeAfter := t.noKeep || req.Close || hasToken(req.Header["Connection"], "close")
 	buf := bufs.Get().(*[]byte)
@@ -129,33 +129,68 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		bufs.Put(buf)
 		return t.viaFallback(req)
 	}
-	c, err := t.pool(req.URL.Host).get(ctx, l)
+	// A request whose body is in memory (or absent) is one message,
+	// written in one write; its connection is checked for a close or
+	// stray bytes in the same step (writeWait), and another taken when it
+	// fails that check, nothing of the request sent. A longer body is
+	// streamed, on a connection checked before.
+	msg, inline, err := message(head, req)
 	if err != nil {
-		bufs.Put(buf)
-		closeBody(req)
-		return nil, unsent(ctxErr(ctx, err))
+		putBuf(buf, msg)
+		return nil, unsent(err)
 	}
-	if !c.watch(ctx, l) {
-		bufs.Put(buf)
-		closeBody(req)
-		c.finish(false)
-		return nil, unsent(context.Cause(ctx))
-	}
-	n, err := c.writeRequest(buf, head, req)
-	if err != nil {
-		c.finish(false)
-		err = ctxErr(ctx, err)
-		if n == 0 {
-			return nil, unsent(err)
+	p := t.pool(req.URL.Host)
+	for {
+		c, err := p.get(ctx, l, !inline)
+		if err != nil {
+			putBuf(buf, msg)
+			if !inline {
+				closeBody(req)
+			}
+			return nil, unsent(ctxErr(ctx, err))
 		}
-		return nil, err
+		if !c.watch(ctx, l) {
+			putBuf(buf, msg)
+			if !inline {
+				closeBody(req)
+			}
+			c.finish(false)
+			return nil, unsent(context.Cause(ctx))
+		}
+		var n int
+		if inline {
+			n, err = c.writeWait(msg)
+			if err == errStale {
+				c.finish(false)
+				continue
+			}
+			putBuf(buf, msg)
+		} else {
+			n, err = c.writeStreamed(buf, msg, req)
+		}
+		if err != nil {
+			c.finish(false)
+			err = ctxErr(ctx, err)
+			if n == 0 {
+				return nil, unsent(err)
+			}
+			return nil, err
+		}
+		resp, err := c.readResponse(req, closeAfter)
+		if err != nil {
+			c.finish(false)
+			return nil, ctxErr(ctx, err)
+		}
+		return resp, nil
 	}
-	resp, err := c.readResponse(req, closeAfter)
-	if err != nil {
-		c.finish(false)
-		return nil, ctxErr(ctx, err)
+}
+
+// putBuf gives b, grown from *buf, back to bufs unless it grew large.
+func putBuf(buf *[]byte, b []byte) {
+	if cap(b) <= 16<<10 {
+		*buf = b[:0]
+		bufs.Put(buf)
 	}
-	return resp, nil
 }
 
 // handles reports whether req is one for this transport rather than its
@@ -239,9 +274,11 @@ type pool struct {
 	idle []*conn
 }
 
-// get returns an idle connection that is still open, else a new one, its
-// deadline l's (none for a nil l). A dial is bounded by l too.
-func (p *pool) get(ctx context.Context, l *Limit) (*conn, error) {
+// get returns an idle connection, else a new one, its deadline l's (none
+// for a nil l). With peek, an idle one is first checked for a close by the
+// server or bytes it sent since its last answer (alive); without, the
+// caller checks (writeWait). A dial is bounded by l too.
+func (p *pool) get(ctx context.Context, l *Limit, peek bool) (*conn, error) {
 	for {
 		p.mu.Lock()
 		n := len(p.idle)
@@ -253,7 +290,7 @@ func (p *pool) get(ctx context.Context, l *Limit) (*conn, error) {
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
-		if c.limit(l) && c.usable() {
+		if c.limit(l) && c.usable(peek) {
 			return c, nil
 		}
 		c.nc.Close()
@@ -261,7 +298,7 @@ func (p *pool) get(ctx context.Context, l *Limit) (*conn, error) {
 	dctx := ctx
 	if l != nil {
 		var cancel context.CancelFunc
-		dctx, cancel = context.WithDeadlineCause(ctx, l.Deadline, l.Cause)
+		dctx, cancel = context.WithDeadlineCause(ctx, l.Deadline, l.err())
 		defer cancel()
 	}
 	nc, err := p.t.dial(dctx, "tcp", p.addr)
@@ -281,7 +318,7 @@ func (p *pool) get(ctx context.Context, l *Limit) (*conn, error) {
 
 // put pools c, or closes it when the pool is full.
 func (p *pool) put(c *conn) {
-	c.idleAt = time.Now()
+	c.idleAt, c.reused = time.Now(), true
 	p.mu.Lock()
 	if len(p.idle) < p.t.maxIdle {
 		p.idle = append(p.idle, c)
