@@ -6,17 +6,22 @@
 //	RoundTrip(req)
 //	  |-- https, a proxy, Expect, Upgrade, userinfo, odd URL ---> fallback (net/http)
 //	  v
-//	pool[host:port] --idle conn (peeked: open, nothing unread)--+
+//	pool[host:port] --idle conn (nothing unread)-----------------+
 //	  |                                                           |
 //	  +--none: dial (unsent on failure)                           |
 //	  v                                                           v
 //	the conn's deadline: the request's Limit, if any (WithLimit)
 //	watch the context: the Limit's watch, else context.AfterFunc
 //	  v
-//	one write (request line, headers, body) and, in the same
-//	RawConn.Read, a wait for the answer --> read status line and headers
-//	(1xx skipped) --> Body: Content-Length, chunked or to EOF --> at its
-//	end the conn goes back to the pool
+//	in one RawConn.Read: a peek (a reused conn the server closed, or
+//	one holding stray bytes, is dropped and another taken, nothing sent),
+//	one write (request line, headers, body), a wait for the answer
+//	  v
+//	read status line and headers (1xx skipped) --> Body: Content-Length,
+//	chunked or to EOF --> at its end the conn goes back to the pool
+//
+// A body longer than 64 KiB, or of unknown length, is streamed after the
+// headers, on a connection peeked when taken from the pool.
 //
 // A Limit bounds a request in time without a timer per request: the
 // runner keeps one per worker and sets its deadline at each send.
