@@ -437,14 +437,7 @@ func TestContextEnds(t *testing.T) {
 				}
 				req, _ := http.NewRequestWithContext(c, "POST", "http://"+addr+"/"+stage, body)
 				start := time.Now()
-				resp, err := newTransport(t).RoundTrip(req)
-				if stage == "body" {
-					if err != nil {
-						t.Fatal(err)
-					}
-					_, err = io.ReadAll(resp.Body)
-					resp.Body.Close()
-				}
+				err := roundTripEnd(t, newTransport(t), req, stage == "body")
 				if !errors.Is(err, cause) {
 					t.Errorf("error = %v, want the context's cause %v", err, cause)
 				}

@@ -30,14 +30,7 @@ func TestLimitEnds(t *testing.T) {
 			l := &Limit{Deadline: time.Now().Add(50 * time.Millisecond), Cause: cause}
 			req, _ := http.NewRequestWithContext(WithLimit(ctx(t), l), "POST", "http://"+addr+"/"+stage, body)
 			start := time.Now()
-			resp, err := newTransport(t).RoundTrip(req)
-			if stage == "body" {
-				if err != nil {
-					t.Fatal(err)
-				}
-				_, err = io.ReadAll(resp.Body)
-				resp.Body.Close()
-			}
+			err := roundTripEnd(t, newTransport(t), req, stage == "body")
 			if err != cause {
 				t.Errorf("error = %v, want the limit's cause %v", err, cause)
 			}
@@ -136,14 +129,7 @@ func TestLimitFallback(t *testing.T) {
 		req, _ := http.NewRequestWithContext(WithLimit(ctx(t), l), "POST", "http://"+addr+path, strings.NewReader("x"))
 		req.Header.Set("Expect", "100-continue") // the fallback's
 		start := time.Now()
-		resp, err := tr.RoundTrip(req)
-		if path == "/body" {
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = io.ReadAll(resp.Body)
-			resp.Body.Close()
-		}
+		err := roundTripEnd(t, tr, req, path == "/body")
 		if !errors.Is(err, cause) {
 			t.Errorf("%s: %v, want the limit's cause", path, err)
 		}

@@ -134,3 +134,21 @@ func do(t *testing.T, tr http.RoundTripper, method, url, body string) (*http.Res
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// roundTripEnd sends req through tr and, when readBody is true, reads the
+// answer's body to its end; it returns the error that ended the request:
+// RoundTrip's, else the body's. A RoundTrip error where a body was to be
+// read fails the test.
+func roundTripEnd(t *testing.T, tr http.RoundTripper, req *http.Request, readBody bool) error {
+	t.Helper()
+	resp, err := tr.RoundTrip(req)
+	if !readBody {
+		return err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return err
+}
