@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"regexp"
@@ -23,8 +24,9 @@ type InitOptions struct {
 	Method  string
 	URL     string
 	Request requestFlags
-	// Effects is the path (or same-host URL) of a GET that answers one
-	// key's effect count; a template that uses {{.Key}}.
+	// Effects is the path (or same-host URL) of a request, GET unless a
+	// method comes first ('GET /path'), that answers one key's effect
+	// count; a template that uses {{.Key}}.
 	Effects string
 	// EffectsValue is the JSONPath to the count in its answer.
 	EffectsValue string
@@ -78,8 +80,8 @@ every field.`,
 	}
 	fl := c.Flags()
 	opts.Request.register(fl)
-	fl.StringVar(&opts.Effects, "effects", "", "a GET that answers one key's effect count, as a path (or a URL on the same host) with {{.Key}}: '/internal/charges?idempotency_key={{.Key}}'")
-	fl.StringVar(&opts.EffectsValue, "effects-value", "$.count", "the JSONPath to the count in the --effects answer")
+	fl.StringVar(&opts.Effects, "effects", "", "a request that answers one key's effect count, as a path (or a URL on the same host) with {{.Key}}, a method first if not GET: 'GET /internal/charges?idempotency_key={{.Key}}'")
+	fl.StringVar(&opts.EffectsValue, "effects-path", "$.count", "the JSONPath to the count in the --effects answer (as audit's --effects-path)")
 	fl.StringVar(&opts.Name, "name", "", "the scenario's name (default: from the method and path, e.g. post-v1-charges)")
 	fl.StringVarP(&opts.Output, "output", "o", "-", "the file to write (default: stdout)")
 	fl.BoolVar(&opts.Force, "force", false, "overwrite --output if it exists")
@@ -108,11 +110,11 @@ func initRun(_ context.Context, opts *InitOptions) error {
 	if name == "" {
 		name = scenarioName(op.Method, op.Path)
 	}
-	effects, err := effectsPath(opts.Effects, op)
+	method, effects, err := effectsPath(opts.Effects, op)
 	if err != nil {
 		return err
 	}
-	text, err := renderInit(initData{Op: op, Name: name, Effects: effects, EffectsValue: opts.EffectsValue})
+	text, err := renderInit(initData{Op: op, Name: name, Effects: effects, EffectsMethod: method, EffectsValue: opts.EffectsValue})
 	if err != nil {
 		return err
 	}
@@ -152,30 +154,38 @@ func scenarioName(method, path string) string {
 	return n
 }
 
-// effectsPath is --effects as a path on the operation's target.
-func effectsPath(raw string, op *operation) (string, error) {
+// effectsPath is --effects as a method ("" for GET) and a path on the
+// operation's target.
+func effectsPath(raw string, op *operation) (method, path string, err error) {
+	raw = strings.TrimSpace(raw)
 	if raw == "" {
-		return "", nil
+		return "", "", nil
+	}
+	if m, rest, ok := strings.Cut(raw, " "); ok && validMethod(strings.ToUpper(m)) {
+		raw = strings.TrimSpace(rest)
+		if method = strings.ToUpper(m); method == http.MethodGet {
+			method = ""
+		}
 	}
 	if !strings.Contains(raw, "{{.Key}}") && !strings.Contains(raw, "{{ .Key }}") {
-		return "", withHint(ExitUsage, fmt.Errorf("--effects %q does not use {{.Key}}", raw),
-			"it is read once per key: '/internal/charges?idempotency_key={{.Key}}'")
+		return "", "", withHint(ExitUsage, fmt.Errorf("--effects %q does not use {{.Key}}", redactArg(raw)),
+			"it is read once per key: 'GET /internal/charges?idempotency_key={{.Key}}'")
 	}
 	if strings.HasPrefix(raw, "/") {
-		return raw, nil
+		return method, raw, nil
 	}
 	// a URL: same scheme and host as the operation, since the oracle reads
 	// from the scenario's target
 	scheme, rest, ok := strings.Cut(raw, "://")
 	host, path, _ := strings.Cut(rest, "/")
 	if !ok || (scheme != "http" && scheme != "https") {
-		return "", withHint(ExitUsage, fmt.Errorf("--effects %q: want a path or an http(s) URL", redactArg(raw)), "e.g. --effects '/internal/charges?idempotency_key={{.Key}}'")
+		return "", "", withHint(ExitUsage, fmt.Errorf("--effects %q: want a path or an http(s) URL, a method first if not GET", redactArg(raw)), "e.g. --effects 'GET /internal/charges?idempotency_key={{.Key}}'")
 	}
 	if scheme != op.Base.Scheme || !sameHost(host, op.Base) {
-		return "", withHint(ExitUsage, fmt.Errorf("--effects is on %s://%s, the operation on %s://%s", scheme, host, op.Base.Scheme, op.Base.Host),
+		return "", "", withHint(ExitUsage, fmt.Errorf("--effects is on %s://%s, the operation on %s://%s", scheme, host, op.Base.Scheme, op.Base.Host),
 			"the oracle reads from the scenario's target: give --effects as a path on it")
 	}
-	return "/" + path, nil
+	return method, "/" + path, nil
 }
 
 func sameHost(host string, base *url.URL) bool {
@@ -186,10 +196,11 @@ func sameHost(host string, base *url.URL) bool {
 }
 
 type initData struct {
-	Op           *operation
-	Name         string
-	Effects      string
-	EffectsValue string
+	Op            *operation
+	Name          string
+	Effects       string
+	EffectsMethod string // "" for GET
+	EffectsValue  string
 }
 
 // q quotes a string as a YAML scalar.
@@ -266,6 +277,9 @@ oracles:
   - name: effects
     effects:
       per_key:
+{{- with .EffectsMethod}}
+        method: {{q .}}
+{{- end}}
         path: {{q .Effects}}
 {{- with .Credentials}}
         headers:{{range $k, $v := .}}

@@ -64,6 +64,29 @@ func TestInitWritesAScenarioThatLoads(t *testing.T) {
 	}
 }
 
+// The README's init command: --effects as audit takes it ('GET /path'),
+// --effects-path for the count; another method is kept.
+func TestInitEffectsAsAuditTakesThem(t *testing.T) {
+	for _, tc := range []struct{ effects, method string }{
+		{"GET /v1/charges?idempotency_key={{.Key}}", "GET"},
+		{"post /v1/charges/count?key={{.Key}}", "POST"},
+	} {
+		r := runRoot(t, "init", "POST", "https://staging.example.com/v1/charges", "-d", `{"amount":100}`,
+			"-H", `Authorization: Bearer {{env "API_TOKEN"}}`, "--effects", tc.effects, "--effects-path", "$.total")
+		if r.code != ExitOK {
+			t.Fatalf("init --effects %q: exit %d\n%s", tc.effects, r.code, r.err)
+		}
+		sc, err := scenarios.Parse("init", []byte(r.out))
+		if err != nil {
+			t.Fatalf("the file init wrote does not load: %v\n%s", err, r.out)
+		}
+		p := sc.Oracles[0].Effects.PerKey
+		if p == nil || p.Method != tc.method || !strings.HasPrefix(p.Path, "/v1/charges") || p.Value != "$.total" {
+			t.Errorf("--effects %q: per-key probe %+v, want method %q, the path, value $.total", tc.effects, p, tc.method)
+		}
+	}
+}
+
 func TestInitKeyFieldWithoutEffects(t *testing.T) {
 	r := runRoot(t, "init", "POST", "http://127.0.0.1:8080/likes", "-d", `{"post":"p1"}`, "--key-field", "op_id", "--name", "likes")
 	if r.code != ExitOK {
