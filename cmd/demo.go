@@ -55,6 +55,8 @@ type DemoOptions struct {
 	Out      string
 	// Only limits the demo to these scenario pairs (tests).
 	Only []string
+	// rerun is the command line that repeats the demo; nil when not known.
+	rerun func(seed, nonce uint64) string
 	// Quiet turns progress off on stderr.
 	Quiet bool
 	// Reports are the --report files.
@@ -92,6 +94,7 @@ the ledger and the card processor, as two replicas of one service would.`,
 				return usageError("--ops must not be negative")
 			}
 			opts.NonceSet = c.Flags().Changed("key-nonce")
+			opts.rerun = func(seed, nonce uint64) string { return rerunLine(c, nil, seed, nonce) }
 			if err := opts.Reports.resolve(); err != nil {
 				return err
 			}
@@ -182,7 +185,11 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 			if len(rl.URLs) > 1 {
 				targets = rl.URLs
 			}
-			ex, err := execute(ctx, sc, execOptions{Target: rl.URL, Targets: targets, Seed: opts.Seed, KeyNonce: opts.KeyNonce, Out: filepath.Join(opts.Out, name), Getenv: opts.Getenv, Observer: prog})
+			var rerun string
+			if opts.rerun != nil {
+				rerun = opts.rerun(opts.Seed, opts.KeyNonce)
+			}
+			ex, err := execute(ctx, sc, execOptions{Target: rl.URL, Targets: targets, Seed: opts.Seed, KeyNonce: opts.KeyNonce, Out: filepath.Join(opts.Out, name), Getenv: opts.Getenv, Observer: prog, Rerun: rerun})
 			prog.Close()
 			if err != nil {
 				return err

@@ -33,6 +33,8 @@ type execOptions struct {
 	Observer       runner.Observer
 	FailOn         string // "medium": a deviation from the profile fails the run
 	RedactPath     bool   // mask the targets' path segments in every output
+	// Rerun is the command line that repeats the run (history.Meta.Rerun).
+	Rerun string
 }
 
 // execution is what one scenario's run produced.
@@ -55,6 +57,7 @@ func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execu
 	if err != nil {
 		return nil, prepareError(err)
 	}
+	j.History.Meta.Rerun = o.Rerun
 	sum := summarize(j)
 	ex := &execution{Summary: sum, History: j.History, Code: resultCode(sum.Result)}
 	switch {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -64,6 +65,9 @@ type RunOptions struct {
 
 	// Transport replaces the HTTP transport (tests).
 	Transport http.RoundTripper
+	// rerun is the command line that repeats the run of one scenario (a
+	// file or built-in name); nil when not known (tests).
+	rerun func(scenario string, seed, nonce uint64) string
 	// closeIdle closes the idle connections of the transport the command
 	// built, if it built one.
 	closeIdle func()
@@ -122,6 +126,9 @@ an expected violation was not caught), 2 usage or config error,
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Scenarios = args
+			opts.rerun = func(scenario string, seed, nonce uint64) string {
+				return rerunLine(c, []string{scenario}, seed, nonce)
+			}
 			if len(targets) > 0 {
 				opts.Target = targets[0]
 			}
@@ -281,7 +288,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		if mets != nil {
 			obs = fanOut{prog, mets.Observer(sc.Name)}
 		}
-		ex, err := execute(ctx, sc, execOptions{Target: opts.Target, Targets: opts.Targets, RequestTimeout: opts.RequestTimeout, Seed: seed, KeyNonce: nonce, Out: outs[i], Transport: opts.Transport, Getenv: opts.Getenv, Observer: obs, FailOn: opts.FailOn, RedactPath: opts.RedactPath})
+		var rerun string
+		if opts.rerun != nil {
+			rerun = opts.rerun(strings.TrimPrefix(sc.Source, "builtin:"), seed, nonce)
+		}
+		ex, err := execute(ctx, sc, execOptions{Target: opts.Target, Targets: opts.Targets, RequestTimeout: opts.RequestTimeout, Seed: seed, KeyNonce: nonce, Out: outs[i], Transport: opts.Transport, Getenv: opts.Getenv, Observer: obs, FailOn: opts.FailOn, RedactPath: opts.RedactPath, Rerun: rerun})
 		prog.Close()
 		if err != nil && len(list) == 1 {
 			return errors.Join(err, opts.Reports.writeNotRun(sc.Name, opts.Target, err))

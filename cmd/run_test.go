@@ -415,3 +415,65 @@ func TestTargetPasswordNeverReported(t *testing.T) {
 		t.Errorf("unreachable target with a password: exit %d, stderr %q", r.code, r.err)
 	}
 }
+
+// The rerun line a report prints repeats the run: run as printed, it
+// sends the same keys to the same target with the same load.
+func TestRerunLineRepeatsTheRun(t *testing.T) {
+	t.Parallel()
+	target := startTestLab(t, memoryBackend())
+	dir := t.TempDir()
+	md := filepath.Join(dir, "report.md")
+	r := runMain(t, nil, "run", "charges-lost-ack", "--target", target, "--ops", "12", "--concurrency", "3",
+		"--out", dir, "--report", "markdown="+md, "-q")
+	if r.code != ExitOK {
+		t.Fatalf("run: exit %d\n%s", r.code, r.err)
+	}
+	b, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, line, ok := strings.Cut(string(b), "rerun: `")
+	line, _, _ = strings.Cut(line, "`")
+	if !ok || !strings.HasPrefix(line, "idemcheck run charges-lost-ack ") {
+		t.Fatalf("no rerun line in the report:\n%s", b)
+	}
+	for _, want := range []string{"--target " + target, "--ops 12", "--concurrency 3", "--seed ", "--key-nonce "} {
+		if !strings.Contains(line, want) {
+			t.Errorf("rerun line %q lacks %q", line, want)
+		}
+	}
+	if strings.Contains(line, "--out") || strings.Contains(line, "--report") || strings.Contains(line, "-q") {
+		t.Errorf("rerun line %q keeps output flags", line)
+	}
+	first := readHistory(t, filepath.Join(dir, "history.jsonl"))
+	if first.Meta.Rerun != line {
+		t.Errorf("history rerun %q, the report's %q", first.Meta.Rerun, line)
+	}
+	dir2 := t.TempDir()
+	args := append(strings.Fields(line)[1:], "--out", dir2, "-q")
+	if r := runMain(t, nil, args...); r.code != ExitOK {
+		t.Fatalf("the rerun line: exit %d\n%s", r.code, r.err)
+	}
+	again := readHistory(t, filepath.Join(dir2, "history.jsonl"))
+	if len(again.Ops) != len(first.Ops) {
+		t.Fatalf("the rerun made %d ops, the run %d", len(again.Ops), len(first.Ops))
+	}
+	for i := range first.Ops {
+		if again.Ops[i].Key != first.Ops[i].Key {
+			t.Fatalf("op %d: key %q in the rerun, %q in the run", i, again.Ops[i].Key, first.Ops[i].Key)
+		}
+	}
+}
+
+func TestShellArg(t *testing.T) {
+	for in, want := range map[string]string{
+		"charges-lost-ack":          "charges-lost-ack",
+		"http://127.0.0.1:8080/x?a": "'http://127.0.0.1:8080/x?a'",
+		"it's here":                 `'it'\''s here'`,
+		"":                          "''",
+	} {
+		if got := shellArg(in); got != want {
+			t.Errorf("shellArg(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -168,6 +168,9 @@ type Meta struct {
 	Ended time.Time `json:"ended"`
 	// Interrupted is true when the run was stopped before its planned end.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Rerun is the idemcheck command line that repeats the run (the same
+	// keys, faults and load), its secrets redacted; "" when not known.
+	Rerun string `json:"rerun,omitempty"`
 	// Judge is what the run is judged against.
 	Judge Judge `json:"judge"`
 }

@@ -86,7 +86,11 @@ func writeMarkdownScenario(w *errWriter, s *Summary) {
 	w.printf("%d ops (%.0f/s), %d attempts, %d retries; %d acknowledged, %d rejected, %d indeterminate, %d not sent  \n",
 		l.Ops, l.OpsPerSecond, l.Attempts, l.Retries, l.Acked, l.Rejected, l.Indeterminate, l.NotSent)
 	w.printf("faults injected: %s  \n", md(countList(s.Faults, "none")))
-	w.printf("rerun: `idemcheck run %s --seed %d --key-nonce %d`\n\n", codeSafe(s.Scenario.Source, s.Scenario.Name), s.Seed, s.KeyNonce)
+	if s.Rerun != "" && !strings.ContainsAny(s.Rerun, "`\n\r") {
+		w.printf("rerun: `%s`\n\n", s.Rerun)
+	} else {
+		w.printf("rerun: `idemcheck run %s --seed %d --key-nonce %d`\n\n", codeSafe(s.Scenario.Source, s.Scenario.Name), s.Seed, s.KeyNonce)
+	}
 
 	if len(s.Verdicts)+len(s.Thresholds)+len(s.Findings)+len(s.Warnings) > 0 {
 		w.printf("| | check | detail |\n|---|---|---|\n")

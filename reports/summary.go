@@ -23,6 +23,8 @@ type Summary struct {
 	Started       time.Time    `json:"started"`
 	Ended         time.Time    `json:"ended"`
 	Interrupted   bool         `json:"interrupted"`
+	// Rerun is the command line that repeats the run; "" when not known.
+	Rerun string `json:"rerun,omitempty"`
 
 	Load         measure.Load       `json:"load"`
 	Faults       []measure.Count    `json:"faults"`
@@ -74,6 +76,7 @@ func New(tool string, h *history.History, m measure.Measures, j checks.Judgement
 		Started:      h.Meta.Started,
 		Ended:        h.Meta.Ended,
 		Interrupted:  h.Meta.Interrupted,
+		Rerun:        h.Meta.Rerun,
 		Load:         m.Load,
 		Faults:       nonNil(m.Faults),
 		Statuses:     nonNil(m.Statuses),
