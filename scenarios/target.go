@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/internal/yamlstrict"
@@ -115,6 +116,18 @@ func (s *Scenario) targetField(i int) string {
 
 func parseTarget(raw string) (*url.URL, error) {
 	const hint = "write a base URL like http://localhost:8080 or https://staging.example.com/api"
+	if !strings.Contains(raw, "://") && raw != "" {
+		// host:port, or a path: url.Parse reads "localhost:8080" as the
+		// scheme localhost. Shown without its userinfo or query.
+		shown := raw
+		if i := strings.LastIndex(shown, "@"); i >= 0 {
+			shown = "xxxxx@" + shown[i+1:]
+		}
+		if i := strings.IndexAny(shown, "?#"); i >= 0 {
+			shown = shown[:i]
+		}
+		return nil, &hintError{msg: fmt.Sprintf("target %q has no scheme", shown), hint: fmt.Sprintf("write it with one: http://%s (or https:// for TLS)", shown)}
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		// url.Error and its causes quote the URL, password and all.
