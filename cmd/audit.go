@@ -123,7 +123,7 @@ interrupted.`,
 				return withHint(ExitUsage, fmt.Errorf("--across %q", opts.Across), "--across first (read effects on the first target) or --across sum (add up every target's)")
 			}
 			if opts.MaxRequests < 0 || opts.Retention < 0 || opts.Lease < 0 || opts.Quiet < 0 {
-				return usageError("--max-requests, --retention, --lease and --quiet must not be negative")
+				return usageError("--max-requests, --retention, --lease and --quiet-period must not be negative")
 			}
 			if err := opts.Reports.resolve(); err != nil {
 				return err
@@ -160,7 +160,7 @@ interrupted.`,
 	fl.StringVar(&opts.ErrorData, "error-data", "", `a body the API fails on (a declined card), for C12: '{"amount":100,"currency":"usd","customer":"cus_fail"}'`)
 	fl.DurationVar(&opts.Retention, "retention", 0, "how long the API keeps keys; C14 waits it out when it is at most 10s")
 	fl.DurationVar(&opts.Lease, "lease", audit.DefaultLease, "how long a key may answer 409 after its request ended or its client went away (C08, C13)")
-	fl.DurationVar(&opts.Quiet, "quiet", 0, "wait before each effects reading, so effects can land (default: the file's quiet, 200ms)")
+	fl.DurationVar(&opts.Quiet, "quiet-period", 0, "wait before each effects reading, so effects can land (default: the file's quiet, 200ms)")
 	fl.StringVar(&opts.FailOn, "fail-on", "", "also exit 1 on medium findings (deviations from the profile): medium")
 	fl.StringSliceVar(&opts.Checks, "checks", nil, "run only these checks: C06,C09,DK")
 	return c

@@ -27,7 +27,7 @@ func labAuditArgs(target string, extra ...string) []string {
 		"-H", "Authorization: Bearer alice", "--as", "Authorization: Bearer bob",
 		"--effects", "GET /charges?idempotency_key={{.Key}}", "--effects-path", "$.count",
 		"--error-data", `{"amount":100,"currency":"usd","customer":"cus_fail"}`, "--errors", "re-executed",
-		"--lease", "1s", "--quiet", "20ms", "--format", "json"}
+		"--lease", "1s", "--quiet-period", "20ms", "--format", "json"}
 	return append(args, extra...)
 }
 
@@ -92,7 +92,7 @@ func TestAuditCorrectLab(t *testing.T) {
 	start := time.Now()
 	// The default lease and quiet period, as a user would run it.
 	args := labAuditArgs(target)
-	args = slices.DeleteFunc(args, func(s string) bool { return s == "--lease" || s == "1s" || s == "--quiet" || s == "20ms" })
+	args = slices.DeleteFunc(args, func(s string) bool { return s == "--lease" || s == "1s" || s == "--quiet-period" || s == "20ms" })
 	code, sc, out := runAudit(t, args...)
 	took := time.Since(start)
 	t.Logf("full audit of POST /charges on loopback: %v, %d requests", took, sc.Requests)
@@ -297,7 +297,7 @@ func TestAuditExitCodes(t *testing.T) {
 func TestAuditFile(t *testing.T) {
 	t.Parallel()
 	target := startTestLab(t, memoryBackend())
-	code, sc, out := runAudit(t, "audit", "charges-lost-ack", "--target", target, "--checks", "C03,C06", "--quiet", "20ms", "--format", "json")
+	code, sc, out := runAudit(t, "audit", "charges-lost-ack", "--target", target, "--checks", "C03,C06", "--quiet-period", "20ms", "--format", "json")
 	if code != ExitOK || sc.Oracle == "none" {
 		t.Fatalf("audit charges-lost-ack: exit %d, oracle %q; want 0 and the file's oracle\n%s", code, sc.Oracle, out)
 	}
