@@ -138,6 +138,12 @@ an expected violation was not caught), 2 usage or config error,
 			if opts.RequestTimeout < 0 {
 				return usageError("--request-timeout must not be negative, got %s", opts.RequestTimeout)
 			}
+			for name, zero := range map[string]bool{"ops": opts.Ops == 0, "duration": opts.Duration == 0,
+				"concurrency": opts.Concurrency == 0, "rate": opts.Rate == 0} {
+				if zero && c.Flags().Changed(name) {
+					return withHint(ExitUsage, fmt.Errorf("--%s 0: a run needs more than none", name), fmt.Sprintf("leave --%s out to keep the scenario's own", name))
+				}
+			}
 			opts.SeedSet = c.Flags().Changed("seed")
 			opts.NonceSet = c.Flags().Changed("key-nonce")
 			if opts.Target == "" {
@@ -177,8 +183,8 @@ an expected violation was not caught), 2 usage or config error,
 	fl.DurationVar(&opts.RequestTimeout, "request-timeout", 0, "bound every request of the run: load, setup and oracle reads (default: the scenario's load.request_timeout, 30s); an attempt over it is indeterminate and the run goes on")
 	fl.Uint64Var(&opts.Seed, "seed", 0, "seed for keys, fault placement and jitter (default: random, printed in the report)")
 	fl.Uint64Var(&opts.KeyNonce, "key-nonce", 0, "mixed into the keys so a re-run with the same seed sends new ones (default: random, printed in the report; give the report's to resend its exact keys, 0 for keys from the seed alone)")
-	fl.IntVar(&opts.Ops, "ops", 0, "override the number of ops (with --duration: whichever comes first)")
-	fl.DurationVar(&opts.Duration, "duration", 0, "override how long to send load (with --ops: whichever comes first)")
+	fl.IntVar(&opts.Ops, "ops", 0, "send this many ops, in place of the scenario's ops and duration (with --duration too: whichever comes first)")
+	fl.DurationVar(&opts.Duration, "duration", 0, "send load this long, in place of the scenario's ops and duration (with --ops too: whichever comes first)")
 	fl.IntVar(&opts.Concurrency, "concurrency", 0, "override: closed model with this many workers")
 	fl.Var((*rateValue)(&opts.Rate), "rate", "override: open model at this rate, ops per second (200) or with a unit (200/s, 12000/m, 5/h)")
 	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on stderr (by default: bars on a terminal, a line every 10 s otherwise)")

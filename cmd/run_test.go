@@ -477,3 +477,15 @@ func TestShellArg(t *testing.T) {
 		}
 	}
 }
+
+// An explicit zero for a load flag is refused: leaving the flag out is
+// how to keep the scenario's own value.
+func TestRunRefusesZeroLoadFlags(t *testing.T) {
+	t.Parallel()
+	for _, flag := range []string{"--ops", "--duration", "--concurrency", "--rate"} {
+		r := runMain(t, nil, "run", "charges-lost-ack", "--target", "http://127.0.0.1:1", flag, "0")
+		if r.code != ExitUsage || !strings.Contains(r.err, flag+" 0") || !strings.Contains(r.err, "leave "+flag+" out") {
+			t.Errorf("%s 0: exit %d, want %d and a hint\n%s", flag, r.code, ExitUsage, r.err)
+		}
+	}
+}
