@@ -67,7 +67,7 @@ judge a saved run against other invariants or thresholds.`,
 			return checkRun(c.Context(), opts)
 		},
 	}
-	c.Flags().StringVarP(&opts.Format, "format", "f", "text", "report format on stdout: text, json, markdown or junit")
+	c.Flags().StringVarP(&opts.Format, "format", "f", "text", "report format on stdout: text, json, markdown, junit or html")
 	c.Flags().StringVar(&opts.FailOn, "fail-on", "", "also fail on deviations from the profile: medium (default: as the run was judged)")
 	opts.Reports.register(c.Flags())
 	c.Flags().StringVar(&opts.Scenario, "scenario", "", "judge against this scenario's (file or built-in name) invariants, thresholds and expectation instead of the saved ones")

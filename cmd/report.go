@@ -80,7 +80,7 @@ The target must still be up: the oracles read its state now.`,
 	fl.StringArrayVarP(&targets, "target", "t", nil, "the run's targets again, when they carry a secret the manifest does not keep")
 	fl.DurationVar(&opts.Phases.Wait, "wait", 0, "how long to wait for shards not there yet (default: not at all)")
 	fl.StringVarP(&opts.Out, "out", "o", "", "directory to write the merged run's report.json and history.jsonl to")
-	fl.StringVarP(&opts.Format, "format", "f", "text", "report format on stdout: text, json, markdown or junit")
+	fl.StringVarP(&opts.Format, "format", "f", "text", "report format on stdout: text, json, markdown, junit or html")
 	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on stderr")
 	opts.Reports.register(fl)
 	opts.Client.register(fl)

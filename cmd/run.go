@@ -193,7 +193,7 @@ an expected violation was not caught), 2 usage or config error,
 	fl.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics during the run at http://ADDR/metrics (attempts by outcome, status and fault; latency; ops; violations of each judged scenario), e.g. 127.0.0.1:9464")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print each scenario's plan and its first requests, rendered (secrets masked), and send nothing")
 	fl.StringVarP(&opts.Out, "out", "o", "", "directory to write report.json and history.jsonl to (one subdirectory per scenario when several)")
-	fl.StringVarP(&opts.Format, "format", "f", "text", "report format on stdout: text, json, markdown or junit")
+	fl.StringVarP(&opts.Format, "format", "f", "text", "report format on stdout: text, json, markdown, junit or html")
 	fl.BoolVar(&opts.RedactPath, "redact-path", false, "mask the target URL's path segments in every output too (for a token in the path); passwords and query values are always masked")
 	opts.Phases.register(c)
 	fl.StringVar(&opts.FailOn, "fail-on", "", "also fail on deviations from the scenario's profile: medium (default: only duplicate effects, leaks, stuck keys and wrong replays fail)")
