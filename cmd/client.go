@@ -179,11 +179,19 @@ func dryRun(ctx context.Context, w io.Writer, sc *scenarios.Scenario, targets []
 	for _, t := range targets {
 		fmt.Fprintf(w, "target %s\n", redaction.URL(t))
 	}
+	var bound []string
+	if l.Ops > 0 {
+		bound = append(bound, fmt.Sprintf("%d ops", l.Ops))
+	}
+	if l.Duration > 0 {
+		bound = append(bound, fmt.Sprintf("for %s", time.Duration(l.Duration)))
+	}
+	size := strings.Join(bound, " or ") // whichever comes first
 	switch {
 	case l.Rate > 0:
-		fmt.Fprintf(w, "load: %d ops, %s, open model at %g ops/s\n", l.Ops, time.Duration(l.Duration), float64(l.Rate))
+		fmt.Fprintf(w, "load: %s, open model at %g ops/s\n", size, float64(l.Rate))
 	default:
-		fmt.Fprintf(w, "load: %d ops, %s, closed model with %d workers\n", l.Ops, time.Duration(l.Duration), l.Concurrency)
+		fmt.Fprintf(w, "load: %s, closed model with %d workers\n", size, l.Concurrency)
 	}
 	fmt.Fprintf(w, "retry: %d attempts, on %s\n", sc.Retry.Attempts, strings.Join(sc.Retry.On, ", "))
 	for _, f := range sc.Faults {

@@ -335,7 +335,7 @@ func writeDemo(w io.Writer, rows []demoRow, costs []demoCost, opts *DemoOptions)
 			met++
 		}
 	}
-	fmt.Fprintf(w, "\n%d of %d expectations met (seed %d, key-nonce %d). Reports: %s/<scenario>/report.json\n", met, len(rows), opts.Seed, opts.KeyNonce, opts.Out)
+	fmt.Fprintf(w, "\n%d of %d expectations met (seed %d, key-nonce %d). Reports: %s/<scenario>/report.json (a naive variant's in <scenario>-naive/)\n", met, len(rows), opts.Seed, opts.KeyNonce, opts.Out)
 }
 
 func demoVerdict(r demoRow) string {

@@ -254,7 +254,7 @@ var (
 )
 
 func (c *checker) templateHint(msg string) string {
-	const all = "templates see .Key .Seq .User .Attempt .Vars.NAME and the functions env, randInt, uuid, add, mod, div: {{.Key}}, {{randInt . 1 100}}"
+	const all = "templates see .Key .Seq .User .Attempt .Run .Vars.NAME and the functions env, randInt, uuid, add, mod, div: {{.Key}}, {{randInt . 1 100}}"
 	if m := badField.FindStringSubmatch(msg); m != nil {
 		if best, ok := yamlstrict.Closest(m[1], []string{"Key", "Seq", "User", "Attempt", "Vars"}); ok {
 			return "did you mean ." + best + "? " + all
