@@ -422,7 +422,7 @@ func runLoadShard(ctx context.Context, opts *RunOptions) error {
 	}
 	defer opts.closeTransport()
 	switch wait := time.Until(m.Start); {
-	case wait > 0:
+	case wait > 0 && !opts.Quiet:
 		fmt.Fprintf(opts.Streams.Err, "shard %s of run %s: starting at %s (in %s)\n", shard, m.RunID, m.Start.Format(time.RFC3339Nano), wait.Round(time.Millisecond))
 	case wait < -time.Second:
 		fmt.Fprintf(opts.Streams.Err, "warning: shard %s of run %s starts %s after the run's start time: its ops run that much later than the other shards' (prepare with a longer --start-in)\n",
@@ -486,6 +486,9 @@ func runJudge(ctx context.Context, opts *RunOptions, dirs []string, out string, 
 	end := plannedEnd(m, sc)
 	deadline := later(time.Now(), end).Add(wait)
 	set, err := trial.CollectShards(ctx, m, dirs, deadline, 500*time.Millisecond, func(missing []int) {
+		if opts.Quiet {
+			return
+		}
 		fmt.Fprintf(opts.Streams.Err, "run %s: waiting for %d of %d shards' histories (%s), until %s\n", m.RunID, len(missing), m.Shards,
 			intsString(missing), deadline.Format(time.RFC3339))
 	})

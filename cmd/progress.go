@@ -226,7 +226,21 @@ func (p *progress) Phase(what string) {
 		fmt.Fprintf(p.p, "%s: %s\n", p.name, what)
 		return
 	}
+	p.endLines()
 	p.printf("%s: %s\n", p.name, what)
+}
+
+// endLines ends the load's part of a log of lines, once: the periodic
+// status stops and "load done" is printed with the load's own rate, before
+// the steps that follow it.
+func (p *progress) endLines() {
+	if p.mode != progressLines || p.stop == nil {
+		return
+	}
+	close(p.stop)
+	p.wg.Wait()
+	p.stop = nil
+	p.printf("%s: load done, %s\n", p.name, p.status(p.now()))
 }
 
 func (p *progress) printf(format string, args ...any) {
