@@ -32,6 +32,10 @@ type conn struct {
 	keys   map[string]string // canonical header names seen on this conn
 	last   []name            // the header names of the last answer, in order
 	idleAt time.Time
+	// maxIdle is how long c may sit idle and still be reused: MaxIdleAge,
+	// or less when the server's last answer said it keeps idle
+	// connections for less (Keep-Alive: timeout=N).
+	maxIdle time.Duration
 
 	stop      func() bool // stops the context watch of the request in flight; nil for none
 	lim       *Limit      // the Limit watching the request in flight in place of stop; nil for none
@@ -112,7 +116,7 @@ func (c *conn) unwatch() bool {
 // than its Content-Length, a body after a HEAD, 204 or 304 answer, a
 // second answer) would otherwise be read as the next request's answer.
 func (c *conn) usable(peek bool) bool {
-	return time.Since(c.idleAt) < MaxIdleAge && c.br.Buffered() == 0 && (!peek || c.alive())
+	return time.Since(c.idleAt) < c.maxIdle && c.br.Buffered() == 0 && (!peek || c.alive())
 }
 
 // finish ends the request in flight on c: it stops the context watch and
@@ -330,6 +334,7 @@ func (c *conn) readResponse(req *http.Request, closeAfter bool) (*http.Response,
 			return nil, err
 		}
 		hd.close = hd.close || closeAfter
+		c.maxIdle = idleLimit(hd.keep)
 		if code < 200 {
 			if code == 101 {
 				return nil, malformed("101 Switching Protocols to a request that asked for no upgrade")
@@ -388,12 +393,15 @@ type head struct {
 	length  int64 // Content-Length, -1 when absent
 	chunked bool
 	close   bool // the connection ends with this answer
+	// keep is the idle timeout the server announced (Keep-Alive:
+	// timeout=N), -1 when it announced none.
+	keep time.Duration
 }
 
 // readHeader reads header lines up to the empty one into c.fields and
 // c.hbuf, for an HTTP/1.minor answer.
 func (c *conn) readHeader(minor int) (head, error) {
-	hd := head{length: -1}
+	hd := head{length: -1, keep: -1}
 	keepAlive := false
 	c.fields, c.hbuf = c.fields[:0], c.hbuf[:0]
 	total := 0
@@ -452,6 +460,10 @@ func (c *conn) readHeader(minor int) (head, error) {
 		case "Connection":
 			hd.close = hd.close || hasTokenBytes(v, "close")
 			keepAlive = keepAlive || hasTokenBytes(v, "keep-alive")
+		case "Keep-Alive":
+			if d, ok := keepAliveTimeout(v); ok {
+				hd.keep = d
+			}
 		}
 		start := len(c.hbuf)
 		c.hbuf = append(c.hbuf, v...)
@@ -630,4 +642,35 @@ func protoString(b []byte) string {
 		return "HTTP/1.0"
 	}
 	return string(b)
+}
+
+// keepAliveTimeout parses the timeout=N parameter of a Keep-Alive header
+// value (RFC 2068 19.7.1.1), in seconds.
+func keepAliveTimeout(v []byte) (time.Duration, bool) {
+	for len(v) > 0 {
+		var p []byte
+		p, v, _ = bytes.Cut(v, []byte(","))
+		name, val, ok := bytes.Cut(bytes.TrimSpace(p), []byte("="))
+		if !ok || !bytes.EqualFold(bytes.TrimSpace(name), []byte("timeout")) {
+			continue
+		}
+		n, ok := parseLength(bytes.Trim(bytes.TrimSpace(val), `"`))
+		if !ok || n > 1<<20 {
+			return 0, false
+		}
+		return time.Duration(n) * time.Second, true
+	}
+	return 0, false
+}
+
+// idleLimit is how long a connection may sit idle when its server keeps
+// idle connections for keep (-1: not said): half of it, so that a reuse
+// never races the server's close (Node.js, announcing timeout=N, closes a
+// little after N s), at least 250 ms (timeout=0 is announced for timeouts
+// under a second), at most MaxIdleAge.
+func idleLimit(keep time.Duration) time.Duration {
+	if keep < 0 {
+		return MaxIdleAge
+	}
+	return min(max(keep/2, 250*time.Millisecond), MaxIdleAge)
 }

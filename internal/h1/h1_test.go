@@ -799,3 +799,51 @@ func TestControlBytesInURL(t *testing.T) {
 		}
 	}
 }
+
+// A server that announces a short idle timeout (Keep-Alive: timeout=N)
+// has its idle connections dropped at half of it, never reused as it
+// closes them; without the header, MaxIdleAge applies.
+func TestKeepAliveTimeoutHonoured(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		header string
+		conns  int64
+	}{
+		{"timeout=1", 2},          // idle 700 ms > 500 ms: a new connection
+		{"timeout=5, max=100", 1}, // 700 ms < 2.5 s: reused
+		{"", 1},
+	} {
+		srv := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
+			if tc.header != "" {
+				w.Header().Set("Keep-Alive", tc.header)
+			}
+			io.WriteString(w, "ok")
+		})
+		tr := newTransport(t)
+		do(t, tr, "POST", srv.URL, "x")
+		time.Sleep(700 * time.Millisecond)
+		do(t, tr, "POST", srv.URL, "x")
+		if n := srv.conns.Load(); n != tc.conns {
+			t.Errorf("Keep-Alive %q: %d connections, want %d", tc.header, n, tc.conns)
+		}
+	}
+}
+
+func TestKeepAliveTimeoutParse(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"timeout=5":             5 * time.Second,
+		"max=100, timeout=2":    2 * time.Second,
+		` Timeout = "0" `:       0,
+		"timeout=x":             -1,
+		"max=3":                 -1,
+		"timeout=9999999999999": -1,
+	} {
+		got, ok := keepAliveTimeout([]byte(in))
+		if !ok {
+			got = -1
+		}
+		if got != want {
+			t.Errorf("keepAliveTimeout(%q) = %v, want %v", in, got, want)
+		}
+	}
+}

@@ -46,9 +46,10 @@ type Transport struct {
 // the requests it does not handle: https, a request a proxy applies to,
 // one with Expect, Upgrade, userinfo in its URL or trailers, or an
 // unusual URL, method, host or header (fallback then reports the error).
-// A connection idle for MaxIdleAge is closed, not reused; one idle for
-// more than a millisecond is first checked (on Linux, with a non-blocking
-// peek) for a close by the server.
+// A connection idle for MaxIdleAge is closed, not reused, and sooner when
+// the server announced a shorter idle timeout (Keep-Alive: timeout=N: at
+// half of it); every reuse is first checked (on Linux, with a
+// non-blocking peek) for a close by the server or bytes it sent unasked.
 //
 // When fallback is an *http.Transport, its Proxy decides which requests
 // go through a proxy (and so to fallback), its DialContext dials, its
@@ -330,7 +331,7 @@ func (p *pool) put(c *conn) {
 }
 
 func newConn(p *pool, nc net.Conn) *conn {
-	c := &conn{p: p, nc: nc, br: bufio.NewReaderSize(nc, 4<<10)}
+	c := &conn{p: p, nc: nc, br: bufio.NewReaderSize(nc, 4<<10), maxIdle: MaxIdleAge}
 	c.interrupt = c.expire
 	if sc, ok := nc.(syscall.Conn); ok {
 		if rc, err := sc.SyscallConn(); err == nil {
