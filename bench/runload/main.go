@@ -90,12 +90,24 @@ func run(target string, workers int, duration time.Duration, cpuprofile, client 
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	n := len(h.Attempts)
-	ok, faults := 0, 0
+	ok, other, info, fail, faults := 0, 0, 0, 0, 0
+	errs := map[string]int{}
 	for i := range h.Attempts {
-		if h.Attempts[i].Outcome == history.OK && h.Attempts[i].Status == 200 {
+		a := &h.Attempts[i]
+		switch {
+		case a.Acked():
 			ok++
+		case a.Outcome == history.OK:
+			other++
+		case a.Outcome == history.Info:
+			info++
+		default:
+			fail++
 		}
-		if h.Attempts[i].Fault != "" {
+		if a.Err != "" && a.Fault == "" && len(errs) < 5 {
+			errs[a.Err]++
+		}
+		if a.Fault != "" {
 			faults++
 		}
 	}
@@ -103,7 +115,10 @@ func run(target string, workers int, duration time.Duration, cpuprofile, client 
 		fmt.Printf("faults       %d attempts (%.1f%%)\n", faults, 100*float64(faults)/float64(max(n, 1)))
 	}
 	att := measure.Of(h).Latency.Attempt
-	fmt.Printf("attempts     %d (%d ok 200) in %v\n", n, ok, elapsed.Round(time.Millisecond))
+	fmt.Printf("attempts     %d (%d ok 2xx, %d other statuses, %d info, %d fail) in %v\n", n, ok, other, info, fail, elapsed.Round(time.Millisecond))
+	for e, k := range errs {
+		fmt.Printf("error        %d× %s\n", k, e)
+	}
 	fmt.Printf("req/s        %.0f\n", float64(n)/elapsed.Seconds())
 	fmt.Printf("latency      p50 %.2fms  p99 %.2fms  max %.2fms\n", att.P50, att.P99, att.Max)
 	fmt.Printf("bytes/attempt %.0f (live heap of the history after GC)\n",
