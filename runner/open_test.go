@@ -1,10 +1,12 @@
 package runner
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -77,15 +79,25 @@ func quantile(l []time.Duration, q float64) time.Duration {
 // issued the ops due and sent them at the rate, within 1%.
 func checkRate(t *testing.T, u *url.URL, rate float64, d time.Duration) {
 	t.Helper()
+	for _, p := range rateProblems(t, u, rate, d) {
+		t.Error(p)
+	}
+}
+
+// rateProblems runs the open model at rate against u for d and returns
+// what fell short: ops not issued, a rate off by more than 1%.
+func rateProblems(t *testing.T, u *url.URL, rate float64, d time.Duration) []string {
+	t.Helper()
 	sc := benchScenario(0, 0)
 	sc.Load = scenarios.Load{Duration: scenarios.Duration(d), Rate: scenarios.Rate(rate), MaxInFlight: 256}
 	h, err := Run(runCtx(t), sc, Options{Target: u, Seed: 1})
 	if err != nil {
 		t.Fatalf("Run() error = %v", err)
 	}
+	var problems []string
 	due := rate * d.Seconds()
 	if n := float64(len(h.Ops)); n < 0.99*due {
-		t.Errorf("open model at %.0f/s for %v issued %.0f ops, want >= %.0f (99%% of the %.0f due)", rate, d, n, 0.99*due, due)
+		problems = append(problems, fmt.Sprintf("open model at %.0f/s for %v issued %.0f ops, want >= %.0f (99%% of the %.0f due)", rate, d, n, 0.99*due, due))
 	}
 	for i := range h.Attempts {
 		if a := &h.Attempts[i]; !a.Acked() {
@@ -94,11 +106,12 @@ func checkRate(t *testing.T, u *url.URL, rate float64, d time.Duration) {
 	}
 	got := achievedRate(t, h)
 	if dev := got/rate - 1; dev < -0.01 || dev > 0.01 {
-		t.Errorf("open model at %.0f/s sent at %.1f/s (%+.2f%%), want within 1%%", rate, got, 100*dev)
+		problems = append(problems, fmt.Sprintf("open model at %.0f/s sent at %.1f/s (%+.2f%%), want within 1%%", rate, got, 100*dev))
 	}
 	l := latencies(h)
 	t.Logf("rate %.0f/s: %d ops, sent at %.1f/s; latency from the intended start p50 %v p99 %v max %v",
 		rate, len(h.Ops), got, quantile(l, 0.5), quantile(l, 0.99), quantile(l, 1))
+	return problems
 }
 
 // TestOpenHoldsRate checks that the open model sends at its rate, within
@@ -120,14 +133,25 @@ func TestOpenHoldsRateNearMax(t *testing.T) {
 	sc := benchScenario(0, 64)
 	d := 2 * time.Second
 	sc.Load = scenarios.Load{Duration: scenarios.Duration(d), Concurrency: 64}
-	start := time.Now()
-	h, err := Run(runCtx(t), sc, Options{Target: u, Seed: 1})
-	if err != nil {
-		t.Fatalf("Run() error = %v", err)
+	// The machine's speed can change between the two measurements (a
+	// neighbour's load): a run that falls short is measured again, once.
+	var problems []string
+	for try := 1; try <= 2; try++ {
+		start := time.Now()
+		h, err := Run(runCtx(t), sc, Options{Target: u, Seed: 1})
+		if err != nil {
+			t.Fatalf("Run() error = %v", err)
+		}
+		maxRate := float64(len(h.Attempts)) / time.Since(start).Seconds()
+		t.Logf("try %d: closed model, 64 workers: %.0f req/s", try, maxRate)
+		if problems = rateProblems(t, u, 0.8*maxRate, 3*time.Second); len(problems) == 0 {
+			return
+		}
+		t.Logf("try %d fell short: %s", try, strings.Join(problems, "; "))
 	}
-	maxRate := float64(len(h.Attempts)) / time.Since(start).Seconds()
-	t.Logf("closed model, 64 workers: %.0f req/s", maxRate)
-	checkRate(t, u, 0.8*maxRate, 3*time.Second)
+	for _, p := range problems {
+		t.Error(p)
+	}
 }
 
 // TestStallShowsInOpenModelOnly runs each model against a server that
