@@ -81,3 +81,24 @@ func TestRedact(t *testing.T) {
 		}
 	}
 }
+
+// A mistyped flag gets the likely one named in the hint.
+func TestMistypedFlagSuggestion(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "charges-lost-ack", "--taget", "http://127.0.0.1:1"}, "did you mean --target?"},
+		{[]string{"run", "charges-lost-ack", "--concurency=3"}, "did you mean --concurrency?"},
+		{[]string{"audit", "POST", "http://127.0.0.1:1/x", "--quiet", "1s"}, "did you mean --quiet-period?"},
+		{[]string{"run", "charges-lost-ack", "--zzzzzzzzzz"}, ""},
+	} {
+		r := runMain(t, nil, tc.args...)
+		if r.code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d", tc.args, r.code, ExitUsage)
+		}
+		if tc.want == "" && strings.Contains(r.err, "did you mean") || tc.want != "" && !strings.Contains(r.err, tc.want) {
+			t.Errorf("%v: stderr %q, want %q", tc.args, r.err, tc.want)
+		}
+	}
+}

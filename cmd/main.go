@@ -7,12 +7,15 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/idemcheck/idemcheck/internal/yamlstrict"
 	"github.com/idemcheck/idemcheck/trial"
 )
 
@@ -212,7 +215,11 @@ Exit codes: 0 every expectation met, 1 an invariant or threshold failed,
 	root.AddCommand(NewCmdRun(f, nil), NewCmdCheck(f, nil), NewCmdScenarios(f), NewCmdVersion(f), NewCmdLab(f, nil), NewCmdDemo(f, nil), NewCmdProxy(f, nil), NewCmdBench(f), NewCmdAudit(f, nil), NewCmdInit(f, nil), NewCmdReport(f))
 	setVersion(root)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return withHint(ExitUsage, err, fmt.Sprintf("see '%s --help'", c.CommandPath()))
+		hint := fmt.Sprintf("see '%s --help'", c.CommandPath())
+		if best := closestFlag(c, err); best != "" {
+			hint = "did you mean --" + best + "? " + hint
+		}
+		return withHint(ExitUsage, err, hint)
 	})
 	return root
 }
@@ -220,3 +227,33 @@ Exit codes: 0 every expectation met, 1 an invariant or threshold failed,
 type discardLogger struct{}
 
 func (discardLogger) Printf(context.Context, string, ...interface{}) {}
+
+// closestFlag is the flag of c a mistyped one (err: "unknown flag:
+// --taget") was likely meant to be, "" when none is near.
+func closestFlag(c *cobra.Command, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return ""
+	}
+	name, _, _ = strings.Cut(name, "=")
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	if best, near := yamlstrict.Closest(name, names); near {
+		return best
+	}
+	// a word of a longer name: --quiet for --quiet-period
+	var longer []string
+	for _, n := range names {
+		if strings.HasPrefix(n, name+"-") || strings.HasSuffix(n, "-"+name) {
+			longer = append(longer, n)
+		}
+	}
+	if len(longer) == 1 {
+		return longer[0]
+	}
+	return ""
+}
