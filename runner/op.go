@@ -67,7 +67,8 @@ func (r *run) newWorker() *worker {
 	w.sendCtx = w.ctx
 	if r.limits {
 		w.limit = &h1.Limit{Cause: r.timeoutErr}
-		w.sendCtx = h1.WithLimit(w.ctx, w.limit)
+		// The runner reads one header of an answer (retryAfter).
+		w.sendCtx = h1.WithHeaders(h1.WithLimit(w.ctx, w.limit), "Retry-After")
 	}
 	w.rnd = rand.New(&w.pcg)
 	return w

@@ -352,7 +352,7 @@ func (c *conn) readResponse(req *http.Request, closeAfter bool) (*http.Response,
 		resp := &rb.resp
 		*resp = http.Response{
 			Status: status, StatusCode: code, Proto: proto, ProtoMajor: 1, ProtoMinor: minor,
-			Header: c.header(), Request: req, ContentLength: -1, Close: hd.close,
+			Header: c.header(headersOf(req.Context())), Request: req, ContentLength: -1, Close: hd.close,
 		}
 		b := &rb.body
 		*b = body{c: c, ctx: req.Context(), reuse: !hd.close}
@@ -480,7 +480,18 @@ func (c *conn) readHeader(minor int) (head, error) {
 
 // header builds the http.Header of the fields readHeader read: one
 // string holds every value, one slice every value list.
-func (c *conn) header() http.Header {
+func (c *conn) header(keep map[string]bool) http.Header {
+	if keep != nil {
+		// only the headers asked for: no map sized for all of them,
+		// no string holding every value
+		h := http.Header{}
+		for _, f := range c.fields {
+			if keep[f.key] {
+				h[f.key] = append(h[f.key], string(c.hbuf[f.start:f.end]))
+			}
+		}
+		return h
+	}
 	h := make(http.Header, len(c.fields))
 	if len(c.fields) == 0 {
 		return h

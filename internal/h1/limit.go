@@ -174,3 +174,25 @@ func (b *limitedBody) Close() error {
 	b.cancel()
 	return err
 }
+
+type headersKey struct{}
+
+// WithHeaders returns ctx asking a Transport to keep only the answer
+// headers named in keep (canonical names, e.g. "Retry-After") in the
+// responses to requests sent with it: a caller that reads one or two
+// headers is spared a map of all of them per answer. The body, status
+// and framing are as ever; the Transport reads every header it needs
+// itself.
+func WithHeaders(ctx context.Context, keep ...string) context.Context {
+	m := make(map[string]bool, len(keep))
+	for _, k := range keep {
+		m[k] = true
+	}
+	return context.WithValue(ctx, headersKey{}, m)
+}
+
+// headersOf is the set WithHeaders put in ctx, nil for every header.
+func headersOf(ctx context.Context) map[string]bool {
+	m, _ := ctx.Value(headersKey{}).(map[string]bool)
+	return m
+}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -225,6 +226,47 @@ func TestLimitWithoutCause(t *testing.T) {
 		resp, err := tr.RoundTrip(req)
 		if resp != nil || !errors.Is(err, os.ErrDeadlineExceeded) {
 			t.Errorf("deadline in %v: %v, %v; want os.ErrDeadlineExceeded", d, resp, err)
+		}
+	}
+}
+
+// WithHeaders keeps only the answer headers asked for; the answer is
+// otherwise whole, and without it every header is kept.
+func TestWithHeaders(t *testing.T) {
+	srv := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "3")
+		w.Header().Add("X-A", "1")
+		w.Header().Add("X-A", "2")
+		io.WriteString(w, "body")
+	})
+	tr := newTransport(t)
+	for _, keep := range [][]string{nil, {"Retry-After"}, {"X-A"}} {
+		c := ctx(t)
+		if keep != nil {
+			c = WithHeaders(c, keep...)
+		}
+		req, _ := http.NewRequestWithContext(c, "GET", srv.URL, nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != "body" || resp.ContentLength != 4 {
+			t.Errorf("keep %v: body %q, length %d", keep, b, resp.ContentLength)
+		}
+		var got []string
+		for k, vs := range resp.Header {
+			got = append(got, k+"="+strings.Join(vs, ","))
+		}
+		slices.Sort(got)
+		want := map[string][]string{
+			"":            {"Content-Length=4", "Content-Type=text/plain; charset=utf-8", "Date=" + resp.Header.Get("Date"), "Retry-After=3", "X-A=1,2"},
+			"Retry-After": {"Retry-After=3"},
+			"X-A":         {"X-A=1,2"},
+		}[strings.Join(keep, "")]
+		if !slices.Equal(got, want) {
+			t.Errorf("keep %v: headers %v, want %v", keep, got, want)
 		}
 	}
 }
