@@ -92,6 +92,8 @@ func TestMistypedFlagSuggestion(t *testing.T) {
 		{[]string{"run", "charges-lost-ack", "--concurency=3"}, "did you mean --concurrency?"},
 		{[]string{"audit", "POST", "http://127.0.0.1:1/x", "--quiet", "1s"}, "did you mean --quiet-period?"},
 		{[]string{"run", "charges-lost-ack", "--zzzzzzzzzz"}, ""},
+		{[]string{"run", "charges-lost-ack", "--t", "http://127.0.0.1:1"}, "did you mean -t (--target)?"},
+		{[]string{"run", "charges-lost-ack", "--x"}, ""},
 	} {
 		r := runMain(t, nil, tc.args...)
 		if r.code != ExitUsage {

@@ -182,6 +182,9 @@ func effectsPath(raw string, op *operation) (method, path string, err error) {
 		return "", "", withHint(ExitUsage, fmt.Errorf("--effects %q: want a path or an http(s) URL, a method first if not GET", redactArg(raw)), "e.g. --effects 'GET /internal/charges?idempotency_key={{.Key}}'")
 	}
 	if scheme != op.Base.Scheme || !sameHost(host, op.Base) {
+		if i := strings.LastIndex(host, "@"); i >= 0 {
+			host = host[i+1:] // its userinfo may hold a password
+		}
 		return "", "", withHint(ExitUsage, fmt.Errorf("--effects is on %s://%s, the operation on %s://%s", scheme, host, op.Base.Scheme, op.Base.Host),
 			"the oracle reads from the scenario's target: give --effects as a path on it")
 	}

@@ -113,6 +113,7 @@ func TestInitRefuses(t *testing.T) {
 		{[]string{"POST", "https://user:pw@x.example.com/c"}, "holds credentials"},
 		{[]string{"POST", "https://x.example.com/c", "--effects", "/count"}, "does not use {{.Key}}"},
 		{[]string{"POST", "https://x.example.com/c", "--effects", "https://other.example.com/c?k={{.Key}}"}, "the operation on"},
+		{[]string{"POST", "https://x.example.com/c", "--effects", "https://admin:pw@other.example.com/c?k={{.Key}}"}, "the operation on"},
 		{[]string{"POST"}, "init takes METHOD and URL"},
 		{[]string{"CHARGE", "https://x.example.com/c"}, "not an HTTP method"},
 		{[]string{"POST", "https://x.example.com/c", "-d", `{"a":{{.Nope}`}, "init"},

@@ -217,7 +217,7 @@ Exit codes: 0 every expectation met, 1 an invariant or threshold failed,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		hint := fmt.Sprintf("see '%s --help'", c.CommandPath())
 		if best := closestFlag(c, err); best != "" {
-			hint = "did you mean --" + best + "? " + hint
+			hint = "did you mean " + best + "? " + hint
 		}
 		return withHint(ExitUsage, err, hint)
 	})
@@ -229,13 +229,21 @@ type discardLogger struct{}
 func (discardLogger) Printf(context.Context, string, ...interface{}) {}
 
 // closestFlag is the flag of c a mistyped one (err: "unknown flag:
-// --taget") was likely meant to be, "" when none is near.
+// --taget") was likely meant to be ("--target", or "-t (--target)" for
+// --t), "" when none is near.
 func closestFlag(c *cobra.Command, err error) string {
 	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
 	if !ok {
 		return ""
 	}
 	name, _, _ = strings.Cut(name, "=")
+	if len(name) <= 2 {
+		// too short to tell a typo: a shorthand given with two dashes
+		if f := c.Flags().ShorthandLookup(name); len(name) == 1 && f != nil {
+			return "-" + name + " (--" + f.Name + ")"
+		}
+		return ""
+	}
 	var names []string
 	c.Flags().VisitAll(func(f *pflag.Flag) {
 		if !f.Hidden {
@@ -243,7 +251,7 @@ func closestFlag(c *cobra.Command, err error) string {
 		}
 	})
 	if best, near := yamlstrict.Closest(name, names); near {
-		return best
+		return "--" + best
 	}
 	// a word of a longer name: --quiet for --quiet-period
 	var longer []string
@@ -253,7 +261,7 @@ func closestFlag(c *cobra.Command, err error) string {
 		}
 	}
 	if len(longer) == 1 {
-		return longer[0]
+		return "--" + longer[0]
 	}
 	return ""
 }

@@ -18,6 +18,7 @@ var notRerun = map[string]bool{
 	"out": true, "format": true, "report": true, "quiet": true, "progress": true,
 	"metrics-addr": true, "http-debug": true, "dry-run": true, "seed": true, "key-nonce": true,
 	"phase": true, "shards": true, "shard": true, "start-in": true, "wait": true,
+	"junit-inconclusive": true,
 }
 
 // urlFlags carry URLs or DSNs, redacted in a rerun line.
@@ -26,8 +27,8 @@ var urlFlags = map[string]bool{"target": true, "store": true, "ledger": true}
 // rerunLine is the command line that repeats a run made by c: the same
 // keys, faults and load. It names the scenario (args), the flags given
 // that shape what is sent, secrets redacted, then the seed and key nonce
-// the run used.
-func rerunLine(c *cobra.Command, args []string, seed, nonce uint64) string {
+// the run used; extra (flags and values, quoted) come before them.
+func rerunLine(c *cobra.Command, args []string, seed, nonce uint64, extra ...string) string {
 	parts := []string{"idemcheck", c.Name()}
 	var red redaction.Options
 	if f := c.Flags().Lookup("redact-path"); f != nil && f.Value.String() == "true" {
@@ -59,6 +60,7 @@ func rerunLine(c *cobra.Command, args []string, seed, nonce uint64) string {
 			parts = append(parts, "--"+f.Name, shellArg(v))
 		}
 	})
+	parts = append(parts, extra...)
 	parts = append(parts, "--seed", fmt.Sprint(seed), "--key-nonce", fmt.Sprint(nonce))
 	return strings.Join(parts, " ")
 }

@@ -148,6 +148,13 @@ an expected violation was not caught), 2 usage or config error,
 			opts.NonceSet = c.Flags().Changed("key-nonce")
 			if opts.Target == "" {
 				opts.Target = opts.Getenv("IDEMCHECK_TARGET")
+				if env := opts.Target; env != "" {
+					// the rerun line names it: elsewhere the variable may differ
+					target := redaction.Options{Path: opts.RedactPath}.String(env)
+					opts.rerun = func(scenario string, seed, nonce uint64) string {
+						return rerunLine(c, []string{scenario}, seed, nonce, "--target", shellArg(target))
+					}
+				}
 			}
 			if _, err := opts.Reports.writer(opts.Format); err != nil {
 				return withCode(ExitUsage, err)
@@ -219,7 +226,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	for _, sc := range list {
 		if opts.Target != "" && len(sc.Target) > 0 && sc.Target[0] != opts.Target {
 			fmt.Fprintf(opts.Streams.Err, "%s: target %s from --target, replacing the file's %s\n", sc.Name,
-				redaction.String(opts.Target), redaction.String(sc.Target[0]))
+				redaction.Options{Path: opts.RedactPath}.String(opts.Target), redaction.Options{Path: opts.RedactPath}.String(sc.Target[0]))
 		}
 	}
 	if opts.DryRun {

@@ -489,3 +489,19 @@ func TestRunRefusesZeroLoadFlags(t *testing.T) {
 		}
 	}
 }
+
+// A target from IDEMCHECK_TARGET is named in the rerun line: elsewhere
+// the variable may hold another.
+func TestRerunLineNamesTheEnvTarget(t *testing.T) {
+	t.Parallel()
+	target := startTestLab(t, memoryBackend())
+	dir := t.TempDir()
+	r := runMain(t, map[string]string{"IDEMCHECK_TARGET": target}, "run", "charges-lost-ack", "--ops", "4", "--out", dir, "-q")
+	if r.code != ExitOK {
+		t.Fatalf("run: exit %d\n%s", r.code, r.err)
+	}
+	h := readHistory(t, filepath.Join(dir, "history.jsonl"))
+	if !strings.Contains(h.Meta.Rerun, "--ops 4 --target "+target+" --seed ") {
+		t.Errorf("rerun line %q does not name the target from IDEMCHECK_TARGET", h.Meta.Rerun)
+	}
+}

@@ -144,8 +144,9 @@ func TestTargetErrors(t *testing.T) {
 		{"http://h:99999", "out of range"},
 		{"http://h:0", "out of range"},
 		{"http://[::1%en0" + secret + "]/", "bad target URL"},
-		{"127.0.0.1:8080", `"127.0.0.1:8080" has no scheme`},
-		{"localhost:8080", `"localhost:8080" has no scheme`},
+		{"127.0.0.1:8080", "target 127.0.0.1:8080 has no scheme"},
+		{"localhost:8080", "target localhost:8080 has no scheme"},
+		{"127.0.0.1:1/tenant-" + secret + "/api", "target 127.0.0.1:1/… has no scheme"},
 		{"u:" + secret + "@localhost:8080/x?token=" + secret, "has no scheme"},
 	} {
 		_, err := s.TargetURLs([]string{tc.raw})

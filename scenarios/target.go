@@ -118,15 +118,19 @@ func parseTarget(raw string) (*url.URL, error) {
 	const hint = "write a base URL like http://localhost:8080 or https://staging.example.com/api"
 	if !strings.Contains(raw, "://") && raw != "" {
 		// host:port, or a path: url.Parse reads "localhost:8080" as the
-		// scheme localhost. Shown without its userinfo or query.
-		shown := raw
-		if i := strings.LastIndex(shown, "@"); i >= 0 {
-			shown = "xxxxx@" + shown[i+1:]
+		// scheme localhost. Shown as its host alone: no userinfo, path
+		// (--redact-path may hide it) or query.
+		host, rest, _ := strings.Cut(raw, "/")
+		host, _, _ = strings.Cut(host, "?")
+		host, _, _ = strings.Cut(host, "#")
+		if i := strings.LastIndex(host, "@"); i >= 0 {
+			host = host[i+1:]
 		}
-		if i := strings.IndexAny(shown, "?#"); i >= 0 {
-			shown = shown[:i]
+		more := ""
+		if rest != "" || len(host) < len(raw) {
+			more = "/…"
 		}
-		return nil, &hintError{msg: fmt.Sprintf("target %q has no scheme", shown), hint: fmt.Sprintf("write it with one: http://%s (or https:// for TLS)", shown)}
+		return nil, &hintError{msg: fmt.Sprintf("target %s%s has no scheme", host, more), hint: fmt.Sprintf("write it with one: http://%s%s (or https:// for TLS)", host, more)}
 	}
 	u, err := url.Parse(raw)
 	if err != nil {

@@ -41,8 +41,11 @@ func URL(u *url.URL) string { return Options{}.URL(u) }
 func String(s string) string { return Options{}.String(s) }
 
 // URL is u with its userinfo password, every query value not in o.Keep and
-// its fragment masked (and its path segments, if o.Path). The username and
-// host are kept. An opaque URL (scheme:opaque) keeps only its scheme.
+// its fragment masked (and its path segments, if o.Path). The host is
+// kept, and the username, except in an http(s) URL where no password
+// follows it: https://TOKEN@host and https://KEY:@host are how API keys
+// travel in basic auth (a database's postgres://user@host is not). An
+// opaque URL (scheme:opaque) keeps only its scheme.
 func (o Options) URL(u *url.URL) string {
 	if u == nil {
 		return ""
@@ -51,8 +54,12 @@ func (o Options) URL(u *url.URL) string {
 		return u.Scheme + ":" + Mask
 	}
 	c := *u
-	if p, ok := c.User.Password(); ok && p != "" {
-		c.User = url.UserPassword(c.User.Username(), Mask)
+	if c.User != nil {
+		if p, ok := c.User.Password(); ok && p != "" {
+			c.User = url.UserPassword(c.User.Username(), Mask)
+		} else if web := strings.EqualFold(c.Scheme, "http") || strings.EqualFold(c.Scheme, "https"); web && c.User.Username() != "" {
+			c.User = url.User(Mask)
+		}
 	}
 	c.RawQuery = o.query(u.RawQuery)
 	if c.Fragment != "" || c.RawFragment != "" {

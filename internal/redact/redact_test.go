@@ -79,9 +79,21 @@ func TestURL(t *testing.T) {
 	if got := URL(nil); got != "" {
 		t.Errorf("URL(nil) = %q, want \"\"", got)
 	}
-	empty := &url.URL{Scheme: "http", User: url.UserPassword("bob", ""), Host: "h"}
-	if got, want := URL(empty), "http://bob:@h"; got != want {
-		t.Errorf("URL(%v) = %q, want %q", empty, got, want)
+	// An API key as the username, alone (GitHub) or before an empty
+	// password (Stripe's basic auth), is masked in an http(s) URL; a
+	// database's user is kept.
+	for _, tc := range []struct {
+		u    *url.URL
+		want string
+	}{
+		{&url.URL{Scheme: "https", User: url.UserPassword("sk_test_"+canary, ""), Host: "api"}, "https://xxxxx@api"},
+		{&url.URL{Scheme: "HTTPS", User: url.User("ghp_" + canary), Host: "h"}, "HTTPS://xxxxx@h"},
+		{&url.URL{Scheme: "postgres", User: url.User("postgres"), Host: "db"}, "postgres://postgres@db"},
+		{&url.URL{Scheme: "redis", User: url.UserPassword("app", ""), Host: "r"}, "redis://app:@r"},
+	} {
+		if got := URL(tc.u); got != tc.want {
+			t.Errorf("URL(%s) = %q, want %q", tc.u.Scheme, got, tc.want)
+		}
 	}
 }
 
