@@ -98,19 +98,25 @@ func BenchmarkAttempt(b *testing.B) {
 
 // BenchmarkHistoryMemory records b.N synthetic attempts (one per op, with
 // a key each) the way workers do, merges them and reports the live heap per
-// attempt of the resulting history. Run it with -benchtime=1000000x for the
+// attempt while the load runs (the workers' logs) and of the resulting
+// history. Run it with -benchtime=1000000x for the
 // figure at a million attempts.
 func BenchmarkHistoryMemory(b *testing.B) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	w := (&run{seed: 1}).newWorker()
+	w := (&run{seed: 1, ctx: context.Background()}).newWorker()
+	// While the load runs: the workers' logs.
 	for i := range b.N {
 		w.pcg.Seed(1, uint64(i))
 		w.rec.ops.add(history.Op{ID: i, Key: scenarios.NewKey(w.rnd)})
 		w.rec.attempts.add(history.Attempt{Op: i, N: 1, Outcome: history.OK, Status: 201,
 			Intended: time.Duration(i), Start: time.Duration(i), End: time.Duration(i + 1000), Fingerprint: history.Fingerprint(i + 1)})
 	}
+	runtime.GC()
+	var during runtime.MemStats
+	runtime.ReadMemStats(&during)
+	b.ReportMetric(float64(int64(during.HeapAlloc)-int64(before.HeapAlloc))/float64(b.N), "bytes/attempt-during-load")
 	ops, attempts := merge([]*recorder{&w.rec})
 	h := &history.History{Ops: ops, Attempts: attempts}
 	h.Sort()

@@ -1,6 +1,10 @@
 package runner
 
 import (
+	"math"
+	"time"
+
+	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
 )
 
@@ -49,7 +53,79 @@ func (c *chunks[T]) drain(f func([]T)) {
 // op's attempts in order. Only its worker touches it until the merge.
 type recorder struct {
 	ops      chunks[history.Op]
-	attempts chunks[history.Attempt]
+	attempts attemptLog
+}
+
+// attemptLog keeps a worker's attempts while the load runs. The common
+// attempt (an answer with no error, evidence, fields or other answers) is
+// kept as a compact record that holds no pointer, so the garbage collector
+// never scans the growing history; the rest are kept whole beside it.
+type attemptLog struct {
+	recs chunks[compactAttempt]
+	rare []history.Attempt
+	n    int
+}
+
+// compactAttempt is a history.Attempt without pointers: the fault as an
+// index in faultKinds, the rare fields in attemptLog.rare (rare > 0).
+type compactAttempt struct {
+	op, n, target, copies, status int32
+	outcome                       history.Outcome
+	fault                         uint8
+	intended, start, end          time.Duration
+	fingerprint                   history.Fingerprint
+	size                          int64
+	rare                          int32 // 1 + the index in attemptLog.rare; 0 for a compact one
+}
+
+// faultKinds are the faults a compact attempt can name; index 0 is none.
+var faultKinds = [...]string{"", faults.KindDropAck, faults.KindTimeout, faults.KindDuplicate, faults.KindReset,
+	faults.KindDelay, history.FaultReplay, history.FaultMismatch}
+
+func faultIndex(kind string) (uint8, bool) {
+	for i, k := range faultKinds {
+		if k == kind {
+			return uint8(i), true
+		}
+	}
+	return 0, false
+}
+
+// fits32 reports whether every v fits an int32.
+func fits32(vs ...int) bool {
+	for _, v := range vs {
+		if v < math.MinInt32 || v > math.MaxInt32 {
+			return false
+		}
+	}
+	return true
+}
+
+func (l *attemptLog) add(a history.Attempt) {
+	l.n++
+	fi, known := faultIndex(a.Fault)
+	if !known || a.Err != "" || a.Body != "" || a.Fields != nil || a.Answers != nil || !fits32(a.Op, a.N, a.Target, a.Copies, a.Status) {
+		l.rare = append(l.rare, a)
+		l.recs.add(compactAttempt{op: int32(min(max(a.Op, -1), math.MaxInt32)), rare: int32(len(l.rare))})
+		return
+	}
+	l.recs.add(compactAttempt{
+		op: int32(a.Op), n: int32(a.N), target: int32(a.Target), copies: int32(a.Copies), status: int32(a.Status),
+		outcome: a.Outcome, fault: fi, intended: a.Intended, start: a.Start, end: a.End,
+		fingerprint: a.Fingerprint, size: a.Size,
+	})
+}
+
+// attempt is c as the history.Attempt it was made from.
+func (l *attemptLog) attempt(c *compactAttempt) history.Attempt {
+	if c.rare > 0 {
+		return l.rare[c.rare-1]
+	}
+	return history.Attempt{
+		Op: int(c.op), N: int(c.n), Target: int(c.target), Copies: int(c.copies), Status: int(c.status),
+		Outcome: c.outcome, Fault: faultKinds[c.fault], Intended: c.intended, Start: c.start, End: c.end,
+		Fingerprint: c.fingerprint, Size: c.size,
+	}
 }
 
 // merge builds the history from the workers' records: ops indexed by ID,
@@ -86,17 +162,17 @@ func merge(recs []*recorder) (ops []history.Op, attempts []history.Attempt) {
 				ops[o.ID] = o
 			}
 		})
-		count := func(ch []history.Attempt) {
+		count := func(ch []compactAttempt) {
 			for i := range ch {
-				if op := ch[i].Op; op >= 0 && op < nOps {
+				if op := int(ch[i].op); op >= 0 && op < nOps {
 					first[op+1]++
 				}
 			}
 		}
-		for _, ch := range r.attempts.full {
+		for _, ch := range r.attempts.recs.full {
 			count(ch)
 		}
-		count(r.attempts.cur)
+		count(r.attempts.recs.cur)
 	}
 	for i := 1; i <= nOps; i++ {
 		first[i] += first[i-1]
@@ -106,14 +182,16 @@ func merge(recs []*recorder) (ops []history.Op, attempts []history.Attempt) {
 		if r == nil {
 			continue
 		}
-		r.attempts.drain(func(ch []history.Attempt) {
+		log := &r.attempts
+		log.recs.drain(func(ch []compactAttempt) {
 			for i := range ch {
-				if op := ch[i].Op; op >= 0 && op < nOps {
-					attempts[first[op]] = ch[i]
+				if op := int(ch[i].op); op >= 0 && op < nOps {
+					attempts[first[op]] = log.attempt(&ch[i])
 					first[op]++
 				}
 			}
 		})
+		log.rare, log.n = nil, 0
 	}
 	return ops, attempts
 }

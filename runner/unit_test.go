@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
@@ -174,5 +175,36 @@ func TestRetryCompiledOnce(t *testing.T) {
 	}
 	if n := s.count.Load(); n != 0 {
 		t.Errorf("server got %d requests, want 0", n)
+	}
+}
+
+// Every kind of attempt comes out of a worker's log as it went in: the
+// compact ones (every field of an answer, every fault) and the ones kept
+// whole (an error, evidence, fields, other answers, an unknown fault).
+func TestAttemptLogKeepsEveryField(t *testing.T) {
+	in := []history.Attempt{
+		{Op: 0, N: 1, Outcome: history.OK, Status: 201, Intended: 1, Start: 2, End: 3, Fingerprint: 0xfeed, Target: 2, Size: 1 << 40},
+		{Op: 0, N: 2, Outcome: history.Info, Fault: faults.KindDropAck, Err: "dropped", Answers: []history.Answer{{Hidden: true, Outcome: history.OK, Status: 201}}},
+		{Op: 1, N: 1, Outcome: history.OK, Status: 500, Fault: faults.KindDuplicate, Copies: 3, Body: "oops"},
+		{Op: 1, N: 2, Outcome: history.OK, Status: 200, Fault: history.FaultReplay, Fields: map[string]string{"id": "ch_1"}},
+		{Op: 2, N: 1, Outcome: history.Fail, Fault: "some_new_fault"},
+		{Op: 2, N: 2, Outcome: history.OK, Status: 409, Fault: faults.KindDelay},
+	}
+	for _, k := range faultKinds {
+		in = append(in, history.Attempt{Op: 3, N: len(in), Outcome: history.OK, Status: 200, Fault: k})
+	}
+	var r recorder
+	for i := range 4 {
+		r.ops.add(history.Op{ID: i})
+	}
+	for _, a := range in {
+		r.attempts.add(a)
+	}
+	_, out := merge([]*recorder{&r})
+	if diff := cmp.Diff(in, out); diff != "" {
+		t.Errorf("attempts after the log (-in +out):\n%s", diff)
+	}
+	if len(r.attempts.rare) != 0 || r.attempts.n != 0 {
+		t.Errorf("the log keeps %d rare attempts after its drain", len(r.attempts.rare))
 	}
 }
