@@ -2,6 +2,8 @@ package runner
 
 import (
 	"net/url"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -206,5 +208,20 @@ func TestAttemptLogKeepsEveryField(t *testing.T) {
 	}
 	if len(r.attempts.rare) != 0 || r.attempts.n != 0 {
 		t.Errorf("the log keeps %d rare attempts after its drain", len(r.attempts.rare))
+	}
+}
+
+// The compact record names every field of history.Attempt: a field added
+// there must be added to compactAttempt (or make attemptLog.add keep such
+// attempts whole), or the log would drop it silently.
+func TestAttemptLogKnowsEveryField(t *testing.T) {
+	known := []string{"Op", "N", "Fault", "Outcome", "Status", "Intended", "Start", "End", "Fingerprint",
+		"Fields", "Err", "Target", "Copies", "Size", "Body", "Answers"}
+	var got []string
+	for f := range reflect.TypeFor[history.Attempt]().Fields() {
+		got = append(got, f.Name)
+	}
+	if !slices.Equal(got, known) {
+		t.Errorf("history.Attempt has the fields %v; the attempt log knows %v: update compactAttempt", got, known)
 	}
 }
