@@ -707,39 +707,22 @@ func TestLongHeaders(t *testing.T) {
 // just after the first) are never read as the next request's answer: the
 // connection they sit on is not reused.
 func TestStaleBytesNeverAnswerTheNextRequest(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
 	sent := make(chan struct{}, 100) // the stale bytes are on their way
-	go func() {
+	addr, _ := rawServer(t, func(c net.Conn, br *bufio.Reader) {
 		for {
-			c, err := ln.Accept()
-			if err != nil {
+			if _, ok := readRequest(br); !ok {
 				return
 			}
-			go func(c net.Conn) {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					io.Copy(io.Discard, req.Body)
-					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nreal!")
-					time.Sleep(50 * time.Microsecond) // a separate segment
-					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nSTALE")
-					sent <- struct{}{}
-				}
-			}(c)
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nreal!")
+			time.Sleep(50 * time.Microsecond) // a separate segment
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nSTALE")
+			sent <- struct{}{}
 		}
-	}()
+	})
 	tr := New(nil, 4)
 	defer tr.CloseIdleConnections()
 	for i := range 50 {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+ln.Addr().String()+"/", nil)
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/", nil)
 		resp, err := tr.RoundTrip(req)
 		if err != nil {
 			t.Fatalf("request %d: %v", i, err)
@@ -755,18 +738,8 @@ func TestStaleBytesNeverAnswerTheNextRequest(t *testing.T) {
 
 // A flood of tiny header lines is bounded like a few long ones.
 func TestHeaderLinesBounded(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		http.ReadRequest(bufio.NewReader(c))
+	addr, _ := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		readRequest(br)
 		bw := bufio.NewWriter(c)
 		bw.WriteString("HTTP/1.1 200 OK\r\n")
 		for range 1 << 20 { // 4 MiB of "a:\r\n": under 10 MiB of bytes
@@ -774,10 +747,10 @@ func TestHeaderLinesBounded(t *testing.T) {
 		}
 		bw.WriteString("Content-Length: 0\r\n\r\n")
 		bw.Flush()
-	}()
+	})
 	tr := New(nil, 1)
 	defer tr.CloseIdleConnections()
-	req, _ := http.NewRequest(http.MethodGet, "http://"+ln.Addr().String()+"/", nil)
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/", nil)
 	if resp, err := tr.RoundTrip(req); err == nil || !strings.Contains(err.Error(), "headers longer than") {
 		if resp != nil {
 			resp.Body.Close()
