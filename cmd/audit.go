@@ -321,9 +321,9 @@ func auditScenario(opts *AuditOptions) (*scenarios.Scenario, []*url.URL, error) 
 // effectsProbe parses --effects ('GET /path' or '/path') into a per-key
 // probe that sends the request's -H headers (credentials, usually).
 func effectsProbe(spec, path string, headers map[string]string) (map[string]any, error) {
-	method, p := http.MethodGet, strings.TrimSpace(spec)
-	if m, rest, ok := strings.Cut(p, " "); ok && validMethod(strings.ToUpper(m)) {
-		method, p = strings.ToUpper(m), strings.TrimSpace(rest)
+	method, p := splitMethod(spec)
+	if method == "" {
+		method = http.MethodGet
 	}
 	if !strings.HasPrefix(p, "/") {
 		return nil, withHint(ExitUsage, fmt.Errorf("--effects %q: want a path", redactArg(p)),

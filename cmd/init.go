@@ -157,15 +157,11 @@ func scenarioName(method, path string) string {
 // effectsPath is --effects as a method ("" for GET) and a path on the
 // operation's target.
 func effectsPath(raw string, op *operation) (method, path string, err error) {
-	raw = strings.TrimSpace(raw)
-	if raw == "" {
+	if method, raw = splitMethod(raw); raw == "" {
 		return "", "", nil
 	}
-	if m, rest, ok := strings.Cut(raw, " "); ok && validMethod(strings.ToUpper(m)) {
-		raw = strings.TrimSpace(rest)
-		if method = strings.ToUpper(m); method == http.MethodGet {
-			method = ""
-		}
+	if method == http.MethodGet {
+		method = ""
 	}
 	if !strings.Contains(raw, "{{.Key}}") && !strings.Contains(raw, "{{ .Key }}") {
 		return "", "", withHint(ExitUsage, fmt.Errorf("--effects %q does not use {{.Key}}", redactArg(raw)),

@@ -299,13 +299,16 @@ func (p *progress) p99() string {
 
 // Close ends the progress: the bar completes, the log gets a last line.
 func (p *progress) Close() {
+	if p.mode == progressLines {
+		p.endLines() // unless a step after the load already did
+		return
+	}
 	if p.stop == nil {
 		return
 	}
 	close(p.stop)
 	p.wg.Wait()
-	switch p.mode {
-	case progressBars:
+	if p.mode == progressBars {
 		if p.total == 0 {
 			p.bar.SetCurrent(min(int64(p.now().Sub(p.start)/time.Second), p.barTotal))
 		}
@@ -313,8 +316,6 @@ func (p *progress) Close() {
 			p.bar.Abort(false) // an interrupted run: the bar stays where it stopped
 		}
 		p.p.Wait()
-	case progressLines:
-		p.printf("%s: load done, %s\n", p.name, p.status(p.now()))
 	}
 	p.stop = nil
 }

@@ -160,3 +160,13 @@ func redactHeaderArg(h string) string {
 	}
 	return name + ": …"
 }
+
+// splitMethod splits a request written as 'GET /path' (--effects) into
+// its method, upper-cased ("" when none comes first), and the rest.
+func splitMethod(spec string) (method, rest string) {
+	spec = strings.TrimSpace(spec)
+	if m, r, ok := strings.Cut(spec, " "); ok && validMethod(strings.ToUpper(m)) {
+		return strings.ToUpper(m), strings.TrimSpace(r)
+	}
+	return "", spec
+}

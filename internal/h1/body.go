@@ -60,7 +60,7 @@ func (b *body) Read(p []byte) (int, error) {
 		}
 	}
 	if err != nil && err != io.EOF {
-		err = ctxErr(b.ctx, err)
+		err = cause(b.ctx, err)
 		b.release(false)
 	}
 	b.err = err

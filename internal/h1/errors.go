@@ -1,7 +1,6 @@
 package h1
 
 import (
-	"context"
 	"errors"
 	"fmt"
 )
@@ -44,11 +43,6 @@ func (e *protocolError) Error() string { return "h1: malformed HTTP response: " 
 func malformed(format string, args ...any) error {
 	return &protocolError{fmt.Sprintf(format, args...)}
 }
-
-// ctxErr returns the cause of ctx when it is done, as net/http does when a
-// request's context ends, the cause of its Limit when that passed, else
-// err.
-func ctxErr(ctx context.Context, err error) error { return cause(ctx, err) }
 
 // errStale is writeWait's error for a reused connection found closed by
 // the server, or holding bytes no request asked for: nothing was written,

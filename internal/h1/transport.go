@@ -148,7 +148,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if !inline {
 				closeBody(req)
 			}
-			return nil, unsent(ctxErr(ctx, err))
+			return nil, unsent(cause(ctx, err))
 		}
 		if !c.watch(ctx, l) {
 			putBuf(buf, msg)
@@ -171,7 +171,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		if err != nil {
 			c.finish(false)
-			err = ctxErr(ctx, err)
+			err = cause(ctx, err)
 			if n == 0 {
 				return nil, unsent(err)
 			}
@@ -180,7 +180,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp, err := c.readResponse(req, closeAfter)
 		if err != nil {
 			c.finish(false)
-			return nil, ctxErr(ctx, err)
+			return nil, cause(ctx, err)
 		}
 		return resp, nil
 	}
