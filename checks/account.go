@@ -13,14 +13,30 @@ import (
 // once; never sent: never; indeterminate, e.g. a 409 stale after a lost
 // ack: 0 or 1). Applied entries whose key no op used count in the
 // arithmetic only.
-func checkAccount(v Verdict, h *history.History, acc *history.Account) Verdict {
-	applied := make(map[string]int, len(acc.Applied))
+type accountCheck struct {
+	acc     *history.Account
+	applied map[string]int // applications per key, from acc
+	r       keyResult
+}
+
+func newAccountCheck(acc *history.Account) *accountCheck {
+	c := &accountCheck{acc: acc, applied: make(map[string]int, len(acc.Applied))}
+	for _, a := range acc.Applied {
+		c.applied[a.Key]++
+	}
+	return c
+}
+
+func (c *accountCheck) add(h *history.History) {
+	c.r.add(perKey(groupKeys(h), c.applied, true, appliedNoun))
+}
+
+func (c *accountCheck) verdict(v Verdict) Verdict {
+	acc, r := c.acc, c.r
 	var sum int64
 	for _, a := range acc.Applied {
-		applied[a.Key]++
 		sum += a.Amount
 	}
-	r := perKey(groupKeys(h), applied, true, appliedNoun)
 	r.fill(&v)
 
 	var problems []string

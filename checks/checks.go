@@ -1,7 +1,9 @@
 package checks
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/idemcheck/idemcheck/history"
@@ -149,43 +151,66 @@ const MaxExamples = 10
 // (History.AttemptsOf): do not call it concurrently on a history that was
 // never read through AttemptsOf.
 func Check(h *history.History, inv history.Invariant, obs *history.Reading) Verdict {
+	c, v := newCheck(inv, obs)
+	if c == nil {
+		return v
+	}
+	if h == nil || len(h.Ops) == 0 {
+		return unknown(v, noOps)
+	}
+	if !h.Sorted() {
+		return unknown(v, unsorted)
+	}
+	c.add(h)
+	return c.verdict(v)
+}
+
+const (
+	noOps    = "the history has no ops"
+	unsorted = "the history's attempts are not sorted by op and attempt number (History.Sort was not called)"
+)
+
+// check is one invariant's checker, given a history whole or in parts
+// (each part every op of some keys) and then asked for its verdict.
+type check interface {
+	add(h *history.History)
+	verdict(v Verdict) Verdict
+}
+
+// newCheck returns the checker of inv on obs, or nil and the Unknown
+// verdict when inv cannot be judged on obs.
+func newCheck(inv history.Invariant, obs *history.Reading) (check, Verdict) {
 	v := Verdict{Invariant: inv.Check, Oracle: inv.Oracle, Examples: []Example{}}
 	kind, ok := OracleKind(inv.Check)
 	if !ok {
-		return unknown(v, fmt.Sprintf("unknown check %q (want one of %s)", inv.Check, strings.Join(Names(), ", ")))
-	}
-	if h == nil || len(h.Ops) == 0 {
-		return unknown(v, "the history has no ops")
-	}
-	if !h.Sorted() {
-		return unknown(v, "the history's attempts are not sorted by op and attempt number (History.Sort was not called)")
+		return nil, unknown(v, fmt.Sprintf("unknown check %q (want one of %s)", inv.Check, strings.Join(Names(), ", ")))
 	}
 	if kind == "" && inv.Oracle != "" && OptionalOracleKind(inv.Check) != "" {
 		kind = OptionalOracleKind(inv.Check)
 	}
 	if kind != "" {
 		if reason := unusable(inv, obs, kind); reason != "" {
-			return unknown(v, reason)
+			return nil, unknown(v, reason)
 		}
 	}
 	switch inv.Check {
 	case AtMostOnce:
-		return checkEffects(v, h, obs.Effects, false)
+		return &effectsCheck{effects: obs.Effects}, v
 	case ExactlyOnce:
-		return checkEffects(v, h, obs.Effects, true)
+		return &effectsCheck{effects: obs.Effects, exact: true}, v
 	case SameResponse:
-		return checkSameResponse(v, h)
+		return &responseCheck{}, v
 	case PayloadMismatch:
-		return checkPayloadMismatch(v, h)
+		return &mismatchCheck{}, v
 	case Settles:
 		if inv.Oracle == "" {
 			obs = nil
 		}
-		return checkSettles(v, h, obs)
+		return &settlesCheck{obs: obs}, v
 	case ExactCounter:
-		return checkCounter(v, h, obs)
+		return &counterCheck{obs: obs}, v
 	default: // ConditionalUpdate
-		return checkAccount(v, h, obs.Account)
+		return newAccountCheck(obs.Account), v
 	}
 }
 
@@ -197,6 +222,19 @@ func Run(h *history.History, invs []history.Invariant, obs map[string]*history.R
 		out = append(out, Check(h, inv, obs[inv.Oracle]))
 	}
 	return out
+}
+
+// mergeExamples returns the examples of a and b with the lowest ops, at
+// most MaxExamples, sorted by op; never nil.
+func mergeExamples(a, b []Example) []Example {
+	out := append(a, b...)
+	if out == nil {
+		return []Example{}
+	}
+	if len(b) > 0 && len(a) > 0 {
+		slices.SortStableFunc(out, func(x, y Example) int { return cmp.Compare(x.Op, y.Op) })
+	}
+	return out[:min(len(out), MaxExamples)]
 }
 
 func unknown(v Verdict, reason string) Verdict {

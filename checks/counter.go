@@ -9,25 +9,38 @@ import (
 // checkCounter checks that the counter moved by at least one per
 // acknowledged key and at most one per acknowledged or indeterminate
 // operation. Never-sent operations add nothing.
-func checkCounter(v Verdict, h *history.History, obs *history.Reading) Verdict {
+type counterCheck struct {
+	obs                  *history.Reading
+	acked, indet, lo, hi int64
+	ops                  int
+	suspects             []Example
+}
+
+func (c *counterCheck) add(h *history.History) {
 	g := groupKeys(h)
-	var acked, indet, lo, hi int64
 	for i := range h.Ops {
 		if !g.leader(i) {
 			continue
 		}
 		t := g.tally(i)
-		acked += int64(t.acked)
-		indet += int64(t.indet)
+		c.acked += int64(t.acked)
+		c.indet += int64(t.indet)
 		if t.acked > 0 {
-			lo++ // a server deduplicating by key alone counts a shared key once
+			c.lo++ // a server deduplicating by key alone counts a shared key once
 		}
-		hi += int64(t.acked + t.indet)
+		c.hi += int64(t.acked + t.indet)
 	}
+	c.ops += len(h.Ops)
+	c.suspects = mergeExamples(c.suspects, counterSuspects(g))
+}
+
+func (c *counterCheck) verdict(v Verdict) Verdict {
+	obs := c.obs
+	acked, indet, lo, hi := c.acked, c.indet, c.lo, c.hi
 	before, after := *obs.Before, *obs.After
 	d := &CounterDetail{Before: before, After: after, Acked: acked, Indeterminate: indet, Min: lo, Max: hi}
 	v.Counter = d
-	v.Checked = len(h.Ops)
+	v.Checked = c.ops
 	v.Indeterminate = int(indet)
 	delta := after - before
 
@@ -51,7 +64,7 @@ func checkCounter(v Verdict, h *history.History, obs *history.Reading) Verdict {
 		v.Extra = int(delta - hi)
 		v.Violations = v.Extra
 		v.Summary += fmt.Sprintf(", %d too many", delta-hi)
-		v.Examples = counterSuspects(g)
+		v.Examples = c.suspects
 	case delta < lo:
 		v.Status = Fail
 		v.Missing = int(lo - delta)
@@ -98,7 +111,7 @@ func counterSuspects(g *keys) []Example {
 		}
 		op := g.h.Ops[i]
 		ex = append(ex, Example{
-			Op: i, Key: op.Key, User: op.User, Want: w,
+			Op: op.ID, Key: op.Key, User: op.User, Want: w,
 			Problem:  fmt.Sprintf("suspect: %s may have reached the server and been counted", plural(reached, "attempt", "attempts")),
 			Attempts: g.attempts(i),
 		})

@@ -27,6 +27,22 @@ type keyResult struct {
 	examples                            []Example
 }
 
+// add sums o into r; the examples kept are the first by op of both.
+func (r *keyResult) add(o keyResult) {
+	r.checked += o.checked
+	r.violations += o.violations
+	r.extra += o.extra
+	r.missing += o.missing
+	r.over += o.over
+	r.under += o.under
+	r.acked += o.acked
+	r.indet += o.indet
+	r.notSent += o.notSent
+	r.rejected += o.rejected
+	r.indetApplied += o.indetApplied
+	r.examples = mergeExamples(r.examples, o.examples)
+}
+
 // fill copies the counts and examples into a verdict.
 func (r *keyResult) fill(v *Verdict) {
 	v.Checked, v.Violations, v.Indeterminate = r.checked, r.violations, r.indet
@@ -71,7 +87,7 @@ func perKey(g *keys, effects map[string]int, exact bool, n noun) keyResult {
 		}
 		if len(r.examples) < MaxExamples {
 			r.examples = append(r.examples, Example{
-				Op: i, Key: ops[i].Key, User: ops[i].User, Effects: e,
+				Op: ops[i].ID, Key: ops[i].Key, User: ops[i].User, Effects: e,
 				Want:     want(lo, hi, exact),
 				Problem:  problem(g, i, t, e, lo, hi, exact, n),
 				Attempts: g.attempts(i),
@@ -147,18 +163,40 @@ func tallyText(t tally) string {
 	return plural(t.units, "user", "users") + ": " + strings.Join(parts, ", ")
 }
 
-// checkEffects is at_most_once (exact false) and exactly_once (exact true).
+// effectsCheck is at_most_once (exact false) and exactly_once (exact true).
 //
 // A key is judged on its total effects, whatever it had before the run: a
 // key an earlier run already sent (the same --seed and --key-nonce, or a
 // templated key) must still have exactly one, replayed or not. (Counting
 // only what the run added would accuse a correct replay and clear a
 // second charge.)
-func checkEffects(v Verdict, h *history.History, effects map[string]int, exact bool) Verdict {
-	if reason := blind(h, effects); reason != "" {
+type effectsCheck struct {
+	effects map[string]int
+	exact   bool
+	r       keyResult
+	// acked counts the acknowledged ops, seen whether the reading holds an
+	// effect of any key of the run: blind's figures.
+	acked int
+	seen  bool
+}
+
+func (c *effectsCheck) add(h *history.History) {
+	c.r.add(perKey(groupKeys(h), c.effects, c.exact, effectNoun))
+	for i, op := range h.Ops {
+		if history.State(h.AttemptsOf(i)) == history.Acked {
+			c.acked++
+		}
+		if !c.seen && c.effects[op.Key] > 0 {
+			c.seen = true
+		}
+	}
+}
+
+func (c *effectsCheck) verdict(v Verdict) Verdict {
+	if reason := blind(c.acked, c.seen); reason != "" {
 		return unknown(v, reason)
 	}
-	r := perKey(groupKeys(h), effects, exact, effectNoun)
+	r, exact := c.r, c.exact
 	r.fill(&v)
 	v.Status = Pass
 	if r.violations > 0 {
@@ -221,22 +259,12 @@ func rejections(as []history.Attempt) string {
 
 // blind says why an effects reading sees nothing of this run although
 // ops were acknowledged (an oracle reading the wrong place, a pattern
-// that matches no key), or "". Judging such a reading would pass a broken
-// API (at_most_once) or accuse a correct one (exactly_once).
-func blind(h *history.History, effects map[string]int) string {
-	acked := 0
-	for i := range h.Ops {
-		if history.State(h.AttemptsOf(i)) == history.Acked {
-			acked++
-		}
-	}
-	if acked == 0 {
+// that matches no key), or "": seen is whether any key of the run has an
+// effect. Judging such a reading would pass a broken API (at_most_once)
+// or accuse a correct one (exactly_once).
+func blind(acked int, seen bool) string {
+	if acked == 0 || seen {
 		return ""
-	}
-	for _, op := range h.Ops {
-		if effects[op.Key] > 0 {
-			return ""
-		}
 	}
 	return fmt.Sprintf("the oracle sees none of this run's keys although %s acknowledged: is it reading the right place (path, query, key pattern)?",
 		plural(acked, "op was", "ops were"))

@@ -118,9 +118,22 @@ func combine(a, b history.OpState) history.OpState {
 const maxExampleAttempts = 50
 
 // exampleAttempts copies at most maxExampleAttempts of an op's attempts
-// into an example.
-func exampleAttempts(atts []history.Attempt) []history.Attempt {
-	return slices.Clone(atts[:min(len(atts), maxExampleAttempts)])
+// in h into an example, their ops named by their ids in the run (in a
+// part of a history, attempts name their op by its index in the part).
+func exampleAttempts(h *history.History, atts []history.Attempt) []history.Attempt {
+	out := slices.Clone(atts[:min(len(atts), maxExampleAttempts)])
+	runIDs(h, out)
+	return out
+}
+
+// runIDs renames the ops of attempts of h from their index in h.Ops to
+// their id in the run.
+func runIDs(h *history.History, atts []history.Attempt) {
+	for i := range atts {
+		if op := atts[i].Op; op >= 0 && op < len(h.Ops) {
+			atts[i].Op = h.Ops[op].ID
+		}
+	}
 }
 
 // attempts returns a copy of the attempts of leader i's key, every op of the
@@ -142,6 +155,7 @@ func (g *keys) attempts(i int) []history.Attempt {
 	if out == nil {
 		out = []history.Attempt{}
 	}
+	runIDs(g.h, out)
 	return out
 }
 

@@ -60,37 +60,108 @@ type Judgement struct {
 // Meta.Judge, attempts and readings) and m: a saved history is judged
 // exactly as the live run was.
 func Judge(h *history.History, m Measured) Judgement {
-	obs := make(map[string]*history.Reading, len(h.Readings))
-	for i := range h.Readings {
-		obs[h.Readings[i].Oracle] = &h.Readings[i]
+	j := NewJudger(h.Meta, h.Readings)
+	j.Add(h)
+	return j.Judgement(m)
+}
+
+// Judger judges a run given in parts, each part a history holding every
+// op of some keys (and no op of another part's keys), so that a history
+// larger than memory is judged one part at a time, exactly as Judge
+// judges it whole. A part's ops keep their ids in the run (Op.ID) but
+// sit at their index in the part, which its attempts' Op name; its ops
+// are in id order, its attempts sorted (History.Sort).
+type Judger struct {
+	meta     history.Meta
+	readings []history.Reading
+	checks   []check // nil where the verdict is already decided
+	verdicts []Verdict
+	unsorted bool
+	ops      int
+	load     loadTally
+	mismatch map[int]int // profile deviations by status
+}
+
+// NewJudger returns a Judger of the run meta describes, on its readings.
+func NewJudger(meta history.Meta, readings []history.Reading) *Judger {
+	obs := make(map[string]*history.Reading, len(readings))
+	for i := range readings {
+		obs[readings[i].Oracle] = &readings[i]
 	}
-	j := Judgement{
-		Verdicts:   Run(h, h.Meta.Judge.Invariants, obs),
-		Thresholds: Thresholds(h.Meta.Judge.Thresholds, m),
-	}
-	miss := history.Missing(h)
-	if len(miss) > 0 {
-		lostShards(j.Verdicts, miss)
-	}
-	j.Findings = profileFindings(h)
-	j.Warnings = append(readingWarnings(h), thinWarning(h)...)
-	j.Result, j.Why = Decide(h.Meta.Judge.Expect, j.Verdicts, j.Thresholds, h.Meta.Interrupted)
-	if len(j.Findings) > 0 && h.Meta.Judge.FailOn == SeverityMedium && j.Result == Met && h.Meta.Judge.Expect != "violation" {
-		j.Result, j.Why = NotMet, "spec finding (medium, --fail-on medium): "+j.Findings[0].Summary
-	}
-	if reason := vacuous(h); reason != "" && !caught(j.Verdicts) {
-		// Nothing was judged: "met" (or "not caught") would mean nothing.
-		// A failure with evidence stays a failure.
-		if !slow(j.Thresholds) {
-			j.Result, j.Why = Inconclusive, reason
-		}
-	}
-	if len(miss) > 0 && !caught(j.Verdicts) && (j.Result == Met || h.Meta.Judge.Expect == "violation") {
-		// A lost shard's ops were not judged: they may hold the very
-		// duplicate the run was looking for.
-		j.Result, j.Why = Inconclusive, fmt.Sprintf("%s never delivered %s: %s ops were not judged", shardNames(miss), pluralIts(len(miss)), pluralIts2(len(miss)))
+	j := &Judger{meta: meta, readings: readings, mismatch: map[int]int{}}
+	for _, inv := range meta.Judge.Invariants {
+		c, v := newCheck(inv, obs[inv.Oracle])
+		j.checks = append(j.checks, c)
+		j.verdicts = append(j.verdicts, v)
 	}
 	return j
+}
+
+// Add judges one part of the run. h.Meta is not read: the run's is.
+func (j *Judger) Add(h *history.History) {
+	if len(h.Ops) == 0 {
+		return
+	}
+	part := *h
+	part.Meta = j.meta
+	if !part.Sorted() {
+		j.unsorted = true
+		return
+	}
+	j.ops += len(part.Ops)
+	for _, c := range j.checks {
+		if c != nil {
+			c.add(&part)
+		}
+	}
+	j.load.add(&part)
+	profileDeviations(&part, j.mismatch)
+}
+
+// Judgement returns the judgement of every part added, thresholds
+// judged on m.
+func (j *Judger) Judgement(m Measured) Judgement {
+	verdicts := make([]Verdict, len(j.verdicts))
+	for i, v := range j.verdicts {
+		switch c := j.checks[i]; {
+		case c == nil:
+			verdicts[i] = v
+		case j.unsorted:
+			verdicts[i] = unknown(v, unsorted)
+		case j.ops == 0:
+			verdicts[i] = unknown(v, noOps)
+		default:
+			verdicts[i] = c.verdict(v)
+		}
+	}
+	meta := j.meta
+	out := Judgement{
+		Verdicts:   verdicts,
+		Thresholds: Thresholds(meta.Judge.Thresholds, m),
+	}
+	miss := history.MissingShards(meta.Shard)
+	if len(miss) > 0 {
+		lostShards(out.Verdicts, miss)
+	}
+	out.Findings = profileFindings(meta.Judge.Profile, j.mismatch)
+	out.Warnings = append(readingWarnings(j.readings), j.load.thin()...)
+	out.Result, out.Why = Decide(meta.Judge.Expect, out.Verdicts, out.Thresholds, meta.Interrupted)
+	if len(out.Findings) > 0 && meta.Judge.FailOn == SeverityMedium && out.Result == Met && meta.Judge.Expect != "violation" {
+		out.Result, out.Why = NotMet, "spec finding (medium, --fail-on medium): "+out.Findings[0].Summary
+	}
+	if reason := j.load.vacuous(); reason != "" && !caught(out.Verdicts) {
+		// Nothing was judged: "met" (or "not caught") would mean nothing.
+		// A failure with evidence stays a failure.
+		if !slow(out.Thresholds) {
+			out.Result, out.Why = Inconclusive, reason
+		}
+	}
+	if len(miss) > 0 && !caught(out.Verdicts) && (out.Result == Met || meta.Judge.Expect == "violation") {
+		// A lost shard's ops were not judged: they may hold the very
+		// duplicate the run was looking for.
+		out.Result, out.Why = Inconclusive, fmt.Sprintf("%s never delivered %s: %s ops were not judged", shardNames(miss), pluralIts(len(miss)), pluralIts2(len(miss)))
+	}
+	return out
 }
 
 // wholeState are the invariants that compare the target's whole state
@@ -156,34 +227,44 @@ func slow(ts []Threshold) bool {
 	return false
 }
 
-// vacuous says, in plain words, why too little of the run reached a
-// definite answer to judge it, or "": no op acknowledged, and nothing but
-// rejections, failures or unknowns came back.
-func vacuous(h *history.History) string {
-	ops, acked := 0, 0
-	statuses := map[int]int{}
-	answers := 0
+// loadTally counts what the run's ops got, for vacuous and thin.
+type loadTally struct {
+	ops, acked, answers int
+	statuses            map[int]int
+}
+
+func (t *loadTally) add(h *history.History) {
+	if t.statuses == nil {
+		t.statuses = map[int]int{}
+	}
 	for i := range h.Ops {
 		as := h.AttemptsOf(i)
 		if len(as) == 0 {
 			continue
 		}
-		ops++
+		t.ops++
 		if history.State(as) == history.Acked {
-			acked++
+			t.acked++
 		}
 		for k := range as {
 			if as[k].Outcome == history.OK && !history.IsReplay(as[k].Fault) {
-				statuses[as[k].Status]++
-				answers++
+				t.statuses[as[k].Status]++
+				t.answers++
 			}
 		}
 	}
+}
+
+// vacuous says, in plain words, why too little of the run reached a
+// definite answer to judge it, or "": no op acknowledged, and nothing but
+// rejections, failures or unknowns came back.
+func (t *loadTally) vacuous() string {
+	ops, acked, answers := t.ops, t.acked, t.answers
 	if ops == 0 || acked > 0 {
 		return ""
 	}
-	if len(statuses) == 1 {
-		for st, n := range statuses {
+	if len(t.statuses) == 1 {
+		for st, n := range t.statuses {
 			why := fmt.Sprintf("every answer was %d (%d of %d) and no op was acknowledged: nothing was judged", st, n, answers)
 			switch {
 			case st == 401 || st == 403:
@@ -200,6 +281,15 @@ func vacuous(h *history.History) string {
 		return fmt.Sprintf("no op got an answer (%d ops, every attempt failed or timed out): nothing was judged", ops)
 	}
 	return fmt.Sprintf("no op was acknowledged (0 of %d got a 2xx): nothing was judged", ops)
+}
+
+// thin says when fewer than half of the ops got a 2xx: the verdicts then
+// rest on few answers (a run that got none is inconclusive instead).
+func (t *loadTally) thin() []string {
+	if t.acked == 0 || t.acked*2 >= t.ops {
+		return nil
+	}
+	return []string{fmt.Sprintf("only %d of %d ops were acknowledged: the verdicts rest on few answers (see the statuses: rejected credentials, a wrong path, an overloaded target?)", t.acked, t.ops)}
 }
 
 // Thresholds compares m with the limits l; a zero limit is not checked.
@@ -289,16 +379,13 @@ type Finding struct {
 	Count int `json:"count"`
 }
 
-// profileFindings compares the answers the contract leaves a choice for
-// with the profile's: a payload mismatch rejected with another 4xx than
-// the profile's.
-func profileFindings(h *history.History) []Finding {
+// profileDeviations counts, by status, the answers to a payload
+// mismatch in h rejected with another 4xx than the profile's.
+func profileDeviations(h *history.History, statuses map[int]int) {
 	p := h.Meta.Judge.Profile
 	if len(p.Mismatch) == 0 {
-		return nil
+		return
 	}
-	statuses := map[int]int{}
-	n := 0
 	for i := range h.Attempts {
 		a := &h.Attempts[i]
 		if a.Fault != history.FaultMismatch || a.Outcome != history.OK || a.Status < 400 || a.Status >= 500 {
@@ -306,8 +393,17 @@ func profileFindings(h *history.History) []Finding {
 		}
 		if !history.Matches(p.Mismatch, a.Status) {
 			statuses[a.Status]++
-			n++
 		}
+	}
+}
+
+// profileFindings compares the answers the contract leaves a choice for
+// with the profile's: a payload mismatch rejected with another 4xx than
+// the profile's (counted by profileDeviations).
+func profileFindings(p history.Profile, statuses map[int]int) []Finding {
+	n := 0
+	for _, c := range statuses {
+		n += c
 	}
 	if n == 0 {
 		return nil
@@ -322,9 +418,9 @@ func profileFindings(h *history.History) []Finding {
 
 // readingWarnings says which oracles saw effects grow under keys the run
 // never sent.
-func readingWarnings(h *history.History) []string {
+func readingWarnings(readings []history.Reading) []string {
 	var out []string
-	for _, r := range h.Readings {
+	for _, r := range readings {
 		if r.Strangers == 0 {
 			continue
 		}
@@ -335,24 +431,4 @@ func readingWarnings(h *history.History) []string {
 		out = append(out, w+": another writer, or an API that rewrites the keys it is sent?")
 	}
 	return out
-}
-
-// thinWarning says when fewer than half of the ops got a 2xx: the verdicts
-// then rest on few answers (a run that got none is inconclusive instead).
-func thinWarning(h *history.History) []string {
-	ops, acked := 0, 0
-	for i := range h.Ops {
-		as := h.AttemptsOf(i)
-		if len(as) == 0 {
-			continue
-		}
-		ops++
-		if history.State(as) == history.Acked {
-			acked++
-		}
-	}
-	if acked == 0 || acked*2 >= ops {
-		return nil
-	}
-	return []string{fmt.Sprintf("only %d of %d ops were acknowledged: the verdicts rest on few answers (see the statuses: rejected credentials, a wrong path, an overloaded target?)", acked, ops)}
 }

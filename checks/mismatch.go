@@ -17,9 +17,19 @@ const mismatchWant = "a 4xx (422)"
 // common too). A 2xx is a silent replay of the first answer or a second
 // execution; which one is for at_most_once on an oracle to tell. Checked
 // counts the ops with at least one answered mismatch attempt.
-func checkPayloadMismatch(v Verdict, h *history.History) Verdict {
-	statuses := map[int]int{}
-	sent, bad := 0, 0
+type mismatchCheck struct {
+	v         Verdict // counts and examples so far
+	statuses  map[int]int
+	sent, bad int
+}
+
+func (c *mismatchCheck) add(h *history.History) {
+	v := &c.v
+	if c.statuses == nil {
+		c.statuses = map[int]int{}
+	}
+	statuses := c.statuses
+	var examples []Example
 	for i := range h.Ops {
 		atts := h.AttemptsOf(i)
 		answered, wrong := false, -1
@@ -28,7 +38,7 @@ func checkPayloadMismatch(v Verdict, h *history.History) Verdict {
 			if a.Fault != history.FaultMismatch {
 				continue
 			}
-			sent++
+			c.sent++
 			// No answer, or a 5xx (the server failed, perhaps closed for a
 			// dependency): neither a replay nor a rejection. A second
 			// effect, if any, shows in at_most_once.
@@ -38,7 +48,7 @@ func checkPayloadMismatch(v Verdict, h *history.History) Verdict {
 			answered = true
 			statuses[a.Status]++
 			if a.Status < 400 {
-				bad++
+				c.bad++
 				if wrong < 0 {
 					wrong = j
 				}
@@ -52,15 +62,21 @@ func checkPayloadMismatch(v Verdict, h *history.History) Verdict {
 			continue
 		}
 		v.Violations++
-		if len(v.Examples) < MaxExamples {
+		if len(examples) < MaxExamples {
 			op := h.Ops[i]
-			v.Examples = append(v.Examples, Example{
+			examples = append(examples, Example{
 				Op: op.ID, Key: op.Key, User: op.User, Want: mismatchWant,
 				Problem:  mismatchProblem(atts[wrong]),
-				Attempts: exampleAttempts(atts),
+				Attempts: exampleAttempts(h, atts),
 			})
 		}
 	}
+	v.Examples = mergeExamples(v.Examples, examples)
+}
+
+func (c *mismatchCheck) verdict(v Verdict) Verdict {
+	v.Checked, v.Violations, v.Examples = c.v.Checked, c.v.Violations, c.v.Examples
+	statuses, sent, bad := c.statuses, c.sent, c.bad
 	switch {
 	case v.Checked == 0 && sent == 0:
 		return unknown(v, "no attempt sent another payload under an op's key (operation.replay.body), or no op was acknowledged")

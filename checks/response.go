@@ -65,10 +65,16 @@ func replies(atts []history.Attempt) []reply {
 // running (up to the settle grace after the first success ended);
 // transient answers (5xx, 429) are not compared; any other 4xx is a
 // violation. Sends of another payload are left to payload_mismatch.
-func checkSameResponse(v Verdict, h *history.History) Verdict {
+type responseCheck struct {
+	v                   Verdict // counts and examples so far
+	replayed, differing int
+}
+
+func (c *responseCheck) add(h *history.History) {
+	v := &c.v
+	var examples []Example
 	grace := settleGrace(h)
 	flight := inFlight(h)
-	replayed, differing := 0, 0
 	for i := range h.Ops {
 		atts := h.AttemptsOf(i)
 		rs := replies(atts)
@@ -114,21 +120,27 @@ func checkSameResponse(v Verdict, h *history.History) Verdict {
 			if problem == "" {
 				continue
 			}
-			if bad == 0 && len(v.Examples) < MaxExamples {
-				v.Examples = append(v.Examples, Example{Op: h.Ops[i].ID, Key: h.Ops[i].Key, User: h.Ops[i].User,
+			if bad == 0 && len(examples) < MaxExamples {
+				examples = append(examples, Example{Op: h.Ops[i].ID, Key: h.Ops[i].Key, User: h.Ops[i].User,
 					Want: fmt.Sprintf("status %d, body %016x", f.status, f.fingerprint), Problem: problem,
-					Attempts: exampleAttempts(atts)})
+					Attempts: exampleAttempts(h, atts)})
 			}
 			bad++
 		}
 		if compared > 0 {
-			replayed++
+			c.replayed++
 		}
 		if bad > 0 {
 			v.Violations++
-			differing += bad
+			c.differing += bad
 		}
 	}
+	v.Examples = mergeExamples(v.Examples, examples)
+}
+
+func (c *responseCheck) verdict(v Verdict) Verdict {
+	v.Checked, v.Violations, v.Examples = c.v.Checked, c.v.Violations, c.v.Examples
+	replayed, differing := c.replayed, c.differing
 	switch {
 	case v.Checked == 0:
 		return unknown(v, "no op received a 2xx answer; there is nothing to compare")

@@ -113,10 +113,17 @@ func last(atts []history.Attempt) *history.Attempt {
 // charged, and the failure be an honest answer about a retry) or another
 // user's operation shares the key. An operation that
 // ends on a 5xx with no effect passes: that is failing closed.
-func checkSettles(v Verdict, h *history.History, obs *history.Reading) Verdict {
+type settlesCheck struct {
+	obs            *history.Reading // nil: no effects reading
+	v              Verdict          // counts and examples so far
+	stuck, charged int
+}
+
+func (c *settlesCheck) add(h *history.History) {
+	v, obs := &c.v, c.obs
+	var examples []Example
 	grace := settleGrace(h)
 	flight := inFlight(h)
-	stuck, charged := 0, 0
 	var effects map[string]int
 	if obs != nil {
 		effects = obs.Effects
@@ -142,12 +149,12 @@ func checkSettles(v Verdict, h *history.History, obs *history.Reading) Verdict {
 		var problem, want string
 		switch {
 		case history.Matches(flight, l.Status) && ok && l.Start-end > grace:
-			stuck++
+			c.stuck++
 			problem = fmt.Sprintf("the key is stuck: its last attempt (%d) was answered %d %s after the key's first attempt had ended, and the retries ran out",
 				l.N, l.Status, (l.Start - end).Round(time.Millisecond))
 			want = fmt.Sprintf("a replay of the first answer once the first attempt ended (within %s)", grace)
 		case obs != nil && effects[g.op.Key] > 0 && told(l.Status) && users[g.op.Key] == 1 && !uncertain(g.atts, l):
-			charged++
+			c.charged++
 			problem = fmt.Sprintf("charged (%s) but the client was told it failed: the final answer was %d",
 				plural(effects[g.op.Key], "effect", "effects"), l.Status)
 			want = "no effect after a failure answer, or a success answer"
@@ -155,15 +162,21 @@ func checkSettles(v Verdict, h *history.History, obs *history.Reading) Verdict {
 			continue
 		}
 		v.Violations++
-		if len(v.Examples) < MaxExamples {
+		if len(examples) < MaxExamples {
 			e := 0
 			if obs != nil {
 				e = effects[g.op.Key]
 			}
-			v.Examples = append(v.Examples, Example{Op: g.op.ID, Key: g.op.Key, User: g.op.User, Effects: e,
-				Want: want, Problem: problem, Attempts: exampleAttempts(g.atts)})
+			examples = append(examples, Example{Op: g.op.ID, Key: g.op.Key, User: g.op.User, Effects: e,
+				Want: want, Problem: problem, Attempts: exampleAttempts(h, g.atts)})
 		}
 	}
+	v.Examples = mergeExamples(v.Examples, examples)
+}
+
+func (c *settlesCheck) verdict(v Verdict) Verdict {
+	v.Checked, v.Violations, v.Examples = c.v.Checked, c.v.Violations, c.v.Examples
+	obs, stuck, charged := c.obs, c.stuck, c.charged
 	switch {
 	case v.Checked == 0:
 		return unknown(v, "no op was sent; there is nothing to judge")

@@ -152,8 +152,12 @@ func MergeShards(hs []*History) (*History, error) {
 
 // Missing returns the shards MergeShards' result lacks (from its
 // Meta.Shard), or nil when it is a whole run.
-func Missing(h *History) []int {
-	have, total, ok := strings.Cut(h.Meta.Shard, " of ")
+func Missing(h *History) []int { return MissingShards(h.Meta.Shard) }
+
+// MissingShards returns the shards a merged history's Meta.Shard says it
+// lacks ("0,1,3 of 4" lacks 2), or nil for a whole run.
+func MissingShards(shard string) []int {
+	have, total, ok := strings.Cut(shard, " of ")
 	if !ok {
 		return nil
 	}
