@@ -63,12 +63,28 @@ type Latency struct {
 
 // Of measures the history h.
 func Of(h *history.History) Measures {
-	var m Measures
-	faults := map[string]int{}
-	statuses := map[string]int{}
-	errs := map[string]int{}
-	attemptH := NewHistogram()
-	opH := NewHistogram()
+	a := NewAcc()
+	a.Add(h)
+	return a.Measures(h.Meta)
+}
+
+// Acc measures a history given in parts (any split of its ops, each op
+// with all its attempts), as Of measures it whole.
+type Acc struct {
+	m                      Measures
+	faults, statuses, errs map[string]int
+	attemptH, opH          *hdrhistogram.Histogram
+}
+
+// NewAcc returns an empty Acc.
+func NewAcc() *Acc {
+	return &Acc{faults: map[string]int{}, statuses: map[string]int{}, errs: map[string]int{},
+		attemptH: NewHistogram(), opH: NewHistogram()}
+}
+
+// Add measures the ops of h.
+func (acc *Acc) Add(h *history.History) {
+	m := &acc.m
 	for op := range h.Ops {
 		as := h.AttemptsOf(op)
 		if len(as) == 0 {
@@ -93,29 +109,35 @@ func Of(h *history.History) Measures {
 			case history.IsReplay(a.Fault):
 				m.Load.Replays++
 			case a.Fault != "":
-				faults[a.Fault]++
+				acc.faults[a.Fault]++
 			}
 			if a.Outcome == history.OK {
-				statuses[strconv.Itoa(a.Status)]++
+				acc.statuses[strconv.Itoa(a.Status)]++
 				if a.Fault == "" {
-					Record(attemptH, a.Latency())
+					Record(acc.attemptH, a.Latency())
 				}
 			} else {
-				statuses[a.Outcome.String()]++
+				acc.statuses[a.Outcome.String()]++
 				if a.Fault == "" && a.Err != "" {
-					errs[trim(a.Err, 120)]++
+					acc.errs[trim(a.Err, 120)]++
 				}
 			}
 		}
-		Record(opH, history.OpLatency(as))
+		Record(acc.opH, history.OpLatency(as))
 	}
-	m.Faults, m.Statuses, m.Errors = counts(faults), counts(statuses), counts(errs)
-	m.Latency = Latency{Attempt: PercentilesOf(attemptH), Op: PercentilesOf(opH)}
+}
+
+// Measures returns the measures of every part added, of the run meta
+// describes.
+func (acc *Acc) Measures(meta history.Meta) Measures {
+	m := acc.m
+	m.Faults, m.Statuses, m.Errors = counts(acc.faults), counts(acc.statuses), counts(acc.errs)
+	m.Latency = Latency{Attempt: PercentilesOf(acc.attemptH), Op: PercentilesOf(acc.opH)}
 	if m.Load.Ops > 0 {
 		m.Load.ErrorRate = float64(m.Load.Ops-m.Load.Acked) / float64(m.Load.Ops)
 	}
-	if !h.Meta.Ended.IsZero() && h.Meta.Ended.After(h.Meta.Started) {
-		d := h.Meta.Ended.Sub(h.Meta.Started)
+	if !meta.Ended.IsZero() && meta.Ended.After(meta.Started) {
+		d := meta.Ended.Sub(meta.Started)
 		m.Load.DurationMS = MS(d)
 		m.Load.OpsPerSecond = float64(m.Load.Ops) / d.Seconds()
 	}
