@@ -3,24 +3,34 @@ package history
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"sort"
 )
 
 // FormatVersion is the version of the JSON Lines format written by Encode.
-// Decode reads this version only; version 1 histories (which kept the
+// Decode reads this version and version 2 (the same records, with every
+// op before the first attempt); version 1 histories (which kept the
 // oracle readings in report.json) are refused with ErrOldFormat.
 //
 // A history is, one JSON object a line:
 //
-//	{"type":"header","format_version":2,"run_id":…,"scenario":…,"judge":{…},…}
-//	{"type":"op","op":0,"key":…,"user":…}                 one per op, in id order
-//	{"type":"attempt","op":0,"n":1,"outcome":"ok",…}      every attempt
-//	{"type":"reading","oracle":…,"kind":"effects",…}       one per oracle
+//	{"type":"header","format_version":3,"run_id":…,"scenario":…,"judge":{…},…}
+//	{"type":"op","op":0,"key":…,"user":…}                 one per op, ids 0 to N-1 in any order
+//	{"type":"attempt","op":0,"n":1,"outcome":"ok",…}      every attempt, after its op's line
+//	{"type":"reading","oracle":…,"kind":"effects",…}       per oracle; a large effects map over several lines
 //	{"type":"end","ops":N,"attempts":M,"readings":R}       the trailer: the history is whole
-const FormatVersion = 2
+//
+// A long run writes each op with its attempts as it ends (the history
+// spills to disk), so ops come in the order they ended.
+const FormatVersion = 3
+
+// oldestFormat is the oldest format Decode reads.
+const oldestFormat = 2
 
 // ErrFormat is wrapped by every error Decode returns for malformed input.
 var ErrFormat = errors.New("malformed history")
@@ -59,6 +69,7 @@ type readingLine struct {
 }
 
 // Trailer is the last record of a whole history: what it holds, counted.
+// Readings counts oracles, however many lines each took.
 type Trailer struct {
 	Ops      int `json:"ops"`
 	Attempts int `json:"attempts"`
@@ -71,160 +82,387 @@ type trailerLine struct {
 }
 
 // Encode writes h as JSON Lines: a header with the format version, the
-// run's metadata and what it is judged against, one line per op, one per
-// attempt, one per reading, then the trailer.
+// run's metadata and what it is judged against, each op followed by its
+// attempts, the readings, then the trailer.
 func Encode(w io.Writer, h *History) error {
+	e := NewEncoder(w, h.Meta)
+	if h.Sorted() {
+		for i := range h.Ops {
+			if err := e.Op(h.Ops[i], h.AttemptsOf(i)); err != nil {
+				return err
+			}
+		}
+	} else {
+		for i := range h.Ops {
+			if err := e.Op(h.Ops[i], nil); err != nil {
+				return err
+			}
+		}
+		for i := range h.Attempts {
+			if err := e.attempt(&h.Attempts[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return e.Close(h.Readings)
+}
+
+// Encoder writes a history as its ops end, so that a run need not hold
+// it: the header first, then each op with its attempts, then (Close) the
+// readings and the trailer.
+type Encoder struct {
+	bw  *bufio.Writer
+	enc *json.Encoder
+	t   Trailer
+	err error
+}
+
+// NewEncoder writes the header of the history of the run m describes.
+func NewEncoder(w io.Writer, m Meta) *Encoder {
 	bw := bufio.NewWriterSize(w, 64<<10)
-	enc := json.NewEncoder(bw)
-	if err := enc.Encode(header{Type: "header", FormatVersion: FormatVersion, Meta: h.Meta}); err != nil {
-		return err
+	e := &Encoder{bw: bw, enc: json.NewEncoder(bw)}
+	e.err = e.enc.Encode(header{Type: "header", FormatVersion: FormatVersion, Meta: m})
+	return e
+}
+
+// Op writes op and its attempts.
+func (e *Encoder) Op(op Op, atts []Attempt) error {
+	if e.err != nil {
+		return e.err
 	}
-	for _, op := range h.Ops {
-		if err := enc.Encode(opLine{Type: "op", ID: op.ID, Key: op.Key, User: op.User}); err != nil {
+	if e.err = e.enc.Encode(opLine{Type: "op", ID: op.ID, Key: op.Key, User: op.User}); e.err != nil {
+		return e.err
+	}
+	e.t.Ops++
+	for i := range atts {
+		if err := e.attempt(&atts[i]); err != nil {
 			return err
 		}
 	}
-	for i := range h.Attempts {
-		if err := enc.Encode(attemptLine{Type: "attempt", Attempt: h.Attempts[i]}); err != nil {
-			return err
+	return nil
+}
+
+func (e *Encoder) attempt(a *Attempt) error {
+	if e.err == nil {
+		e.err = e.enc.Encode(attemptLine{Type: "attempt", Attempt: *a})
+		e.t.Attempts++
+	}
+	return e.err
+}
+
+// Written is how many ops and attempts were written so far.
+func (e *Encoder) Written() Trailer { return e.t }
+
+// readingKeys is the most keys of an effects map one reading line holds:
+// a reading of millions of keys spans many lines, each a few MB.
+const readingKeys = 50_000
+
+// Close writes the readings and the trailer, and flushes.
+func (e *Encoder) Close(readings []Reading) error {
+	for i := range readings {
+		for _, l := range readingLines(readings[i]) {
+			if e.err != nil {
+				return e.err
+			}
+			e.err = e.enc.Encode(readingLine{Type: "reading", Reading: l})
 		}
 	}
-	for i := range h.Readings {
-		if err := enc.Encode(readingLine{Type: "reading", Reading: h.Readings[i]}); err != nil {
-			return err
+	e.t.Readings = len(readings)
+	if e.err == nil {
+		e.err = e.enc.Encode(trailerLine{Type: "end", Trailer: e.t})
+	}
+	if e.err == nil {
+		e.err = e.bw.Flush()
+	}
+	return e.err
+}
+
+// readingLines splits a reading whose effects maps hold more than
+// readingKeys keys into lines of that many: the first with every other
+// field, the next with the oracle, kind and the rest of the maps.
+func readingLines(r Reading) []Reading {
+	if len(r.Effects)+len(r.EffectsBefore) <= readingKeys {
+		return []Reading{r}
+	}
+	chunks := func(m map[string]int) []map[string]int {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
 		}
+		sort.Strings(keys)
+		var out []map[string]int
+		for len(keys) > 0 {
+			n := min(len(keys), readingKeys)
+			c := make(map[string]int, n)
+			for _, k := range keys[:n] {
+				c[k] = m[k]
+			}
+			out = append(out, c)
+			keys = keys[n:]
+		}
+		return out
 	}
-	t := Trailer{Ops: len(h.Ops), Attempts: len(h.Attempts), Readings: len(h.Readings)}
-	if err := enc.Encode(trailerLine{Type: "end", Trailer: t}); err != nil {
-		return err
+	fx, before := chunks(r.Effects), chunks(r.EffectsBefore)
+	var out []Reading
+	for i := 0; i < max(len(fx), len(before)); i++ {
+		l := Reading{Oracle: r.Oracle, Kind: r.Kind}
+		if i == 0 {
+			l = r
+			l.Effects, l.EffectsBefore = nil, nil
+		}
+		if i < len(fx) {
+			l.Effects = fx[i]
+		}
+		if i < len(before) {
+			l.EffectsBefore = before[i]
+		}
+		out = append(out, l)
 	}
-	return bw.Flush()
+	return out
 }
 
 // attemptPrefix starts every attempt line Encode writes: such lines are
 // decoded straight into an Attempt, without a first pass for the type.
 var attemptPrefix = []byte(`{"type":"attempt",`)
 
-// Decode reads a history written by Encode. Errors name the line and wrap
-// ErrFormat; a history without its trailer also wraps ErrTruncated, one
-// of an older format ErrOldFormat.
-func Decode(r io.Reader) (*History, error) {
+// maxIDGap bounds how far ahead of the ops before it an op's id may be:
+// ops end out of order only by the number in flight at once, and a
+// hostile id (10^12) must not make a reader allocate for every id below.
+const maxIDGap = 1 << 20
+
+// record kinds lineReader.next returns.
+const (
+	recOp = iota + 1
+	recAttempt
+)
+
+// lineReader reads the records of a history line by line: it checks and
+// keeps the header, readings and trailer itself, and hands op and attempt
+// lines to its caller.
+type lineReader struct {
+	sc        *bufio.Scanner
+	line      int
+	sawHeader bool
+	meta      Meta
+	readings  []Reading
+	trailer   *Trailer
+	// ops and attempts count the records handed out; seen holds the ids of
+	// the ops seen (a bit each), maxID the largest.
+	ops, attempts int
+	seen          []uint64
+	maxID         int
+}
+
+func newLineReader(r io.Reader) *lineReader {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	h := &History{}
-	line := 0
-	sawHeader := false
-	var trailer *Trailer
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: line %d: %s", ErrFormat, line, fmt.Sprintf(format, args...))
-	}
-	for sc.Scan() {
-		line++
-		b := sc.Bytes()
+	return &lineReader{sc: sc, maxID: -1}
+}
+
+func (d *lineReader) bad(format string, args ...any) error {
+	return fmt.Errorf("%w: line %d: %s", ErrFormat, d.line, fmt.Sprintf(format, args...))
+}
+
+// next returns the next op or attempt line, or 0 at the end of a whole
+// history; the line is valid until the next call.
+func (d *lineReader) next() (int, []byte, error) {
+	for d.sc.Scan() {
+		d.line++
+		b := d.sc.Bytes()
 		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
-		if trailer != nil {
-			return nil, bad("a record after the trailer (\"end\")")
+		if d.trailer != nil {
+			return 0, nil, d.bad("a record after the trailer (\"end\")")
 		}
-		if sawHeader && bytes.HasPrefix(b, attemptPrefix) {
-			var l attemptLine
-			if err := json.Unmarshal(b, &l); err != nil {
-				return nil, bad("%v", err)
-			}
-			if err := checkAttempt(&l.Attempt, len(h.Ops)); err != nil {
-				return nil, bad("%v", err)
-			}
-			h.Attempts = append(h.Attempts, l.Attempt)
-			continue
+		if d.sawHeader && bytes.HasPrefix(b, attemptPrefix) {
+			d.attempts++
+			return recAttempt, b, nil
 		}
 		var kind struct {
 			Type          string `json:"type"`
 			FormatVersion int    `json:"format_version"`
 		}
 		if err := json.Unmarshal(b, &kind); err != nil {
-			return nil, bad("%v", err)
+			return 0, nil, d.bad("%v", err)
 		}
-		if !sawHeader && kind.Type != "header" {
-			return nil, bad("first line must be the header, got type %q", kind.Type)
+		if !d.sawHeader && kind.Type != "header" {
+			return 0, nil, d.bad("first line must be the header, got type %q", kind.Type)
 		}
 		switch kind.Type {
 		case "header":
-			if sawHeader {
-				return nil, bad("a second header")
+			if d.sawHeader {
+				return 0, nil, d.bad("a second header")
 			}
-			if kind.FormatVersion < FormatVersion {
-				return nil, fmt.Errorf("%w: %w: line %d: format_version %d; this idemcheck reads %d, which also keeps the oracles' readings and what the run is judged against",
-					ErrFormat, ErrOldFormat, line, kind.FormatVersion, FormatVersion)
+			if kind.FormatVersion < oldestFormat {
+				return 0, nil, fmt.Errorf("%w: %w: line %d: format_version %d; this idemcheck reads %d and %d, which also keep the oracles' readings and what the run is judged against",
+					ErrFormat, ErrOldFormat, d.line, kind.FormatVersion, oldestFormat, FormatVersion)
 			}
-			if kind.FormatVersion != FormatVersion {
-				return nil, bad("format_version %d, this idemcheck reads %d: upgrade idemcheck", kind.FormatVersion, FormatVersion)
+			if kind.FormatVersion > FormatVersion {
+				return 0, nil, d.bad("format_version %d, this idemcheck reads %d and %d: upgrade idemcheck", kind.FormatVersion, oldestFormat, FormatVersion)
 			}
 			var l header
 			if err := json.Unmarshal(b, &l); err != nil {
-				return nil, bad("%v", err)
+				return 0, nil, d.bad("%v", err)
 			}
-			h.Meta = l.Meta
-			sawHeader = true
+			d.meta = l.Meta
+			d.sawHeader = true
 		case "op":
-			var l opLine
-			if err := json.Unmarshal(b, &l); err != nil {
-				return nil, bad("%v", err)
-			}
-			if l.ID != len(h.Ops) {
-				return nil, bad("op %d out of order, expected %d", l.ID, len(h.Ops))
-			}
-			h.Ops = append(h.Ops, Op{ID: l.ID, Key: l.Key, User: l.User})
+			d.ops++
+			return recOp, b, nil
 		case "attempt":
-			var l attemptLine
-			if err := json.Unmarshal(b, &l); err != nil {
-				return nil, bad("%v", err)
-			}
-			if err := checkAttempt(&l.Attempt, len(h.Ops)); err != nil {
-				return nil, bad("%v", err)
-			}
-			h.Attempts = append(h.Attempts, l.Attempt)
+			d.attempts++
+			return recAttempt, b, nil
 		case "reading":
 			var l readingLine
 			if err := json.Unmarshal(b, &l); err != nil {
-				return nil, bad("%v", err)
+				return 0, nil, d.bad("%v", err)
 			}
-			h.Readings = append(h.Readings, l.Reading)
+			d.addReading(l.Reading)
 		case "end":
 			var l trailerLine
 			if err := json.Unmarshal(b, &l); err != nil {
-				return nil, bad("%v", err)
+				return 0, nil, d.bad("%v", err)
 			}
-			got := Trailer{Ops: len(h.Ops), Attempts: len(h.Attempts), Readings: len(h.Readings)}
+			got := Trailer{Ops: d.ops, Attempts: d.attempts, Readings: len(d.readings)}
 			if l.Trailer != got {
-				return nil, bad("the trailer counts %d ops, %d attempts, %d readings, but the history holds %d, %d, %d",
+				return 0, nil, d.bad("the trailer counts %d ops, %d attempts, %d readings, but the history holds %d, %d, %d",
 					l.Ops, l.Attempts, l.Readings, got.Ops, got.Attempts, got.Readings)
 			}
-			trailer = &l.Trailer
+			if d.maxID != d.ops-1 {
+				return 0, nil, d.bad("the op ids run to %d but there are %d ops: ids must be 0 to %d", d.maxID, d.ops, d.ops-1)
+			}
+			d.trailer = &l.Trailer
 		default:
-			return nil, bad("unknown record type %q", kind.Type)
+			return 0, nil, d.bad("unknown record type %q", kind.Type)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading history: line %d: %w", line+1, err)
+	if err := d.sc.Err(); err != nil {
+		return 0, nil, fmt.Errorf("reading history: line %d: %w", d.line+1, err)
 	}
-	if !sawHeader {
-		return nil, fmt.Errorf("%w: empty input, no header line", ErrFormat)
+	if !d.sawHeader {
+		return 0, nil, fmt.Errorf("%w: empty input, no header line", ErrFormat)
 	}
-	if trailer == nil {
-		return nil, fmt.Errorf("%w: %w: it ends at line %d without its trailer record (\"end\"): the run that wrote it did not finish writing",
-			ErrFormat, ErrTruncated, line)
+	if d.trailer == nil {
+		return 0, nil, fmt.Errorf("%w: %w: it ends at line %d without its trailer record (\"end\"): the run that wrote it did not finish writing",
+			ErrFormat, ErrTruncated, d.line)
+	}
+	return 0, nil, nil
+}
+
+// addReading keeps a reading; a line of an oracle already read holds
+// more of its effects maps.
+func (d *lineReader) addReading(r Reading) {
+	for i := range d.readings {
+		p := &d.readings[i]
+		if p.Oracle != r.Oracle {
+			continue
+		}
+		p.Effects = mergeCounts(p.Effects, r.Effects)
+		p.EffectsBefore = mergeCounts(p.EffectsBefore, r.EffectsBefore)
+		return
+	}
+	d.readings = append(d.readings, r)
+}
+
+func mergeCounts(into, m map[string]int) map[string]int {
+	if len(m) == 0 {
+		return into
+	}
+	if into == nil {
+		into = make(map[string]int, len(m))
+	}
+	for k, v := range m {
+		into[k] += v
+	}
+	return into
+}
+
+// op decodes an op line and checks its id is new.
+func (d *lineReader) op(b []byte) (Op, error) {
+	var l opLine
+	if err := json.Unmarshal(b, &l); err != nil {
+		return Op{}, d.bad("%v", err)
+	}
+	if l.ID < 0 {
+		return Op{}, d.bad("op id %d: ids are 0 or more", l.ID)
+	}
+	if l.ID >= d.ops+maxIDGap {
+		return Op{}, d.bad("op id %d after only %d ops: an op comes at most %d places after its id (ops are written as they end)", l.ID, d.ops-1, maxIDGap)
+	}
+	if d.has(l.ID) {
+		return Op{}, d.bad("op %d given twice", l.ID)
+	}
+	w := l.ID / 64
+	if w >= len(d.seen) {
+		d.seen = append(d.seen, make([]uint64, w+1-len(d.seen))...)
+	}
+	d.seen[w] |= 1 << (l.ID % 64)
+	d.maxID = max(d.maxID, l.ID)
+	return Op{ID: l.ID, Key: l.Key, User: l.User}, nil
+}
+
+// has reports whether op id was seen.
+func (d *lineReader) has(id int) bool {
+	return id >= 0 && id/64 < len(d.seen) && d.seen[id/64]&(1<<(id%64)) != 0
+}
+
+// attempt decodes an attempt line and checks it is one a run records,
+// for an op already seen.
+func (d *lineReader) attempt(b []byte) (Attempt, error) {
+	var l attemptLine
+	if err := json.Unmarshal(b, &l); err != nil {
+		return Attempt{}, d.bad("%v", err)
+	}
+	if !d.has(l.Op) {
+		return Attempt{}, d.bad("attempt for unknown op %d (an op's line comes before its attempts)", l.Op)
+	}
+	if err := checkAttempt(&l.Attempt); err != nil {
+		return Attempt{}, d.bad("%v", err)
+	}
+	return l.Attempt, nil
+}
+
+// Decode reads a history written by Encode. Errors name the line and wrap
+// ErrFormat; a history without its trailer also wraps ErrTruncated, one
+// of an older format ErrOldFormat.
+func Decode(r io.Reader) (*History, error) {
+	d := newLineReader(r)
+	h := &History{}
+	for {
+		kind, b, err := d.next()
+		if err != nil {
+			return nil, err
+		}
+		if kind == 0 {
+			break
+		}
+		if kind == recOp {
+			op, err := d.op(b)
+			if err != nil {
+				return nil, err
+			}
+			h.Ops = append(h.Ops, op)
+			continue
+		}
+		a, err := d.attempt(b)
+		if err != nil {
+			return nil, err
+		}
+		h.Attempts = append(h.Attempts, a)
+	}
+	h.Meta, h.Readings = d.meta, d.readings
+	if !slices.IsSortedFunc(h.Ops, func(a, b Op) int { return cmp.Compare(a.ID, b.ID) }) {
+		slices.SortFunc(h.Ops, func(a, b Op) int { return cmp.Compare(a.ID, b.ID) })
 	}
 	h.Sort()
 	return h, nil
 }
 
-// checkAttempt rejects an attempt that no run records: one for an unknown
-// op, without an outcome, or numbered below 1.
-func checkAttempt(a *Attempt, ops int) error {
+// checkAttempt rejects an attempt that no run records: one without an
+// outcome, or numbered below 1.
+func checkAttempt(a *Attempt) error {
 	switch {
-	case a.Op < 0 || a.Op >= ops:
-		return fmt.Errorf("attempt for unknown op %d", a.Op)
 	case a.N < 1:
 		return fmt.Errorf("attempt %d of op %d: attempts are numbered from 1", a.N, a.Op)
 	case a.Outcome == 0:

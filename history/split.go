@@ -1,0 +1,278 @@
+package history
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// DefaultPartBytes is how much of a saved history Split puts in one part:
+// judging holds one part at a time, a few times its size on disk.
+const DefaultPartBytes = 64 << 20
+
+// maxParts is the most parts Split makes.
+const maxParts = 256
+
+// Parts is a saved history split by key (PartOf) into parts, on disk
+// when it is larger than one part, so that it is judged one part at a
+// time (checks.Judger, measure.Acc) in memory that does not grow with the
+// run.
+type Parts struct {
+	Meta     Meta
+	Readings []Reading
+	Trailer  Trailer
+	// Span is when the last attempt ended (or was meant to start), from
+	// the run's start.
+	Span time.Duration
+
+	whole *History // a history small enough to hold whole
+	dir   string   // the parts' files, removed by Close
+	files []string
+}
+
+// Len is how many parts there are.
+func (p *Parts) Len() int {
+	if p.whole != nil {
+		return 1
+	}
+	return len(p.files)
+}
+
+// Split reads a history from r (size bytes long, or -1 when not known)
+// and splits it into parts of about partBytes each, written to a
+// directory made in tmp ("": the system's). A history of at most
+// partBytes is held whole. Split reads r once, checks every record a
+// part does not (the header, the op ids, the trailer), and fails as
+// Decode does: errors name the line and wrap ErrFormat, ErrTruncated or
+// ErrOldFormat. Close removes the parts.
+func Split(r io.Reader, size int64, tmp string, partBytes int64) (*Parts, error) {
+	if partBytes <= 0 {
+		partBytes = DefaultPartBytes
+	}
+	if size >= 0 && size <= partBytes {
+		h, err := Decode(r)
+		if err != nil {
+			return nil, err
+		}
+		return &Parts{Meta: h.Meta, Readings: h.Readings, Span: Span(h.Attempts),
+			Trailer: Trailer{Ops: len(h.Ops), Attempts: len(h.Attempts), Readings: len(h.Readings)}, whole: h}, nil
+	}
+	n := maxParts
+	if size > 0 {
+		// at most maxParts files open at once, well below a process's
+		// usual limit of 1024; past 16 GB (of 64 MB parts) parts grow
+		n = int(min((size+partBytes-1)/partBytes, maxParts))
+	}
+	dir, err := os.MkdirTemp(tmp, "idemcheck-parts-")
+	if err != nil {
+		return nil, fmt.Errorf("splitting the history: %w", err)
+	}
+	p := &Parts{dir: dir}
+	if err := p.split(r, n); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// SplitFile splits the history in the file at path (Split).
+func SplitFile(path, tmp string, partBytes int64) (*Parts, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := int64(-1)
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	return Split(f, size, tmp, partBytes)
+}
+
+func (p *Parts) split(r io.Reader, n int) error {
+	type part struct {
+		f *os.File
+		w *bufio.Writer
+	}
+	parts := make([]part, n)
+	defer func() {
+		for _, x := range parts {
+			if x.f != nil {
+				x.f.Close()
+			}
+		}
+	}()
+	for i := range parts {
+		f, err := os.Create(filepath.Join(p.dir, fmt.Sprintf("part-%04d.jsonl", i)))
+		if err != nil {
+			return fmt.Errorf("splitting the history: %w", err)
+		}
+		parts[i] = part{f, bufio.NewWriterSize(f, 32<<10)}
+		p.files = append(p.files, f.Name())
+	}
+	// partOf[id] is the part of op id; a saved history may give every op
+	// before the first attempt (format 2), so this cannot be only the
+	// last op's.
+	var partOf []uint8
+	d := newLineReader(r)
+	var num []byte
+	for {
+		kind, b, err := d.next()
+		if err != nil {
+			return err
+		}
+		if kind == 0 {
+			break
+		}
+		var to int
+		if kind == recOp {
+			op, err := d.op(b)
+			if err != nil {
+				return err
+			}
+			to = PartOf(op.Key, n)
+			if op.ID >= len(partOf) {
+				partOf = append(partOf, make([]uint8, op.ID+1-len(partOf))...)
+			}
+			partOf[op.ID] = uint8(to)
+		} else {
+			var t struct {
+				Op       *int          `json:"op"`
+				Intended time.Duration `json:"intended_ns"`
+				End      time.Duration `json:"end_ns"`
+			}
+			if err := json.Unmarshal(b, &t); err != nil {
+				return d.bad("%v", err)
+			}
+			if t.Op == nil || !d.has(*t.Op) {
+				op := -1
+				if t.Op != nil {
+					op = *t.Op
+				}
+				return d.bad("attempt for unknown op %d (an op's line comes before its attempts)", op)
+			}
+			p.Span = max(p.Span, t.Intended, t.End)
+			to = int(partOf[*t.Op])
+		}
+		// Each line goes with its kind and number, for load and its errors.
+		num = append(num[:0], "ao"[kind&1])
+		num = strconv.AppendInt(num, int64(d.line), 10)
+		w := parts[to].w
+		w.Write(num)
+		w.WriteByte('\t')
+		w.Write(b)
+		if err := w.WriteByte('\n'); err != nil {
+			return fmt.Errorf("splitting the history: %w", err)
+		}
+	}
+	for _, x := range parts {
+		if err := x.w.Flush(); err != nil {
+			return fmt.Errorf("splitting the history: %w", err)
+		}
+		if err := x.f.Close(); err != nil {
+			return fmt.Errorf("splitting the history: %w", err)
+		}
+	}
+	parts = nil
+	p.Meta, p.Readings = d.meta, d.readings
+	p.Trailer = Trailer{Ops: d.ops, Attempts: d.attempts, Readings: len(d.readings)}
+	return nil
+}
+
+// Each calls fn with every part in turn, as Partition makes them: every
+// op of the part's keys in id order, at its index in the part with its
+// id in Op.ID, and their attempts naming that index, sorted. Parts carry
+// the run's Meta and no readings. A part is not used after fn returns.
+func (p *Parts) Each(fn func(*History) error) error {
+	if p.whole != nil {
+		return fn(p.whole)
+	}
+	for _, name := range p.files {
+		h, err := p.load(name)
+		if err != nil {
+			return err
+		}
+		if err := fn(h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// load reads one part's file.
+func (p *Parts) load(name string) (*History, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("reading a part of the history: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 64<<20+32)
+	h := &History{Meta: p.Meta}
+	local := map[int]int{}
+	for sc.Scan() {
+		num, b, ok := bytes.Cut(sc.Bytes(), []byte{'\t'})
+		if !ok || len(num) < 2 {
+			return nil, fmt.Errorf("reading a part of the history: a line without its kind and number")
+		}
+		line, _ := strconv.Atoi(string(num[1:]))
+		bad := func(err error) error { return fmt.Errorf("%w: line %d: %v", ErrFormat, line, err) }
+		if num[0] == 'a' {
+			var l attemptLine
+			if err := json.Unmarshal(b, &l); err != nil {
+				return nil, bad(err)
+			}
+			if err := checkAttempt(&l.Attempt); err != nil {
+				return nil, bad(err)
+			}
+			h.Attempts = append(h.Attempts, l.Attempt)
+			continue
+		}
+		var l opLine
+		if err := json.Unmarshal(b, &l); err != nil {
+			return nil, bad(err)
+		}
+		local[l.ID] = len(h.Ops)
+		h.Ops = append(h.Ops, Op{ID: l.ID, Key: l.Key, User: l.User})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading a part of the history: %w", err)
+	}
+	if !slices.IsSortedFunc(h.Ops, func(a, b Op) int { return cmp.Compare(a.ID, b.ID) }) {
+		slices.SortFunc(h.Ops, func(a, b Op) int { return cmp.Compare(a.ID, b.ID) })
+		for i, op := range h.Ops {
+			local[op.ID] = i
+		}
+	}
+	for i := range h.Attempts {
+		h.Attempts[i].Op = local[h.Attempts[i].Op]
+	}
+	h.Sort()
+	return h, nil
+}
+
+// Close removes the parts' files.
+func (p *Parts) Close() error {
+	if p.dir == "" {
+		return nil
+	}
+	return os.RemoveAll(p.dir)
+}
+
+// Span is when the last of atts ended (or was meant to start), from the
+// run's start.
+func Span(atts []Attempt) time.Duration {
+	var s time.Duration
+	for i := range atts {
+		s = max(s, atts[i].End, atts[i].Intended)
+	}
+	return s
+}
