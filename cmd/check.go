@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/measure"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/scenarios"
 	"github.com/idemcheck/idemcheck/trial"
@@ -91,7 +94,7 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 	var sums []*reports.Summary
 	code := ExitOK
 	for _, dir := range dirs {
-		sum, err := recheck(dir, sc, opts)
+		sum, err := recheck(ctx, dir, sc, opts)
 		if err != nil {
 			return err
 		}
@@ -129,39 +132,64 @@ func runDirs(dir string) ([]string, error) {
 
 // recheck judges the run saved in dir again, from its history alone;
 // with sc, against sc's expectation, invariants and thresholds instead of
-// those saved.
-func recheck(dir string, sc *scenarios.Scenario, opts *CheckOptions) (*reports.Summary, error) {
-	h, err := loadRun(dir)
+// those saved. A history larger than checkPartBytes is judged in parts,
+// one part of its keys in memory at a time.
+func recheck(ctx context.Context, dir string, sc *scenarios.Scenario, opts *CheckOptions) (*reports.Summary, error) {
+	p, err := splitRun(dir, checkPartBytes)
 	if err != nil {
 		return nil, err
 	}
+	defer p.Close()
+	meta := p.Meta
 	if sc != nil {
-		failOn := h.Meta.Judge.FailOn
-		h.Meta.Judge = trial.JudgeOf(sc)
-		h.Meta.Judge.FailOn = failOn
+		failOn := meta.Judge.FailOn
+		meta.Judge = trial.JudgeOf(sc)
+		meta.Judge.FailOn = failOn
 	}
 	if opts.FailOnSet {
-		h.Meta.Judge.FailOn = opts.FailOn
+		meta.Judge.FailOn = opts.FailOn
 	}
-	return summarize(trial.Judge(h)), nil
+	j, m, c := checks.NewJudger(meta, p.Readings), measure.NewAcc(), reports.NewChartsAcc(p.Span)
+	err = p.Each(func(h *history.History) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		j.Add(h)
+		m.Add(h)
+		c.Add(h)
+		return nil
+	})
+	switch {
+	case ctx.Err() != nil:
+		return nil, withCode(ExitInterrupted, fmt.Errorf("check %s: %w", dir, ctx.Err()))
+	case err != nil:
+		return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", filepath.Join(dir, "history.jsonl"), err))
+	}
+	ms := m.Measures(meta)
+	return reports.NewFrom("idemcheck "+Version, meta, p.Readings, ms, j.Judgement(trial.MeasuredOf(ms)), c.Charts()), nil
 }
 
-func loadRun(dir string) (*history.History, error) {
-	hf, err := os.Open(filepath.Join(dir, "history.jsonl"))
-	if err != nil {
-		return nil, withHint(ExitUsage, err, "DIR must be a directory written by 'idemcheck run --out DIR'")
-	}
-	defer hf.Close()
-	h, err := history.Decode(hf)
+// checkPartBytes is the size of the parts check judges a history in.
+var checkPartBytes int64 = history.DefaultPartBytes
+
+// splitRun opens the history saved in dir, split into parts of partBytes
+// (history.Split).
+func splitRun(dir string, partBytes int64) (*history.Parts, error) {
+	path := filepath.Join(dir, "history.jsonl")
+	p, err := history.SplitFile(path, "", partBytes)
 	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, withHint(ExitUsage, err, "DIR must be a directory written by 'idemcheck run --out DIR'")
 	case errors.Is(err, history.ErrOldFormat):
-		return nil, withHint(ExitUsage, fmt.Errorf("%s: %w", hf.Name(), err),
+		return nil, withHint(ExitUsage, fmt.Errorf("%s: %w", path, err),
 			"run the scenario again with this idemcheck to judge it; its report.json gives the seed and key nonce to resend the same requests: idemcheck run NAME --seed S --key-nonce N --out DIR")
 	case errors.Is(err, history.ErrTruncated):
-		return nil, withHint(ExitUsage, fmt.Errorf("%s: %w", hf.Name(), err),
+		return nil, withHint(ExitUsage, fmt.Errorf("%s: %w", path, err),
 			"judging part of a run could accuse a correct API or pass a broken one: run it again")
+	case err != nil && (errors.Is(err, history.ErrFormat) || strings.HasPrefix(err.Error(), "reading history")):
+		return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", path, err))
 	case err != nil:
-		return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", hf.Name(), err))
+		return nil, withCode(ExitRuntime, err)
 	}
-	return h, nil
+	return p, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/reports"
 )
 
@@ -47,6 +48,19 @@ func TestCheckNeedsOnlyTheHistory(t *testing.T) {
 	}
 	if got := verdictsJSON(t, rc.out); got != live {
 		t.Errorf("check without report.json judged otherwise than the run:\nrun:   %s\ncheck: %s", live, got)
+	}
+
+	// Judged in parts of 1 KB (every key's ops in one part, one part in
+	// memory at a time), as a history of gigabytes is, the reports are
+	// the same to the byte.
+	for _, format := range []string{"json", "html"} {
+		whole := runMain(t, nil, "check", dir, "--format", format)
+		checkPartBytes = 1 << 10
+		parts := runMain(t, nil, "check", dir, "--format", format)
+		checkPartBytes = history.DefaultPartBytes
+		if parts.code != whole.code || parts.out != whole.out || len(whole.out) < 1000 {
+			t.Errorf("check in parts (%s): exit %d, want %d, and the same report:\nparts: %s\nwhole: %s", format, parts.code, whole.code, parts.out, whole.out)
+		}
 	}
 
 	// --scenario judges the same evidence against other invariants: with

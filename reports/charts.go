@@ -67,19 +67,9 @@ type Point struct {
 
 // chartsOf measures h for the charts.
 func chartsOf(h *history.History) *Charts {
-	c := NewChartsAcc(SpanOf(h.Attempts))
+	c := NewChartsAcc(history.Span(h.Attempts))
 	c.Add(h)
 	return c.Charts()
-}
-
-// SpanOf is when the last of atts ended (or was meant to start), from
-// the run's start: the width of the charts.
-func SpanOf(atts []history.Attempt) time.Duration {
-	var span time.Duration
-	for i := range atts {
-		span = max(span, atts[i].End, atts[i].Intended)
-	}
-	return span
 }
 
 // ChartsAcc measures a history given in parts for the charts, as chartsOf
@@ -94,7 +84,7 @@ type ChartsAcc struct {
 }
 
 // NewChartsAcc returns an empty ChartsAcc for a run whose attempts all
-// end by span (SpanOf).
+// end by span (history.Span).
 func NewChartsAcc(span time.Duration) *ChartsAcc {
 	return &ChartsAcc{span: span, lat: make([]*hdrhistogram.Histogram, Columns), marks: map[FaultMark]int{},
 		kinds: map[string]bool{}, cleanH: measure.NewHistogram(), faultH: measure.NewHistogram()}

@@ -39,7 +39,7 @@ func TestMeasuredInPartsAsWhole(t *testing.T) {
 		t.Fatalf("the history is too thin to compare: %d buckets, %d fault marks, %d ops", len(wantC.Buckets), len(wantC.Faults), wantM.Load.Ops)
 	}
 	for _, n := range []int{2, 5, 33} {
-		m, c := measure.NewAcc(), NewChartsAcc(SpanOf(h.Attempts))
+		m, c := measure.NewAcc(), NewChartsAcc(history.Span(h.Attempts))
 		for _, p := range history.Partition(h, n) {
 			m.Add(p)
 			c.Add(p)

@@ -65,18 +65,25 @@ type ScenarioInfo struct {
 // New assembles the summary of a judged run from its history, its
 // measures and its judgement. It decides nothing.
 func New(tool string, h *history.History, m measure.Measures, j checks.Judgement) *Summary {
+	return NewFrom(tool, h.Meta, h.Readings, m, j, chartsOf(h))
+}
+
+// NewFrom assembles the summary of a judged run from what describes it
+// (a history's Meta and readings), its measures, judgement and charts:
+// what a run judged in parts (history.Split) has.
+func NewFrom(tool string, meta history.Meta, readings []history.Reading, m measure.Measures, j checks.Judgement, charts *Charts) *Summary {
 	s := &Summary{
 		FormatVersion: FormatVersion,
 		Tool:          tool,
-		RunID:         h.Meta.RunID,
-		Scenario: ScenarioInfo{Name: h.Meta.Scenario, Description: h.Meta.Description, Source: h.Meta.Source,
-			Expect: h.Meta.Judge.Expect, Target: h.Meta.Target},
-		Seed:         h.Meta.Seed,
-		KeyNonce:     h.Meta.KeyNonce,
-		Started:      h.Meta.Started,
-		Ended:        h.Meta.Ended,
-		Interrupted:  h.Meta.Interrupted,
-		Rerun:        h.Meta.Rerun,
+		RunID:         meta.RunID,
+		Scenario: ScenarioInfo{Name: meta.Scenario, Description: meta.Description, Source: meta.Source,
+			Expect: meta.Judge.Expect, Target: meta.Target},
+		Seed:         meta.Seed,
+		KeyNonce:     meta.KeyNonce,
+		Started:      meta.Started,
+		Ended:        meta.Ended,
+		Interrupted:  meta.Interrupted,
+		Rerun:        meta.Rerun,
 		Load:         m.Load,
 		Faults:       nonNil(m.Faults),
 		Statuses:     nonNil(m.Statuses),
@@ -86,10 +93,10 @@ func New(tool string, h *history.History, m measure.Measures, j checks.Judgement
 		Thresholds:   nonNil(j.Thresholds),
 		Findings:     nonNil(j.Findings),
 		Warnings:     nonNil(j.Warnings),
-		Observations: nonNil(h.Readings),
+		Observations: nonNil(readings),
 		Result:       j.Result,
 		Why:          j.Why,
-		Charts:       chartsOf(h),
+		Charts:       charts,
 	}
 	return s
 }

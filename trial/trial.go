@@ -359,11 +359,15 @@ type Judged struct {
 // nothing but h.
 func Judge(h *history.History) *Judged {
 	m := measure.Of(h)
+	return &Judged{History: h, Measures: m, Judgement: checks.Judge(h, MeasuredOf(m))}
+}
+
+// MeasuredOf is what a run's thresholds are judged on, of its measures.
+func MeasuredOf(m measure.Measures) checks.Measured {
 	op := m.Latency.Op
 	d := func(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
-	j := checks.Judge(h, checks.Measured{P50: d(op.P50), P90: d(op.P90), P99: d(op.P99), P999: d(op.P999), Max: d(op.Max),
-		ErrorRate: m.Load.ErrorRate})
-	return &Judged{History: h, Measures: m, Judgement: j}
+	return checks.Measured{P50: d(op.P50), P90: d(op.P90), P99: d(op.P99), P999: d(op.P999), Max: d(op.Max),
+		ErrorRate: m.Load.ErrorRate}
 }
 
 // Run prepares, loads, observes and judges one scenario. The error is a
