@@ -10,9 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
-	"github.com/idemcheck/idemcheck/measure"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/scenarios"
 	"github.com/idemcheck/idemcheck/trial"
@@ -149,24 +147,14 @@ func recheck(ctx context.Context, dir string, sc *scenarios.Scenario, opts *Chec
 	if opts.FailOnSet {
 		meta.Judge.FailOn = opts.FailOn
 	}
-	j, m, c := checks.NewJudger(meta, p.Readings), measure.NewAcc(), reports.NewChartsAcc(p.Span)
-	err = p.Each(func(h *history.History) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		j.Add(h)
-		m.Add(h)
-		c.Add(h)
-		return nil
-	})
+	j, err := trial.JudgeParts(ctx, p, meta)
 	switch {
 	case ctx.Err() != nil:
 		return nil, withCode(ExitInterrupted, fmt.Errorf("check %s: %w", dir, ctx.Err()))
 	case err != nil:
 		return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", filepath.Join(dir, "history.jsonl"), err))
 	}
-	ms := m.Measures(meta)
-	return reports.NewFrom("idemcheck "+Version, meta, p.Readings, ms, j.Judgement(trial.MeasuredOf(ms)), c.Charts()), nil
+	return summarize(j), nil
 }
 
 // checkPartBytes is the size of the parts check judges a history in.

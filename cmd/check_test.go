@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,5 +95,51 @@ func TestCheckNeedsOnlyTheHistory(t *testing.T) {
 	ro := runMain(t, nil, "check", dir)
 	if ro.code != ExitUsage || !strings.Contains(ro.err, "--seed") {
 		t.Errorf("check of a v1 history: exit %d, want %d with a hint to re-run\n%s", ro.code, ExitUsage, ro.err)
+	}
+}
+
+// A run whose history spills to disk (--spill-after) is judged as the same
+// run kept in memory, on a broken API and a correct one; its saved history
+// is checked alike, and no spill file is left behind.
+func TestSpilledRunJudgedAlike(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	// brief is a verdict without its times, which differ between runs.
+	brief := func(out string) string {
+		var s reports.Summary
+		if err := json.Unmarshal([]byte(out), &s); err != nil {
+			t.Fatalf("not a JSON report: %v\n%s", err, out)
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s ops=%d acked=%d\n", s.Result, s.Load.Ops, s.Load.Acked)
+		for _, v := range s.Verdicts {
+			fmt.Fprintf(&b, "%s %s %q", v.Invariant, v.Status, v.Summary)
+			for _, e := range v.Examples {
+				fmt.Fprintf(&b, " %d:%s:%d", e.Op, e.Key, len(e.Attempts))
+			}
+			b.WriteString("\n")
+		}
+		return b.String()
+	}
+	for _, protected := range []bool{false, true} {
+		sc := writeScenario(t, payScenario)
+		args := []string{"run", sc, "--seed", "5", "--key-nonce", "9", "--ops", "1200", "--format", "json"}
+		mem := runMain(t, nil, append(args, "--target", newPayServer(t, protected).URL)...)
+		dir := t.TempDir()
+		spilled := runMain(t, nil, append(args, "--target", newPayServer(t, protected).URL, "--spill-after", "1", "--out", dir)...)
+		if spilled.code != mem.code || brief(spilled.out) != brief(mem.out) {
+			t.Errorf("protected %v: spilled run exit %d, in memory %d:\nspilled: %s\nmemory:  %s", protected, spilled.code, mem.code,
+				brief(spilled.out), brief(mem.out))
+		}
+		if !strings.Contains(brief(spilled.out), "ops=1200") {
+			t.Errorf("protected %v: the spilled run's report: %s", protected, brief(spilled.out))
+		}
+		rc := runMain(t, nil, "check", dir, "--format", "json")
+		if rc.code != spilled.code || verdictsJSON(t, rc.out) != verdictsJSON(t, spilled.out) {
+			t.Errorf("protected %v: check of the spilled run: exit %d, want %d, same verdicts\n%s", protected, rc.code, spilled.code, rc.out)
+		}
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("files left in TMPDIR: %v", left)
 	}
 }

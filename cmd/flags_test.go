@@ -17,15 +17,15 @@ func TestRunFlags(t *testing.T) {
 		env  map[string]string
 		want RunOptions
 	}{
-		{[]string{"a.yaml"}, nil, RunOptions{Scenarios: []string{"a.yaml"}, Format: "text"}},
+		{[]string{"a.yaml"}, nil, RunOptions{Scenarios: []string{"a.yaml"}, Format: "text", SpillAfter: defaultSpillAfter}},
 		{[]string{"a.yaml", "b", "--target", "http://x", "--seed", "7", "--key-nonce", "0", "--ops", "10", "--concurrency", "4", "-o", "out", "-f", "json"}, nil,
-			RunOptions{Scenarios: []string{"a.yaml", "b"}, Target: "http://x", Seed: 7, SeedSet: true, NonceSet: true, Ops: 10, Concurrency: 4, Out: "out", Format: "json"}},
+			RunOptions{Scenarios: []string{"a.yaml", "b"}, Target: "http://x", Seed: 7, SeedSet: true, NonceSet: true, Ops: 10, Concurrency: 4, Out: "out", Format: "json", SpillAfter: defaultSpillAfter}},
 		{[]string{"a.yaml", "--rate", "250", "--duration", "30s"}, map[string]string{"IDEMCHECK_TARGET": "http://env"},
-			RunOptions{Scenarios: []string{"a.yaml"}, Target: "http://env", Rate: 250, Duration: 30 * time.Second, Format: "text"}},
+			RunOptions{Scenarios: []string{"a.yaml"}, Target: "http://env", Rate: 250, Duration: 30 * time.Second, Format: "text", SpillAfter: defaultSpillAfter}},
 		{[]string{"a.yaml", "-t", "http://flag"}, map[string]string{"IDEMCHECK_TARGET": "http://env"},
-			RunOptions{Scenarios: []string{"a.yaml"}, Target: "http://flag", Format: "text"}},
+			RunOptions{Scenarios: []string{"a.yaml"}, Target: "http://flag", Format: "text", SpillAfter: defaultSpillAfter}},
 		{[]string{"a.yaml", "--rate", "12000/m", "-t", "http://a", "-t", "http://b", "-q"}, nil,
-			RunOptions{Scenarios: []string{"a.yaml"}, Target: "http://a", Targets: []string{"http://a", "http://b"}, Rate: 200, Quiet: true, Format: "text"}},
+			RunOptions{Scenarios: []string{"a.yaml"}, Target: "http://a", Targets: []string{"http://a", "http://b"}, Rate: 200, Quiet: true, Format: "text", SpillAfter: defaultSpillAfter}},
 	}
 	for _, c := range cases {
 		var got *RunOptions

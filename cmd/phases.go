@@ -513,7 +513,10 @@ func runJudge(ctx context.Context, opts *RunOptions, dirs []string, out string, 
 	t.SetObserver(prog)
 	t.Observe(ctx, h)
 	prog.Close()
-	j := trial.Judge(h)
+	j, err := trial.Judge(h)
+	if err != nil {
+		return withCode(ExitRuntime, err)
+	}
 	sum := summarize(j)
 	code := resultCode(sum.Result)
 	var errs []error

@@ -35,7 +35,13 @@ type execOptions struct {
 	RedactPath     bool   // mask the targets' path segments in every output
 	// Rerun is the command line that repeats the run (history.Meta.Rerun).
 	Rerun string
+	// SpillAfter bounds the attempts kept in memory; 0 keeps them all.
+	SpillAfter int
 }
+
+// defaultSpillAfter is how many attempts a run keeps in memory before its
+// history goes to disk: about 160 MB.
+const defaultSpillAfter = 1_000_000
 
 // execution is what one scenario's run produced.
 type execution struct {
@@ -53,10 +59,11 @@ type execution struct {
 // target); an interrupted or failed run still writes what it saw.
 func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execution, error) {
 	j, err := trial.Run(ctx, sc, trial.Options{Target: o.Target, Targets: o.Targets, RequestTimeout: o.RequestTimeout, Seed: o.Seed, KeyNonce: o.KeyNonce,
-		Transport: o.Transport, Getenv: o.Getenv, Observer: o.Observer, FailOn: o.FailOn, RedactPath: o.RedactPath})
+		Transport: o.Transport, Getenv: o.Getenv, Observer: o.Observer, FailOn: o.FailOn, RedactPath: o.RedactPath, SpillAfter: o.SpillAfter})
 	if err != nil {
 		return nil, prepareError(err)
 	}
+	defer j.History.Spill.Remove()
 	j.History.Meta.Rerun = o.Rerun
 	sum := summarize(j)
 	ex := &execution{Summary: sum, History: j.History, Code: resultCode(sum.Result)}
@@ -119,7 +126,7 @@ func prepareError(err error) error {
 
 // summarize is the report's summary of a judged run.
 func summarize(j *trial.Judged) *reports.Summary {
-	return reports.New("idemcheck "+Version, j.History, j.Measures, j.Judgement)
+	return reports.NewFrom("idemcheck "+Version, j.History.Meta, j.History.Readings, j.Measures, j.Judgement, j.Charts)
 }
 
 // checkOut makes dir and checks that a file can be written in it, so that

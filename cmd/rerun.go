@@ -18,7 +18,7 @@ var notRerun = map[string]bool{
 	"out": true, "format": true, "report": true, "quiet": true, "progress": true,
 	"metrics-addr": true, "http-debug": true, "dry-run": true, "seed": true, "key-nonce": true,
 	"phase": true, "shards": true, "shard": true, "start-in": true, "wait": true,
-	"junit-inconclusive": true,
+	"junit-inconclusive": true, "spill-after": true,
 }
 
 // urlFlags carry URLs or DSNs, redacted in a rerun line.

@@ -57,6 +57,8 @@ type RunOptions struct {
 	Client clientFlags
 	// DryRun prints the plan and the first requests and sends nothing.
 	DryRun bool
+	// SpillAfter bounds the attempts kept in memory (runner.Options).
+	SpillAfter int
 	// MetricsAddr serves Prometheus metrics of the run at /metrics.
 	MetricsAddr string
 
@@ -138,6 +140,9 @@ an expected violation was not caught), 2 usage or config error,
 			if opts.RequestTimeout < 0 {
 				return usageError("--request-timeout must not be negative, got %s", opts.RequestTimeout)
 			}
+			if opts.SpillAfter < 0 {
+				return usageError("--spill-after must not be negative, got %d (0 keeps every attempt in memory)", opts.SpillAfter)
+			}
 			for name, zero := range map[string]bool{"ops": opts.Ops == 0, "duration": opts.Duration == 0,
 				"concurrency": opts.Concurrency == 0, "rate": opts.Rate == 0} {
 				if zero && c.Flags().Changed(name) {
@@ -201,6 +206,7 @@ an expected violation was not caught), 2 usage or config error,
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print each scenario's plan and its first requests, rendered (secrets masked), and send nothing")
 	fl.StringVarP(&opts.Out, "out", "o", "", "directory to write report.json and history.jsonl to (one subdirectory per scenario when several)")
 	fl.StringVarP(&opts.Format, "format", "f", "text", "report format on stdout: text, json, markdown, junit or html")
+	fl.IntVar(&opts.SpillAfter, "spill-after", defaultSpillAfter, "keep at most this many attempts in memory (about 160 bytes each); a longer run writes its history to a file in $TMPDIR as it goes and is judged from it in parts, so its memory stays bounded (0: keep everything in memory)")
 	fl.BoolVar(&opts.RedactPath, "redact-path", false, "mask the target URL's path segments in every output too (for a token in the path); passwords and query values are always masked")
 	opts.Phases.register(c)
 	fl.StringVar(&opts.FailOn, "fail-on", "", "also fail on deviations from the scenario's profile: medium (default: only duplicate effects, leaks, stuck keys and wrong replays fail)")
@@ -305,7 +311,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		if opts.rerun != nil {
 			rerun = opts.rerun(strings.TrimPrefix(sc.Source, "builtin:"), seed, nonce)
 		}
-		ex, err := execute(ctx, sc, execOptions{Target: opts.Target, Targets: opts.Targets, RequestTimeout: opts.RequestTimeout, Seed: seed, KeyNonce: nonce, Out: outs[i], Transport: opts.Transport, Getenv: opts.Getenv, Observer: obs, FailOn: opts.FailOn, RedactPath: opts.RedactPath, Rerun: rerun})
+		ex, err := execute(ctx, sc, execOptions{Target: opts.Target, Targets: opts.Targets, RequestTimeout: opts.RequestTimeout, Seed: seed, KeyNonce: nonce, Out: outs[i], Transport: opts.Transport, Getenv: opts.Getenv, Observer: obs, FailOn: opts.FailOn, RedactPath: opts.RedactPath, Rerun: rerun, SpillAfter: opts.SpillAfter})
 		prog.Close()
 		if err != nil && len(list) == 1 {
 			return errors.Join(err, opts.Reports.writeNotRun(sc.Name, opts.Target, err))

@@ -2,6 +2,7 @@ package history
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"strconv"
 	"time"
@@ -248,8 +249,28 @@ type History struct {
 	// Readings are what the oracles read of the target's state after the
 	// run, one per oracle.
 	Readings []Reading
+	// Spill, when set, holds the ops and attempts on disk instead of Ops
+	// and Attempts (which are then empty): a run too long to keep in
+	// memory writes them as they end. Encode, PartsOf and EachOp read
+	// them from there.
+	Spill *Spill
 
 	index []int // index[op] is the first attempt of op; len(Ops)+1 entries
+}
+
+// Spill is a file of op and attempt records (format 3, without the
+// header, readings and trailer), written as a run's ops ended.
+type Spill struct {
+	Path          string
+	Ops, Attempts int
+}
+
+// Remove deletes the spill's file.
+func (s *Spill) Remove() error {
+	if s == nil {
+		return nil
+	}
+	return os.Remove(s.Path)
 }
 
 // Sort orders attempts by op then attempt number and rebuilds the index used

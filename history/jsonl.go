@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"sort"
 )
@@ -86,6 +87,11 @@ type trailerLine struct {
 // attempts, the readings, then the trailer.
 func Encode(w io.Writer, h *History) error {
 	e := NewEncoder(w, h.Meta)
+	if h.Spill != nil {
+		if err := e.copySpill(h.Spill); err != nil {
+			return err
+		}
+	}
 	if h.Sorted() {
 		for i := range h.Ops {
 			if err := e.Op(h.Ops[i], h.AttemptsOf(i)); err != nil {
@@ -148,6 +154,52 @@ func (e *Encoder) attempt(a *Attempt) error {
 		e.t.Attempts++
 	}
 	return e.err
+}
+
+// copySpill writes the records of s.
+func (e *Encoder) copySpill(s *Spill) error {
+	if e.err != nil {
+		return e.err
+	}
+	f, err := os.Open(s.Path)
+	if err != nil {
+		e.err = fmt.Errorf("reading the spilled history: %w", err)
+		return e.err
+	}
+	defer f.Close()
+	if _, err := io.Copy(e.bw, f); err != nil {
+		e.err = fmt.Errorf("copying the spilled history: %w", err)
+		return e.err
+	}
+	e.t.Ops += s.Ops
+	e.t.Attempts += s.Attempts
+	return nil
+}
+
+// Records writes op and attempt records of format 3 (an Encoder's,
+// without header, readings or trailer) to w: what a run spills.
+type Records struct {
+	e *Encoder
+}
+
+// NewRecords returns a Records writing to w.
+func NewRecords(w io.Writer) *Records {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	return &Records{e: &Encoder{bw: bw, enc: json.NewEncoder(bw)}}
+}
+
+// Op writes op and its attempts.
+func (r *Records) Op(op Op, atts []Attempt) error { return r.e.Op(op, atts) }
+
+// Attempt writes one attempt, of an op written before.
+func (r *Records) Attempt(a *Attempt) error { return r.e.attempt(a) }
+
+// Flush writes what is buffered and returns the counts written.
+func (r *Records) Flush() (Trailer, error) {
+	if r.e.err == nil {
+		r.e.err = r.e.bw.Flush()
+	}
+	return r.e.t, r.e.err
 }
 
 // Written is how many ops and attempts were written so far.
@@ -228,7 +280,7 @@ var attemptPrefix = []byte(`{"type":"attempt",`)
 // maxIDGap bounds how far ahead of the ops before it an op's id may be:
 // ops end out of order only by the number in flight at once, and a
 // hostile id (10^12) must not make a reader allocate for every id below.
-const maxIDGap = 1 << 20
+const maxIDGap = 1 << 24
 
 // record kinds lineReader.next returns.
 const (

@@ -83,6 +83,71 @@ func Split(r io.Reader, size int64, tmp string, partBytes int64) (*Parts, error)
 	return p, nil
 }
 
+// PartsOf is h in parts: h whole, or when its ops and attempts are
+// spilled to disk (h.Spill), split by key into parts of partBytes in tmp.
+func PartsOf(h *History, tmp string, partBytes int64) (*Parts, error) {
+	if h.Spill == nil {
+		if !h.Sorted() {
+			h.Sort()
+		}
+		return &Parts{Meta: h.Meta, Readings: h.Readings, Span: Span(h.Attempts),
+			Trailer: Trailer{Ops: len(h.Ops), Attempts: len(h.Attempts), Readings: len(h.Readings)}, whole: h}, nil
+	}
+	size := int64(-1)
+	if fi, err := os.Stat(h.Spill.Path); err == nil {
+		size = fi.Size()
+	}
+	if partBytes <= 0 {
+		partBytes = DefaultPartBytes
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(Encode(pw, h)) }()
+	defer pr.Close()
+	// Split holds a history of at most partBytes whole: give it the size
+	// only past that.
+	return Split(pr, max(size, partBytes+1), tmp, partBytes)
+}
+
+// EachOp calls fn with every op of h, in id order when h holds them, in
+// the order they ended when they are spilled (h.Spill).
+func EachOp(h *History, fn func(Op) error) error {
+	if h.Spill == nil {
+		for _, op := range h.Ops {
+			if err := fn(op); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	f, err := os.Open(h.Spill.Path)
+	if err != nil {
+		return fmt.Errorf("reading the spilled history: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for sc.Scan() {
+		b := sc.Bytes()
+		if bytes.HasPrefix(b, attemptPrefix) {
+			continue
+		}
+		var l opLine
+		if err := json.Unmarshal(b, &l); err != nil {
+			return fmt.Errorf("reading the spilled history: %w", err)
+		}
+		if l.Type != "op" {
+			continue
+		}
+		if err := fn(Op{ID: l.ID, Key: l.Key, User: l.User}); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading the spilled history: %w", err)
+	}
+	return nil
+}
+
 // SplitFile splits the history in the file at path (Split).
 func SplitFile(path, tmp string, partBytes int64) (*Parts, error) {
 	f, err := os.Open(path)

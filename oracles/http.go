@@ -72,7 +72,10 @@ func (o *HTTPEffects) Observe(ctx context.Context, h *history.History) (*history
 	if err != nil {
 		return nil, err
 	}
-	keys := distinctKeys(h)
+	keys, err := distinctKeys(h)
+	if err != nil {
+		return nil, err
+	}
 	var effects map[string]int
 	switch {
 	case o.Bulk != nil:

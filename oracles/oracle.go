@@ -308,20 +308,22 @@ func effectsObservation(oracle string, effects map[string]int, err error) (*hist
 	return &history.Reading{Oracle: oracle, Kind: history.KindEffects, Effects: effects}, nil
 }
 
-// distinctKeys returns the keys of h's ops, each once, in op order.
-func distinctKeys(h *history.History) []string {
+// distinctKeys returns the keys of h's ops, each once, in op order (in
+// the order they ended when the history is spilled to disk).
+func distinctKeys(h *history.History) ([]string, error) {
 	if h == nil {
-		return nil
+		return nil, nil
 	}
 	seen := make(map[string]bool, len(h.Ops))
 	keys := make([]string, 0, len(h.Ops))
-	for _, op := range h.Ops {
+	err := history.EachOp(h, func(op history.Op) error {
 		if !seen[op.Key] {
 			seen[op.Key] = true
 			keys = append(keys, op.Key)
 		}
-	}
-	return keys
+		return nil
+	})
+	return keys, err
 }
 
 // keySet is the set of keys; nil for nil keys (no history: every key is

@@ -112,7 +112,10 @@ func (o *RedisEffects) storeKeys(ctx context.Context, h *history.History) (store
 		if n := strings.Count(pattern, "%s"); n != 1 {
 			return nil, nil, fmt.Errorf("oracle %s: pattern %q has %d %%s, want exactly one (the key)", o.OracleName, o.Pattern, n)
 		}
-		keys := distinctKeys(h)
+		keys, err := distinctKeys(h)
+		if err != nil {
+			return nil, nil, err
+		}
 		storeKeys = make([]string, len(keys))
 		for i, k := range keys {
 			storeKeys[i] = strings.Replace(pattern, "%s", k, 1)
@@ -127,16 +130,20 @@ func (o *RedisEffects) storeKeys(ctx context.Context, h *history.History) (store
 		return nil, nil, nil
 	}
 	seen := make(map[string]bool, len(h.Ops))
-	for _, op := range h.Ops {
+	err = history.EachOp(h, func(op history.Op) error {
 		sk, err := t.Render(ctx, scenarios.Vars{Key: op.Key, User: op.User})
 		if err != nil {
-			return nil, nil, fmt.Errorf("oracle %s: %w", o.OracleName, err)
+			return fmt.Errorf("oracle %s: %w", o.OracleName, err)
 		}
 		if !seen[sk] {
 			seen[sk] = true
 			storeKeys = append(storeKeys, sk)
 			owners = append(owners, op.Key)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return storeKeys, owners, nil
 }

@@ -67,11 +67,11 @@ func (o *SQLEffects) Before(ctx context.Context) error {
 // out of the observation; with Grouped, so are keys no op of h used (all
 // are kept when h is nil).
 func (o *SQLEffects) Observe(ctx context.Context, h *history.History) (*history.Reading, error) {
-	keys := distinctKeys(h)
-	var (
-		effects map[string]int
-		err     error
-	)
+	keys, err := distinctKeys(h)
+	if err != nil {
+		return nil, err
+	}
+	var effects map[string]int
 	switch {
 	case o.Grouped != "":
 		all, err := o.grouped(ctx, nil)

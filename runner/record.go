@@ -1,7 +1,10 @@
 package runner
 
 import (
+	"fmt"
 	"math"
+	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/idemcheck/idemcheck/faults"
@@ -194,4 +197,121 @@ func merge(recs []*recorder) (ops []history.Op, attempts []history.Attempt) {
 		log.rare, log.n = nil, 0
 	}
 	return ops, attempts
+}
+
+// spiller writes the ops and attempts that workers hand it to a file, so
+// that a long run keeps a bounded number of attempts in memory: a worker
+// holding each or more hands its whole record over between two ops (its
+// ops before their attempts, as the file needs), and starts a new one.
+type spiller struct {
+	each  int
+	shard Shard
+	f     *os.File
+	recs  *history.Records
+	ch    chan *recorder
+	done  chan struct{}
+	on    atomic.Bool
+	err   error // the first write error; read after done
+}
+
+func newSpiller(dir string, each int, shard Shard) (*spiller, error) {
+	f, err := os.CreateTemp(dir, "idemcheck-history-*.jsonl")
+	if err != nil {
+		return nil, fmt.Errorf("a file to spill the history to: %w", err)
+	}
+	s := &spiller{each: each, shard: shard, f: f, recs: history.NewRecords(f), ch: make(chan *recorder, 4), done: make(chan struct{})}
+	go s.write()
+	return s, nil
+}
+
+// maybeSpill hands the worker's record to the spiller when it holds the
+// spiller's bound of attempts; the worker goes on with a new one. A
+// full queue makes the worker wait: memory stays bounded when the disk
+// is slower than the load.
+func (w *worker) maybeSpill() {
+	s := w.r.spill
+	if s == nil || w.rec.attempts.n < s.each {
+		return
+	}
+	s.on.Store(true)
+	rec := w.rec
+	w.rec = recorder{}
+	s.ch <- &rec
+}
+
+// started reports whether any record was handed over.
+func (s *spiller) started() bool { return s != nil && s.on.Load() }
+
+// hand gives the spiller one more record (at the end of the load).
+func (s *spiller) hand(rec *recorder) { s.ch <- rec }
+
+func (s *spiller) write() {
+	defer close(s.done)
+	local := func(id int) int {
+		if s.shard.n() == 1 {
+			return id
+		}
+		return s.shard.Local(id)
+	}
+	for rec := range s.ch {
+		if s.err != nil {
+			continue // drain: the workers must not block
+		}
+		rec.ops.drain(func(ch []history.Op) {
+			for _, op := range ch {
+				op.ID = local(op.ID)
+				if err := s.recs.Op(op, nil); err != nil && s.err == nil {
+					s.err = err
+				}
+			}
+		})
+		log := &rec.attempts
+		log.recs.drain(func(ch []compactAttempt) {
+			for i := range ch {
+				a := log.attempt(&ch[i])
+				a.Op = local(a.Op)
+				if err := s.recs.Attempt(&a); err != nil && s.err == nil {
+					s.err = err
+				}
+			}
+		})
+		log.rare, log.n = nil, 0
+	}
+}
+
+// close writes what is left and returns the spill.
+func (s *spiller) close() (*history.Spill, error) {
+	close(s.ch)
+	<-s.done
+	t, err := s.recs.Flush()
+	if err == nil {
+		err = s.err
+	}
+	if err == nil {
+		err = s.f.Close()
+	}
+	if err != nil {
+		s.f.Close()
+		os.Remove(s.f.Name())
+		return nil, fmt.Errorf("spilling the history to %s: %w", s.f.Name(), err)
+	}
+	path := s.f.Name()
+	s.f = nil
+	return &history.Spill{Path: path, Ops: t.Ops, Attempts: t.Attempts}, nil
+}
+
+// abandon removes the file of a spill that close did not hand out (a run
+// that kept its history in memory, or failed).
+func (s *spiller) abandon() {
+	if s.f == nil {
+		return
+	}
+	select {
+	case <-s.done:
+	default:
+		close(s.ch)
+		<-s.done
+	}
+	s.f.Close()
+	os.Remove(s.f.Name())
 }

@@ -91,6 +91,15 @@ type Options struct {
 	// of the workers, the rate and the ops in flight, and its history
 	// numbers them from 0 (Meta.Shard says which they are).
 	Shard Shard
+	// SpillAfter, when above 0, bounds the attempts the run keeps in
+	// memory: once a worker holds SpillAfter/workers of them, its ops
+	// and attempts go to a file in SpillDir ("": the system's temporary
+	// directory) and the history returned has them there (History.Spill,
+	// which the caller removes). A run that never reaches the bound keeps
+	// its history in memory, as with 0. Replays (operation.replay) are
+	// kept in memory until the end.
+	SpillAfter int
+	SpillDir   string
 }
 
 // DefaultRequestTimeout bounds each request when Options.RequestTimeout is
@@ -215,6 +224,12 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 		t := time.AfterFunc(d, func() { r.stop.Store(true) })
 		defer t.Stop()
 	}
+	if opts.SpillAfter > 0 {
+		if r.spill, err = newSpiller(opts.SpillDir, max(opts.SpillAfter/r.workers(), 256), r.shard); err != nil {
+			return nil, err
+		}
+		defer r.spill.abandon()
+	}
 	var ws []*worker
 	if r.load.Rate > 0 {
 		ws = r.open()
@@ -244,9 +259,20 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 			renderErr = w.renderErr
 		}
 	}
-	h.Ops, h.Attempts = merge(recs)
-	h.Sort()
-	r.shard.localize(h)
+	if r.spill.started() {
+		for _, rec := range recs {
+			r.spill.hand(rec)
+		}
+		sp, err := r.spill.close()
+		if err != nil {
+			return nil, err
+		}
+		h.Spill = sp
+	} else {
+		h.Ops, h.Attempts = merge(recs)
+		h.Sort()
+		r.shard.localize(h)
+	}
 
 	if err := ctx.Err(); err != nil {
 		h.Meta.Interrupted = true
@@ -322,7 +348,8 @@ type run struct {
 	keep       *keeper         // credentials and secrets
 	redactPath bool
 
-	shard Shard // the part of the run's ops this process makes
+	shard Shard    // the part of the run's ops this process makes
+	spill *spiller // nil when the history is kept in memory
 
 	start time.Time   // monotonic origin of every offset
 	stop  atomic.Bool // set when the load's duration is over
@@ -559,6 +586,7 @@ func (r *run) closed() []*worker {
 					return
 				}
 				w.runOp(id, r.since())
+				w.maybeSpill()
 			}
 		})
 	}
@@ -623,6 +651,7 @@ func (r *run) open() []*worker {
 				w.sleep(at - r.since())
 				idle.Add(-1)
 				w.runOp(r.shard.Global(k), at)
+				w.maybeSpill()
 				idle.Add(1)
 			}
 		})

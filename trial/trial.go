@@ -18,6 +18,7 @@ import (
 	"github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/measure"
 	"github.com/idemcheck/idemcheck/oracles"
+	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
@@ -79,6 +80,10 @@ type Options struct {
 	// ObserveTimeout bounds the oracles' reads after the quiet period; 0
 	// means ObserveTimeout.
 	ObserveTimeout time.Duration
+	// SpillAfter and SpillDir bound the attempts the run keeps in memory
+	// (runner.Options.SpillAfter); 0 keeps them all.
+	SpillAfter int
+	SpillDir   string
 }
 
 // ObserveTimeout bounds the oracles' reads after a run, from the end of
@@ -184,7 +189,7 @@ func newTrial(sc *scenarios.Scenario, o Options) (*Trial, *http.Client, error) {
 	target := targets[0]
 	t := &Trial{sc: sc, opts: o, target: target, targets: targets, oracles: ors, before: map[string]error{},
 		ropts: runner.Options{Target: target, Seed: o.Seed, KeyNonce: o.KeyNonce, Transport: o.Transport, Env: o.Getenv,
-			Observer: o.Observer, RequestTimeout: timeout, RedactPath: o.RedactPath}}
+			Observer: o.Observer, RequestTimeout: timeout, RedactPath: o.RedactPath, SpillAfter: o.SpillAfter, SpillDir: o.SpillDir}}
 	if len(targets) > 1 {
 		t.ropts.Targets = targets
 	}
@@ -349,6 +354,8 @@ type Judged struct {
 	History   *history.History
 	Measures  measure.Measures
 	Judgement checks.Judgement
+	// Charts are what the HTML report draws of the load.
+	Charts *reports.Charts
 	// Err is a problem during the load, beside the judgement of what it
 	// recorded: an interruption (wrapping context.Canceled) or a target
 	// that failed mid-run.
@@ -356,10 +363,42 @@ type Judged struct {
 }
 
 // Judge measures h and judges it against what its Meta says. It reads
-// nothing but h.
-func Judge(h *history.History) *Judged {
-	m := measure.Of(h)
-	return &Judged{History: h, Measures: m, Judgement: checks.Judge(h, MeasuredOf(m))}
+// nothing but h: held in memory, or spilled to disk (h.Spill), when it is
+// judged in parts (history.PartsOf) in the system's temporary directory.
+func Judge(h *history.History) (*Judged, error) {
+	p, err := history.PartsOf(h, "", history.DefaultPartBytes)
+	if err != nil {
+		return nil, fmt.Errorf("judging the history: %w", err)
+	}
+	defer p.Close()
+	j, err := JudgeParts(context.Background(), p, h.Meta)
+	if err != nil {
+		return nil, err
+	}
+	j.History = h
+	return j, nil
+}
+
+// JudgeParts measures and judges a history given in parts, one part in
+// memory at a time, against meta (its own, or another judge's). It stops
+// between parts when ctx ends, with ctx's error.
+func JudgeParts(ctx context.Context, p *history.Parts, meta history.Meta) (*Judged, error) {
+	j, m, c := checks.NewJudger(meta, p.Readings), measure.NewAcc(), reports.NewChartsAcc(p.Span)
+	err := p.Each(func(h *history.History) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		j.Add(h)
+		m.Add(h)
+		c.Add(h)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	ms := m.Measures(meta)
+	return &Judged{History: &history.History{Meta: meta, Readings: p.Readings}, Measures: ms,
+		Judgement: j.Judgement(MeasuredOf(ms)), Charts: c.Charts()}, nil
 }
 
 // MeasuredOf is what a run's thresholds are judged on, of its measures.
@@ -372,8 +411,10 @@ func MeasuredOf(m measure.Measures) checks.Measured {
 
 // Run prepares, loads, observes and judges one scenario. The error is a
 // problem that leaves nothing to judge (ErrConfig, a *TargetError, an
-// interruption before the load); a problem during the load is in
-// Judged.Err, so an interrupted or failed run still says what it saw.
+// interruption before the load, a history that could not be read back);
+// a problem during the load is in Judged.Err, so an interrupted or failed
+// run still says what it saw. A spilled history (Judged.History.Spill) is
+// the caller's to remove.
 func Run(ctx context.Context, sc *scenarios.Scenario, o Options) (*Judged, error) {
 	t, err := Prepare(ctx, sc, o)
 	if err != nil {
@@ -381,7 +422,11 @@ func Run(ctx context.Context, sc *scenarios.Scenario, o Options) (*Judged, error
 	}
 	h, loadErr := t.Load(ctx)
 	t.Observe(ctx, h)
-	j := Judge(h)
+	j, err := Judge(h)
+	if err != nil {
+		h.Spill.Remove()
+		return nil, err
+	}
 	j.Err = loadErr
 	return j, nil
 }

@@ -113,7 +113,11 @@ func TestRunJudges(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if again := Judge(h); again.Judgement.Result != j.Judgement.Result || again.Judgement.Why != j.Judgement.Why {
+			again, err := Judge(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again.Judgement.Result != j.Judgement.Result || again.Judgement.Why != j.Judgement.Why {
 				t.Errorf("Judge(decoded) = %s (%s), live %s (%s)", again.Judgement.Result, again.Judgement.Why, j.Judgement.Result, j.Judgement.Why)
 			}
 		})

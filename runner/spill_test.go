@@ -1,0 +1,99 @@
+package runner
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/scenarios"
+)
+
+// spillScenario has retries and seeded faults, so each op's attempts are
+// the same in every run of one seed, whatever the timing.
+func spillScenario(ops int, rate float64) *scenarios.Scenario {
+	return scenario(func(sc *scenarios.Scenario) {
+		sc.Load = scenarios.Load{Ops: ops, Concurrency: 4, Rate: scenarios.Rate(rate)}
+		sc.Retry = scenarios.Retry{Attempts: 3, On: []string{"5xx", "fail", "info"}}
+		sc.Faults = []scenarios.Fault{{Kind: faults.KindReset, Rate: 0.2}, {Kind: faults.KindDuplicate, Rate: 0.1}}
+	})
+}
+
+// TestSpilledRunIsTheSameHistory: a run whose history spills to disk
+// (closed and open models, a shard too) records what the same run kept in
+// memory records: every op with its key, every attempt with its fault,
+// outcome and status; and the spill file is gone once removed.
+func TestSpilledRunIsTheSameHistory(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		rate  float64
+		shard Shard
+	}{{"closed", 0, Shard{}}, {"open", 4000, Shard{}}, {"shard 1/3", 0, Shard{Index: 1, Count: 3}}} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newServer(t, nil)
+			sc := spillScenario(1500, c.rate)
+			mem, err := Run(runCtx(t), sc, Options{Target: s.URL, Seed: 11, Shard: c.shard})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			sp, err := Run(runCtx(t), sc, Options{Target: s.URL, Seed: 11, Shard: c.shard, SpillAfter: 1, SpillDir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sp.Spill == nil || len(sp.Ops) != 0 || len(sp.Attempts) != 0 {
+				t.Fatalf("the run did not spill: Spill %v, %d ops and %d attempts in memory", sp.Spill, len(sp.Ops), len(sp.Attempts))
+			}
+			if sp.Spill.Ops != len(mem.Ops) || sp.Spill.Attempts != len(mem.Attempts) {
+				t.Errorf("spilled %d ops, %d attempts; in memory %d, %d", sp.Spill.Ops, sp.Spill.Attempts, len(mem.Ops), len(mem.Attempts))
+			}
+			var buf bytes.Buffer
+			if err := history.Encode(&buf, sp); err != nil {
+				t.Fatal(err)
+			}
+			got, err := history.Decode(&buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(mem.Ops, got.Ops); diff != "" {
+				t.Errorf("ops (-memory +spilled):\n%s", diff)
+			}
+			same := cmpopts.IgnoreFields(history.Attempt{}, "Intended", "Start", "End", "Err", "Fingerprint", "Body", "Answers")
+			if diff := cmp.Diff(mem.Attempts, got.Attempts, same); diff != "" {
+				t.Errorf("attempts (-memory +spilled):\n%s", diff)
+			}
+			var keys []string
+			if err := history.EachOp(sp, func(op history.Op) error { keys = append(keys, op.Key); return nil }); err != nil || len(keys) != len(mem.Ops) {
+				t.Errorf("EachOp: %d keys, %v; want %d", len(keys), err, len(mem.Ops))
+			}
+			if err := sp.Spill.Remove(); err != nil {
+				t.Fatal(err)
+			}
+			if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) != 0 {
+				t.Errorf("files left in the spill directory: %v", left)
+			}
+		})
+	}
+}
+
+// TestShortRunDoesNotSpill: a run below the bound keeps its history in
+// memory and leaves no file behind.
+func TestShortRunDoesNotSpill(t *testing.T) {
+	s := newServer(t, nil)
+	dir := t.TempDir()
+	h, err := Run(runCtx(t), spillScenario(100, 0), Options{Target: s.URL, Seed: 3, SpillAfter: 1 << 20, SpillDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Spill != nil || len(h.Ops) != 100 {
+		t.Errorf("Spill %v, %d ops in memory; want none spilled, 100", h.Spill, len(h.Ops))
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("files left: %v", left)
+	}
+}
