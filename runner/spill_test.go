@@ -19,6 +19,9 @@ import (
 func spillScenario(ops int, rate float64) *scenarios.Scenario {
 	return scenario(func(sc *scenarios.Scenario) {
 		sc.Load = scenarios.Load{Ops: ops, Concurrency: 4, Rate: scenarios.Rate(rate)}
+		if rate > 0 {
+			sc.Load.MaxInFlight = 4 // few workers, each past the spill bound
+		}
 		sc.Retry = scenarios.Retry{Attempts: 3, On: []string{"5xx", "fail", "info"}}
 		sc.Faults = []scenarios.Fault{{Kind: faults.KindReset, Rate: 0.2}, {Kind: faults.KindDuplicate, Rate: 0.1}}
 	})
