@@ -30,13 +30,7 @@ CONNS=${CONNS:-64}
 ADDR=${ADDR:-127.0.0.1:18090}
 export PATH="$PATH:/usr/local/go/bin"
 
-tmp=$(mktemp -d)
-server_pid=
-cleanup() {
-	if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. bench/noop-server.sh
 
 echo "== building" >&2
 if ! command -v wrk >/dev/null; then
@@ -46,12 +40,7 @@ GOBIN="$tmp/bin" go install github.com/tsenart/vegeta/v12@v12.13.0
 go build -o "$tmp/bin/noop" ./bench/noop
 go build -o "$tmp/bin/runload" ./bench/runload
 
-"$tmp/bin/noop" -addr "$ADDR" &
-server_pid=$!
-for _ in $(seq 50); do
-	if curl -fsS -o /dev/null "http://$ADDR/" 2>/dev/null; then break; fi
-	sleep 0.1
-done
+start_noop "$tmp/bin/noop" "$ADDR"
 
 body='{"amount":100,"currency":"usd","customer":"cus_1"}'
 printf '%s' "$body" >"$tmp/body.json"

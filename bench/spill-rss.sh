@@ -20,25 +20,14 @@ MEM_OPS=${MEM_OPS-1000000 3000000}
 ADDR=${ADDR:-127.0.0.1:18091}
 export PATH="$PATH:/usr/local/go/bin"
 
-tmp=$(mktemp -d)
-server_pid=
-cleanup() {
-	if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. bench/noop-server.sh
 if [ ! -x /usr/bin/time ]; then
 	apt-get update -qq >&2 && apt-get install -y -qq time >&2
 fi
 
 go build -o "$tmp/idemcheck" .
 go build -o "$tmp/noop" ./bench/noop
-"$tmp/noop" -addr "$ADDR" &
-server_pid=$!
-for _ in $(seq 50); do
-	if curl -fsS -o /dev/null "http://$ADDR/" 2>/dev/null; then break; fi
-	sleep 0.1
-done
+start_noop "$tmp/noop" "$ADDR"
 
 cat >"$tmp/noop.yaml" <<EOF2
 name: noop
