@@ -2,6 +2,9 @@ package runner
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -33,13 +36,19 @@ func spillScenario(ops int, rate float64) *scenarios.Scenario {
 // outcome and status; and the spill file is gone once removed.
 func TestSpilledRunIsTheSameHistory(t *testing.T) {
 	for _, c := range []struct {
-		name  string
-		rate  float64
-		shard Shard
-	}{{"closed", 0, Shard{}}, {"open", 4000, Shard{}}, {"shard 1/3", 0, Shard{Index: 1, Count: 3}}} {
+		name   string
+		rate   float64
+		shard  Shard
+		replay bool
+	}{{"closed", 0, Shard{}, false}, {"open", 4000, Shard{}, false}, {"shard 1/3", 0, Shard{Index: 1, Count: 3}, false},
+		{"replays", 0, Shard{}, true}} {
 		t.Run(c.name, func(t *testing.T) {
 			s := newServer(t, nil)
 			sc := spillScenario(1500, c.rate)
+			if c.replay {
+				// replays are recorded by other workers, after their op
+				sc.Operation.Replay = &scenarios.Replay{Count: 1}
+			}
 			mem, err := Run(runCtx(t), sc, Options{Target: s.URL, Seed: 11, Shard: c.shard})
 			if err != nil {
 				t.Fatal(err)
@@ -98,5 +107,38 @@ func TestShortRunDoesNotSpill(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("files left: %v", left)
+	}
+}
+
+// TestInterruptedSpilledRun: a spilled run cut short by Ctrl-C still hands
+// back a whole history (every op taken, with what its attempts got) that
+// encodes and decodes.
+func TestInterruptedSpilledRun(t *testing.T) {
+	ctx, cancel := context.WithCancel(runCtx(t))
+	defer cancel()
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request, n int64, body []byte) {
+		if n == 2000 {
+			cancel()
+		}
+		w.WriteHeader(201)
+	})
+	h, err := Run(ctx, spillScenario(100000, 0), Options{Target: s.URL, Seed: 2, SpillAfter: 1, SpillDir: t.TempDir()})
+	if !errors.Is(err, context.Canceled) || h == nil || !h.Meta.Interrupted {
+		t.Fatalf("Run = %v, interrupted %v; want context.Canceled and an interrupted history", err, h != nil && h.Meta.Interrupted)
+	}
+	defer h.Spill.Remove()
+	if h.Spill == nil || h.Spill.Ops < 1500 || h.Spill.Ops >= 100000 {
+		t.Fatalf("spill %+v: want the ops taken before the interrupt, on disk", h.Spill)
+	}
+	var buf bytes.Buffer
+	if err := history.Encode(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	got, err := history.Decode(&buf)
+	if err != nil {
+		t.Fatalf("the interrupted spilled history does not decode: %v", err)
+	}
+	if len(got.Ops) != h.Spill.Ops || len(got.Attempts) != h.Spill.Attempts || !got.Meta.Interrupted {
+		t.Errorf("decoded %d ops, %d attempts, interrupted %v; spilled %d, %d", len(got.Ops), len(got.Attempts), got.Meta.Interrupted, h.Spill.Ops, h.Spill.Attempts)
 	}
 }
