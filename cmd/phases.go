@@ -430,8 +430,12 @@ func runLoadShard(ctx context.Context, opts *RunOptions) error {
 	}
 	prog := newProgressMode(opts.Streams, progressModeOf(opts.Streams, opts.Quiet), fmt.Sprintf("%s %s", sc.Name, shard))
 	h, loadErr := trial.LoadShard(ctx, sc, m, shard, trial.Options{Targets: targets, RequestTimeout: m.Overrides.RequestTimeout,
-		Transport: opts.Transport, Getenv: opts.Getenv, Observer: prog, FailOn: m.Overrides.FailOn, RedactPath: m.Overrides.RedactPath})
+		Transport: opts.Transport, Getenv: opts.Getenv, Observer: prog, FailOn: m.Overrides.FailOn, RedactPath: m.Overrides.RedactPath,
+		SpillAfter: opts.SpillAfter})
 	prog.Close()
+	if h != nil {
+		defer h.Spill.Remove()
+	}
 	if h == nil {
 		os.Remove(claim) // nothing was sent: the shard may run again
 		return prepareError(loadErr)
@@ -439,7 +443,11 @@ func runLoadShard(ctx context.Context, opts *RunOptions) error {
 	if err := writeFile(path, func(f *os.File) error { return history.Encode(f, h) }); err != nil {
 		return withCode(ExitRuntime, errors.Join(loadErr, err))
 	}
-	fmt.Fprintf(opts.Streams.Err, "shard %s: %d ops, %d attempts, written to %s\n", shard, len(h.Ops), len(h.Attempts), path)
+	ops, atts := len(h.Ops), len(h.Attempts)
+	if h.Spill != nil {
+		ops, atts = h.Spill.Ops, h.Spill.Attempts
+	}
+	fmt.Fprintf(opts.Streams.Err, "shard %s: %d ops, %d attempts, written to %s\n", shard, ops, atts, path)
 	switch {
 	case loadErr == nil:
 		return nil
@@ -498,7 +506,7 @@ func runJudge(ctx context.Context, opts *RunOptions, dirs []string, out string, 
 	if len(set.Missing) > 0 {
 		fmt.Fprintf(opts.Streams.Err, "warning: run %s: %d of %d shards missing (%s): the verdict cannot be met\n", m.RunID, len(set.Missing), m.Shards, intsString(set.Missing))
 	}
-	if len(set.Histories) == 0 {
+	if len(set.Files) == 0 {
 		err := fmt.Errorf("no shard of run %s delivered its history (%d expected)", m.RunID, m.Shards)
 		if ctx.Err() != nil {
 			return withCode(ExitInterrupted, fmt.Errorf("%w: %w", err, ctx.Err()))
@@ -507,8 +515,9 @@ func runJudge(ctx context.Context, opts *RunOptions, dirs []string, out string, 
 	}
 	h, err := trial.Merge(set, m)
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return withHint(ExitUsage, err, "judge one run per directory; a shard's history is written whole or not at all, so a broken file was damaged after")
 	}
+	defer h.Spill.Remove()
 	prog := newProgressMode(opts.Streams, progressModeOf(opts.Streams, opts.Quiet), sc.Name)
 	t.SetObserver(prog)
 	t.Observe(ctx, h)

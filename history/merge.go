@@ -1,11 +1,17 @@
 package history
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ErrMixedRuns is wrapped by MergeShards' error when the histories are not
@@ -178,4 +184,202 @@ func MissingShards(shard string) []int {
 		}
 	}
 	return out
+}
+
+// ends reads the header and the trailer of the history file at path,
+// without reading what lies between: enough to tell whose shard it is and
+// that it was written whole.
+func ends(path string) (Meta, Trailer, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Meta{}, Trailer{}, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	var first []byte
+	for sc.Scan() {
+		if first = bytes.TrimSpace(sc.Bytes()); len(first) > 0 {
+			break
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return Meta{}, Trailer{}, fmt.Errorf("reading history: line 1: %w", err)
+	}
+	// The header alone, read as Decode reads it: the rest of what that
+	// says (no trailer after it) is not about this file.
+	d := newLineReader(bytes.NewReader(first))
+	if _, _, err := d.next(); !d.sawHeader {
+		return Meta{}, Trailer{}, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return Meta{}, Trailer{}, err
+	}
+	const tail = 4 << 10
+	off := max(fi.Size()-tail, 0)
+	b := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
+		return Meta{}, Trailer{}, err
+	}
+	b = bytes.TrimRight(b, " \t\r\n")
+	last := b[bytes.LastIndexByte(b, '\n')+1:]
+	var l trailerLine
+	if json.Unmarshal(last, &l) != nil || l.Type != "end" {
+		return Meta{}, Trailer{}, fmt.Errorf("%w: %w: it ends without its trailer record (\"end\"): the run that wrote it did not finish writing", ErrFormat, ErrTruncated)
+	}
+	return d.meta, l.Trailer, nil
+}
+
+// ShardEnds reads the header and the trailer of a shard's history file,
+// not what lies between (MergeShardFiles reads and checks it all): whose
+// shard it is, and that it was written whole (else ErrTruncated).
+func ShardEnds(path string) (Meta, Trailer, error) { return ends(path) }
+
+// MergeShardFiles merges the shard histories in files as MergeShards
+// does, reading them one record at a time: the merged ops and attempts
+// are written to a file in dir ("": the system's temporary directory) and
+// the history returned holds them there (History.Spill; the caller
+// removes it). Every record is checked as Decode checks it.
+func MergeShardFiles(files []string, dir string) (*History, error) {
+	if len(files) == 0 {
+		return nil, errors.New("no history to merge")
+	}
+	type part struct {
+		path string
+		meta Meta
+		t    Trailer
+		i, n int
+	}
+	parts := make([]part, len(files))
+	for k, path := range files {
+		m, t, err := ends(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		i, n, err := ParseShard(m.Shard)
+		if err != nil {
+			return nil, fmt.Errorf("%s: history of run %s: %w", path, m.RunID, err)
+		}
+		parts[k] = part{path, m, t, i, n}
+		if m.RunID != parts[0].meta.RunID {
+			return nil, fmt.Errorf("%w: run %s and run %s", ErrMixedRuns, parts[0].meta.RunID, m.RunID)
+		}
+		if n != parts[0].n {
+			return nil, fmt.Errorf("%w: shard %s and shard %s of run %s", ErrMixedRuns, parts[0].meta.Shard, m.Shard, m.RunID)
+		}
+	}
+	sort.Slice(parts, func(a, b int) bool { return parts[a].i < parts[b].i })
+	for k := 1; k < len(parts); k++ {
+		if parts[k].i == parts[k-1].i {
+			return nil, fmt.Errorf("shard %s of run %s given twice", parts[k].meta.Shard, parts[k].meta.RunID)
+		}
+	}
+	n := parts[0].n
+	first := parts[0].meta
+	for _, p := range parts {
+		if p.t.Attempts > 0 {
+			first = p.meta
+			break
+		}
+	}
+	meta := first
+	meta.Shard = ""
+	for _, p := range parts {
+		if p.t.Attempts > 0 && p.meta.Started.Before(meta.Started) {
+			meta.Started = p.meta.Started
+		}
+		if p.meta.Ended.After(meta.Ended) {
+			meta.Ended = p.meta.Ended
+		}
+		meta.Interrupted = meta.Interrupted || p.meta.Interrupted
+	}
+	if len(parts) < n {
+		idx := make([]string, len(parts))
+		for k, p := range parts {
+			idx[k] = strconv.Itoa(p.i)
+		}
+		meta.Shard = fmt.Sprintf("%s of %d", strings.Join(idx, ","), n)
+	}
+	// rank is the id in the run of shard part k's op local: how many ops
+	// of the delivered shards come before it in the run's order (shard i
+	// made the run's ops i, i+n, i+2n, …), as MergeShards numbers them.
+	rank := func(k, local int) int {
+		r := 0
+		for j, p := range parts {
+			r += min(p.t.Ops, local)
+			if j < k && p.t.Ops > local {
+				r++
+			}
+		}
+		return r
+	}
+	out, err := os.CreateTemp(dir, "idemcheck-merged-*.jsonl")
+	if err != nil {
+		return nil, fmt.Errorf("a file for the merged history: %w", err)
+	}
+	recs := NewRecords(out)
+	fail := func(err error) (*History, error) {
+		out.Close()
+		os.Remove(out.Name())
+		return nil, err
+	}
+	for k, p := range parts {
+		shift := p.meta.Started.Sub(meta.Started)
+		if err := mergeShardFile(p.path, recs, func(local int) int { return rank(k, local) }, shift); err != nil {
+			return fail(fmt.Errorf("%s: %w", p.path, err))
+		}
+	}
+	t, err := recs.Flush()
+	if err == nil {
+		err = out.Close()
+	}
+	if err != nil {
+		return fail(fmt.Errorf("writing the merged history: %w", err))
+	}
+	return &History{Meta: meta, Spill: &Spill{Path: out.Name(), Ops: t.Ops, Attempts: t.Attempts}}, nil
+}
+
+// mergeShardFile copies the ops and attempts of one shard's history to
+// recs, ops renumbered by id and times moved by shift.
+func mergeShardFile(path string, recs *Records, id func(local int) int, shift time.Duration) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	d := newLineReader(f)
+	for {
+		kind, b, err := d.next()
+		switch {
+		case err != nil:
+			return err
+		case kind == 0:
+			return nil
+		case kind == recOp:
+			op, err := d.op(b)
+			if err != nil {
+				return err
+			}
+			op.ID = id(op.ID)
+			if err := recs.Op(op, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		a, err := d.attempt(b)
+		if err != nil {
+			return err
+		}
+		a.Op = id(a.Op)
+		a.Intended += shift
+		a.Start += shift
+		a.End += shift
+		for x := range a.Answers {
+			a.Answers[x].End += shift
+		}
+		if err := recs.Attempt(&a); err != nil {
+			return err
+		}
+	}
 }

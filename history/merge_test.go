@@ -1,10 +1,17 @@
 package history
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func shardOf(run, shard string, started time.Time, ops ...string) *History {
@@ -111,5 +118,95 @@ func TestMergeShardsEmptyShard(t *testing.T) {
 	}
 	if !m.Meta.Started.Equal(t0) || m.Meta.Target != "http://api" || m.Attempts[0].Start != 0 {
 		t.Errorf("merged meta %+v, first attempt %+v: want the origin and header of the shard that ran", m.Meta, m.Attempts[0])
+	}
+}
+
+// writeShards saves each history to a file of its own, as load processes
+// do, and returns the paths.
+func writeShards(t *testing.T, hs ...*History) []string {
+	t.Helper()
+	var paths []string
+	for k, h := range hs {
+		path := filepath.Join(t.TempDir(), fmt.Sprintf("shard-%d.jsonl", k))
+		if err := os.WriteFile(path, []byte(encoded(t, h)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
+	}
+	return paths
+}
+
+// TestMergeShardFilesAsInMemory: merging shard files one record at a time
+// gives the history MergeShards gives of the same shards in memory: even,
+// uneven, missing, empty and late shards.
+func TestMergeShardFilesAsInMemory(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	keys := func(prefix string, n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, fmt.Sprintf("%s%d", prefix, i))
+		}
+		return out
+	}
+	late := shardOf("r", "1/3", t0.Add(7*time.Millisecond), keys("b", 40)...)
+	late.Meta.Interrupted = true
+	cases := map[string][]*History{
+		"even":    {shardOf("r", "0/2", t0, keys("a", 50)...), shardOf("r", "1/2", t0.Add(time.Millisecond), keys("b", 50)...)},
+		"uneven":  {shardOf("r", "0/3", t0, keys("a", 50)...), late, shardOf("r", "2/3", t0, keys("c", 45)...)},
+		"missing": {shardOf("r", "2/4", t0, keys("c", 30)...), shardOf("r", "0/4", t0.Add(3*time.Millisecond), keys("a", 33)...)},
+		"empty":   {shardOf("r", "0/2", t0.Add(-time.Hour)), shardOf("r", "1/2", t0, keys("b", 10)...)},
+	}
+	for name, hs := range cases {
+		want, err := MergeShards(hs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := MergeShardFiles(writeShards(t, hs...), t.TempDir())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var buf bytes.Buffer
+		if err := Encode(&buf, got); err != nil {
+			t.Fatal(err)
+		}
+		got.Spill.Remove()
+		dec, err := Decode(&buf)
+		if err != nil {
+			t.Fatalf("%s: the merged history does not decode: %v", name, err)
+		}
+		if diff := cmp.Diff(want, dec, cmpopts.IgnoreUnexported(History{}), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: merged from files (-in memory +files):\n%s", name, diff)
+		}
+	}
+}
+
+// TestMergeShardFilesRefuses: files of other runs, shards given twice, a
+// file cut short or broken inside are refused, and leave no file behind.
+func TestMergeShardFilesRefuses(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	a, b := shardOf("r", "0/2", t0, "k0", "k2"), shardOf("r", "1/2", t0, "k1")
+	paths := writeShards(t, a, b)
+	cut := filepath.Join(t.TempDir(), "cut.jsonl")
+	whole, _ := os.ReadFile(paths[1])
+	os.WriteFile(cut, whole[:bytes.LastIndex(bytes.TrimSpace(whole), []byte("\n"))+1], 0o644)
+	broken := filepath.Join(t.TempDir(), "broken.jsonl")
+	os.WriteFile(broken, bytes.Replace(whole, []byte(`"outcome":"ok"`), []byte(`"outcome":"maybe"`), 1), 0o644)
+	dir := t.TempDir()
+	for name, c := range map[string]struct {
+		files []string
+		is    error
+	}{
+		"another run": {append(writeShards(t, shardOf("other", "1/2", t0, "x")), paths[0]), ErrMixedRuns},
+		"twice":       {[]string{paths[0], paths[0]}, nil},
+		"cut short":   {[]string{paths[0], cut}, ErrTruncated},
+		"broken":      {[]string{paths[0], broken}, ErrFormat},
+	} {
+		_, err := MergeShardFiles(c.files, dir)
+		if err == nil || (c.is != nil && !errors.Is(err, c.is)) {
+			t.Errorf("%s: %v, want an error wrapping %v", name, err, c.is)
+		}
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("files left: %v", left)
 	}
 }

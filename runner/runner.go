@@ -92,7 +92,8 @@ type Options struct {
 	// numbers them from 0 (Meta.Shard says which they are).
 	Shard Shard
 	// SpillAfter, when above 0, bounds the attempts the run keeps in
-	// memory: once a worker holds SpillAfter/workers of them, its ops
+	// memory: once a worker holds SpillAfter/workers of them (at least
+	// 256, or SpillAfter when it is smaller), its ops
 	// and attempts go to a file in SpillDir ("": the system's temporary
 	// directory) and the history returned has them there (History.Spill,
 	// which the caller removes). A run that never reaches the bound keeps
@@ -225,7 +226,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 		defer t.Stop()
 	}
 	if opts.SpillAfter > 0 {
-		if r.spill, err = newSpiller(opts.SpillDir, max(opts.SpillAfter/r.workers(), 256), r.shard); err != nil {
+		if r.spill, err = newSpiller(opts.SpillDir, max(opts.SpillAfter/r.workers(), min(opts.SpillAfter, 256)), r.shard); err != nil {
 			return nil, err
 		}
 		defer r.spill.abandon()

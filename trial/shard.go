@@ -247,8 +247,9 @@ func Resume(sc *scenarios.Scenario, m *Manifest, rd *Readings, o Options) (*Tria
 
 // ShardSet is what a judge found of a run's shards.
 type ShardSet struct {
-	// Histories are the shards' histories found, in shard order.
-	Histories []*history.History
+	// Files are the shards' history files found, in shard order: each
+	// of the run, of the shard its name says, written whole.
+	Files []string
 	// Missing are the shards not found.
 	Missing []int
 }
@@ -264,29 +265,29 @@ var ErrShardFile = errors.New("unusable shard history")
 // short, is an error, never silently left out; a shard still missing at
 // the end is in Missing.
 func CollectShards(ctx context.Context, m *Manifest, dirs []string, deadline time.Time, poll time.Duration, waiting func(missing []int)) (*ShardSet, error) {
-	found := make([]*history.History, m.Shards)
+	found := make([]string, m.Shards)
 	for {
 		missing := 0
 		for i := range found {
-			if found[i] != nil {
+			if found[i] != "" {
 				continue
 			}
-			h, err := readShard(m, runner.Shard{Index: i, Count: m.Shards}, dirs)
+			path, err := findShard(m, runner.Shard{Index: i, Count: m.Shards}, dirs)
 			if err != nil {
 				return nil, err
 			}
-			if h == nil {
+			if path == "" {
 				missing++
 			}
-			found[i] = h
+			found[i] = path
 		}
 		if missing == 0 || !time.Now().Before(deadline) {
 			break
 		}
 		if waiting != nil {
 			var ids []int
-			for i, h := range found {
-				if h == nil {
+			for i, path := range found {
+				if path == "" {
 					ids = append(ids, i)
 				}
 			}
@@ -298,49 +299,51 @@ func CollectShards(ctx context.Context, m *Manifest, dirs []string, deadline tim
 		}
 	}
 	set := &ShardSet{}
-	for i, h := range found {
-		if h == nil {
+	for i, path := range found {
+		if path == "" {
 			set.Missing = append(set.Missing, i)
 			continue
 		}
-		set.Histories = append(set.Histories, h)
+		set.Files = append(set.Files, path)
 	}
 	return set, nil
 }
 
-// readShard reads shard's history from the first of dirs that has it;
-// nil, nil when none has.
-func readShard(m *Manifest, s runner.Shard, dirs []string) (*history.History, error) {
+// findShard returns the file of shard's history in the first of dirs
+// that has it, checked for its run, its shard and its trailer (the rest
+// is checked as it is merged); "" when none has.
+func findShard(m *Manifest, s runner.Shard, dirs []string) (string, error) {
 	for _, dir := range dirs {
 		path := filepath.Join(dir, ShardFile(s))
-		f, err := os.Open(path)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrShardFile, err)
-		}
-		h, err := history.Decode(f)
-		f.Close()
+		meta, _, err := history.ShardEnds(path)
 		switch {
+		case errors.Is(err, os.ErrNotExist):
+			continue
 		case err != nil:
-			return nil, fmt.Errorf("%w: %s: %w", ErrShardFile, path, err)
-		case h.Meta.RunID != m.RunID:
-			return nil, fmt.Errorf("%w: %s is of run %s, not %s: two runs share this directory", ErrShardFile, path, h.Meta.RunID, m.RunID)
-		case h.Meta.Shard != s.String():
-			return nil, fmt.Errorf("%w: %s says it is shard %q, not %s", ErrShardFile, path, h.Meta.Shard, s)
+			return "", fmt.Errorf("%w: %s: %w", ErrShardFile, path, err)
+		case meta.RunID != m.RunID:
+			return "", fmt.Errorf("%w: %s is of run %s, not %s: two runs share this directory", ErrShardFile, path, meta.RunID, m.RunID)
+		case meta.Shard != s.String():
+			return "", fmt.Errorf("%w: %s says it is shard %q, not %s", ErrShardFile, path, meta.Shard, s)
 		}
-		return h, nil
+		return path, nil
 	}
-	return nil, nil
+	return "", nil
 }
 
-// Merge merges a run's shard histories into the history of the whole run;
-// a shard missing leaves the run inconclusive (history.MergeShards, and
-// the judgement's rule on missing shards).
+// Merge merges a run's shard histories into the history of the whole run,
+// one record at a time into a file in the system's temporary directory
+// (the history returned holds it in Spill, which the caller removes), so
+// that the judge's memory does not grow with the run; a shard missing
+// leaves the run inconclusive (history.MergeShardFiles, and the
+// judgement's rule on missing shards).
 func Merge(set *ShardSet, m *Manifest) (*history.History, error) {
-	if len(set.Histories) == 0 {
+	if len(set.Files) == 0 {
 		return nil, fmt.Errorf("no shard of run %s delivered its history (%d expected)", m.RunID, m.Shards)
 	}
-	return history.MergeShards(set.Histories)
+	h, err := history.MergeShardFiles(set.Files, "")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrShardFile, err)
+	}
+	return h, nil
 }
