@@ -133,7 +133,7 @@ func runDirs(dir string) ([]string, error) {
 // those saved. A history larger than checkPartBytes is judged in parts,
 // one part of its keys in memory at a time.
 func recheck(ctx context.Context, dir string, sc *scenarios.Scenario, opts *CheckOptions) (*reports.Summary, error) {
-	p, err := splitRun(dir, checkPartBytes)
+	p, err := splitRun(ctx, dir, checkPartBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -151,8 +151,10 @@ func recheck(ctx context.Context, dir string, sc *scenarios.Scenario, opts *Chec
 	switch {
 	case ctx.Err() != nil:
 		return nil, withCode(ExitInterrupted, fmt.Errorf("check %s: %w", dir, ctx.Err()))
-	case err != nil:
+	case errors.Is(err, history.ErrFormat):
 		return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", filepath.Join(dir, "history.jsonl"), err))
+	case err != nil:
+		return nil, withCode(ExitRuntime, fmt.Errorf("%s: %w", filepath.Join(dir, "history.jsonl"), err))
 	}
 	return summarize(j), nil
 }
@@ -161,13 +163,25 @@ func recheck(ctx context.Context, dir string, sc *scenarios.Scenario, opts *Chec
 var checkPartBytes int64 = history.DefaultPartBytes
 
 // splitRun opens the history saved in dir, split into parts of partBytes
-// (history.Split).
-func splitRun(dir string, partBytes int64) (*history.Parts, error) {
+// (history.Split); ctx's end stops it.
+func splitRun(ctx context.Context, dir string, partBytes int64) (*history.Parts, error) {
 	path := filepath.Join(dir, "history.jsonl")
-	p, err := history.SplitFile(path, "", partBytes)
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, withHint(ExitUsage, err, "DIR must be a directory written by 'idemcheck run --out DIR'")
+		}
+		return nil, withCode(ExitRuntime, err)
+	}
+	defer f.Close()
+	size := int64(-1)
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	p, err := history.Split(ctx, f, size, "", partBytes)
 	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil, withHint(ExitUsage, err, "DIR must be a directory written by 'idemcheck run --out DIR'")
+	case ctx.Err() != nil:
+		return nil, withCode(ExitInterrupted, fmt.Errorf("check %s: %w", dir, ctx.Err()))
 	case errors.Is(err, history.ErrOldFormat):
 		return nil, withHint(ExitUsage, fmt.Errorf("%s: %w", path, err),
 			"run the scenario again with this idemcheck to judge it; its report.json gives the seed and key nonce to resend the same requests: idemcheck run NAME --seed S --key-nonce N --out DIR")
@@ -177,7 +191,7 @@ func splitRun(dir string, partBytes int64) (*history.Parts, error) {
 	case err != nil && (errors.Is(err, history.ErrFormat) || strings.HasPrefix(err.Error(), "reading history")):
 		return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", path, err))
 	case err != nil:
-		return nil, withCode(ExitRuntime, err)
+		return nil, withCode(ExitRuntime, fmt.Errorf("%s: %w", path, err))
 	}
 	return p, nil
 }

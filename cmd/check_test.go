@@ -143,3 +143,20 @@ func TestSpilledRunJudgedAlike(t *testing.T) {
 		t.Errorf("files left in TMPDIR: %v", left)
 	}
 }
+
+// check without a usable temporary directory says so, with exit 4: its
+// history is not to blame.
+func TestCheckWithoutTempDir(t *testing.T) {
+	srv := newPayServer(t, true)
+	dir := t.TempDir()
+	if r := runMain(t, nil, "run", writeScenario(t, payScenario), "--target", srv.URL, "--out", dir, "-q"); r.code != ExitOK {
+		t.Fatalf("run: exit %d\n%s", r.code, r.err)
+	}
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "gone"))
+	checkPartBytes = 1 << 10
+	defer func() { checkPartBytes = history.DefaultPartBytes }()
+	r := runMain(t, nil, "check", dir)
+	if r.code != ExitRuntime || strings.Contains(r.err, "written by 'idemcheck run") || !strings.Contains(r.err, "gone") {
+		t.Errorf("check with TMPDIR gone: exit %d, want %d naming the directory, not the history\n%s", r.code, ExitRuntime, r.err)
+	}
+}

@@ -43,6 +43,8 @@ func TestExitCodesOfBadValues(t *testing.T) {
 	}{
 		{name: "rate NaN", args: []string{"--rate", "NaN"}, code: ExitUsage, message: `bad rate "NaN"`},
 		{name: "rate Inf", args: []string{"--rate", "+Inf"}, code: ExitUsage, message: "--rate"},
+		{name: "spill-after -1", args: []string{"--spill-after", "-1"}, code: ExitUsage, message: "--spill-after -1: want 1 to"},
+		{name: "spill-after past the bound", args: []string{"--spill-after", "20000000"}, code: ExitUsage, message: "or 0 to keep every attempt in memory"},
 		{name: "attempts 2.5", yaml: strings.Replace(payScenario, "attempts: 4", "attempts: 2.5", 1), code: ExitUsage, message: "retry.attempts: want a whole number"},
 		{name: "port 99999", args: []string{"--target", "http://127.0.0.1:99999"}, code: ExitUsage, message: "out of range"},
 		{name: "CRLF in a token", yaml: strings.Replace(payScenario, "key: {header: Idempotency-Key}", "key: {header: Idempotency-Key}\n  headers: {Authorization: 'Bearer {{env \"TOKEN\"}}'}", 1),

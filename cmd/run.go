@@ -140,8 +140,8 @@ an expected violation was not caught), 2 usage or config error,
 			if opts.RequestTimeout < 0 {
 				return usageError("--request-timeout must not be negative, got %s", opts.RequestTimeout)
 			}
-			if opts.SpillAfter < 0 {
-				return usageError("--spill-after must not be negative, got %d (0 keeps every attempt in memory)", opts.SpillAfter)
+			if opts.SpillAfter < 0 || opts.SpillAfter > runner.MaxSpillAfter {
+				return usageError("--spill-after %d: want 1 to %d attempts, or 0 to keep every attempt in memory", opts.SpillAfter, runner.MaxSpillAfter)
 			}
 			for name, zero := range map[string]bool{"ops": opts.Ops == 0, "duration": opts.Duration == 0,
 				"concurrency": opts.Concurrency == 0, "rate": opts.Rate == 0} {

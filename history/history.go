@@ -2,7 +2,7 @@ package history
 
 import (
 	"fmt"
-	"os"
+	"io"
 	"sort"
 	"strconv"
 	"time"
@@ -259,18 +259,24 @@ type History struct {
 }
 
 // Spill is a file of op and attempt records (format 3, without the
-// header, readings and trailer), written as a run's ops ended.
+// header, readings and trailer), written as a run's ops ended
+// (CreateSpill). No path names it where the system allows: it is gone
+// however the process ends.
 type Spill struct {
-	Path          string
 	Ops, Attempts int
+	f             *tempFile
+	size          int64
 }
+
+// reader reads the spill's records from the start.
+func (s *Spill) reader() io.Reader { return io.NewSectionReader(s.f.File, 0, s.size) }
 
 // Remove deletes the spill's file.
 func (s *Spill) Remove() error {
 	if s == nil {
 		return nil
 	}
-	return os.Remove(s.Path)
+	return s.f.remove()
 }
 
 // Sort orders attempts by op then attempt number and rebuilds the index used

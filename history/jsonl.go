@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sort"
 )
@@ -161,13 +160,7 @@ func (e *Encoder) copySpill(s *Spill) error {
 	if e.err != nil {
 		return e.err
 	}
-	f, err := os.Open(s.Path)
-	if err != nil {
-		e.err = fmt.Errorf("reading the spilled history: %w", err)
-		return e.err
-	}
-	defer f.Close()
-	if _, err := io.Copy(e.bw, f); err != nil {
+	if _, err := io.Copy(e.bw, s.reader()); err != nil {
 		e.err = fmt.Errorf("copying the spilled history: %w", err)
 		return e.err
 	}
@@ -229,11 +222,16 @@ func (e *Encoder) Close(readings []Reading) error {
 	return e.err
 }
 
-// readingLines splits a reading whose effects maps hold more than
-// readingKeys keys into lines of that many: the first with every other
-// field, the next with the oracle, kind and the rest of the maps.
+// readingLines splits a reading whose effects maps or account log hold
+// more than readingKeys entries into lines of that many: the first with
+// every other field, each next one (a continuation) with the oracle, the
+// kind and more of the maps and the log, nothing else.
 func readingLines(r Reading) []Reading {
-	if len(r.Effects)+len(r.EffectsBefore) <= readingKeys {
+	applied := 0
+	if r.Account != nil {
+		applied = len(r.Account.Applied)
+	}
+	if len(r.Effects)+len(r.EffectsBefore) <= readingKeys && applied <= readingKeys {
 		return []Reading{r}
 	}
 	chunks := func(m map[string]int) []map[string]int {
@@ -255,18 +253,37 @@ func readingLines(r Reading) []Reading {
 		return out
 	}
 	fx, before := chunks(r.Effects), chunks(r.EffectsBefore)
+	var log [][]Applied
+	if r.Account != nil {
+		for a := r.Account.Applied; len(a) > 0; {
+			n := min(len(a), readingKeys)
+			log = append(log, a[:n])
+			a = a[n:]
+		}
+	}
 	var out []Reading
-	for i := 0; i < max(len(fx), len(before)); i++ {
+	for i := 0; i < max(len(fx), len(before), len(log), 1); i++ {
 		l := Reading{Oracle: r.Oracle, Kind: r.Kind}
 		if i == 0 {
 			l = r
 			l.Effects, l.EffectsBefore = nil, nil
+			if r.Account != nil {
+				acc := *r.Account
+				acc.Applied = nil
+				l.Account = &acc
+			}
 		}
 		if i < len(fx) {
 			l.Effects = fx[i]
 		}
 		if i < len(before) {
 			l.EffectsBefore = before[i]
+		}
+		if i < len(log) {
+			if l.Account == nil {
+				l.Account = &Account{}
+			}
+			l.Account.Applied = log[i]
 		}
 		out = append(out, l)
 	}
@@ -297,6 +314,7 @@ type lineReader struct {
 	sawHeader bool
 	meta      Meta
 	readings  []Reading
+	oracles   map[string]bool // the oracles of readings
 	trailer   *Trailer
 	// ops and attempts count the records handed out; seen holds the ids of
 	// the ops seen (a bit each), maxID the largest.
@@ -370,7 +388,9 @@ func (d *lineReader) next() (int, []byte, error) {
 			if err := json.Unmarshal(b, &l); err != nil {
 				return 0, nil, d.bad("%v", err)
 			}
-			d.addReading(l.Reading)
+			if err := d.addReading(l.Reading); err != nil {
+				return 0, nil, err
+			}
 		case "end":
 			var l trailerLine
 			if err := json.Unmarshal(b, &l); err != nil {
@@ -402,19 +422,43 @@ func (d *lineReader) next() (int, []byte, error) {
 	return 0, nil, nil
 }
 
-// addReading keeps a reading; a line of an oracle already read holds
-// more of its effects maps.
-func (d *lineReader) addReading(r Reading) {
-	for i := range d.readings {
-		p := &d.readings[i]
-		if p.Oracle != r.Oracle {
-			continue
+// addReading keeps a reading. A line right after one of the same oracle
+// is its continuation (readingLines), holding more of its effects maps and
+// account log and nothing else; an oracle read twice otherwise is an
+// error.
+func (d *lineReader) addReading(r Reading) error {
+	if n := len(d.readings); n > 0 && d.readings[n-1].Oracle == r.Oracle {
+		if !continuation(&r) {
+			return d.bad("a second reading of oracle %q", r.Oracle)
 		}
+		p := &d.readings[n-1]
 		p.Effects = mergeCounts(p.Effects, r.Effects)
 		p.EffectsBefore = mergeCounts(p.EffectsBefore, r.EffectsBefore)
-		return
+		if r.Account != nil {
+			if p.Account == nil {
+				return d.bad("oracle %q: an account log after a reading without an account", r.Oracle)
+			}
+			p.Account.Applied = append(p.Account.Applied, r.Account.Applied...)
+		}
+		return nil
 	}
+	if d.oracles == nil {
+		d.oracles = map[string]bool{}
+	}
+	if d.oracles[r.Oracle] {
+		return d.bad("a second reading of oracle %q", r.Oracle)
+	}
+	d.oracles[r.Oracle] = true
 	d.readings = append(d.readings, r)
+	return nil
+}
+
+// continuation reports whether r holds nothing but more of a reading's
+// effects maps and account log.
+func continuation(r *Reading) bool {
+	acc := r.Account == nil || (r.Account.BalanceBefore == 0 && r.Account.BalanceAfter == 0 &&
+		r.Account.VersionBefore == 0 && r.Account.VersionAfter == 0)
+	return acc && r.Strangers == 0 && len(r.StrangerKeys) == 0 && r.Before == nil && r.After == nil && r.Err == ""
 }
 
 func mergeCounts(into, m map[string]int) map[string]int {

@@ -314,30 +314,22 @@ func MergeShardFiles(files []string, dir string) (*History, error) {
 		}
 		return r
 	}
-	out, err := os.CreateTemp(dir, "idemcheck-merged-*.jsonl")
+	out, err := CreateSpill(dir)
 	if err != nil {
-		return nil, fmt.Errorf("a file for the merged history: %w", err)
-	}
-	recs := NewRecords(out)
-	fail := func(err error) (*History, error) {
-		out.Close()
-		os.Remove(out.Name())
 		return nil, err
 	}
 	for k, p := range parts {
 		shift := p.meta.Started.Sub(meta.Started)
-		if err := mergeShardFile(p.path, recs, func(local int) int { return rank(k, local) }, shift); err != nil {
-			return fail(fmt.Errorf("%s: %w", p.path, err))
+		if err := mergeShardFile(p.path, out.Records(), func(local int) int { return rank(k, local) }, shift); err != nil {
+			out.Abandon()
+			return nil, fmt.Errorf("%s: %w", p.path, err)
 		}
 	}
-	t, err := recs.Flush()
-	if err == nil {
-		err = out.Close()
-	}
+	sp, err := out.Finish()
 	if err != nil {
-		return fail(fmt.Errorf("writing the merged history: %w", err))
+		return nil, err
 	}
-	return &History{Meta: meta, Spill: &Spill{Path: out.Name(), Ops: t.Ops, Attempts: t.Attempts}}, nil
+	return &History{Meta: meta, Spill: sp}, nil
 }
 
 // mergeShardFile copies the ops and attempts of one shard's history to

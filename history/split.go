@@ -4,11 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -34,8 +35,7 @@ type Parts struct {
 	Span time.Duration
 
 	whole *History // a history small enough to hold whole
-	dir   string   // the parts' files, removed by Close
-	files []string
+	files []*tempFile
 }
 
 // Len is how many parts there are.
@@ -53,7 +53,11 @@ func (p *Parts) Len() int {
 // part does not (the header, the op ids, the trailer), and fails as
 // Decode does: errors name the line and wrap ErrFormat, ErrTruncated or
 // ErrOldFormat. Close removes the parts.
-func Split(r io.Reader, size int64, tmp string, partBytes int64) (*Parts, error) {
+//
+// Split stops, with ctx's error, when ctx ends. The parts' files are named
+// by no path (where the system allows), so nothing is left behind however
+// the process ends.
+func Split(ctx context.Context, r io.Reader, size int64, tmp string, partBytes int64) (*Parts, error) {
 	if partBytes <= 0 {
 		partBytes = DefaultPartBytes
 	}
@@ -71,12 +75,8 @@ func Split(r io.Reader, size int64, tmp string, partBytes int64) (*Parts, error)
 		// usual limit of 1024; past 16 GB (of 64 MB parts) parts grow
 		n = int(min((size+partBytes-1)/partBytes, maxParts))
 	}
-	dir, err := os.MkdirTemp(tmp, "idemcheck-parts-")
-	if err != nil {
-		return nil, fmt.Errorf("splitting the history: %w", err)
-	}
-	p := &Parts{dir: dir}
-	if err := p.split(r, n); err != nil {
+	p := &Parts{}
+	if err := p.split(ctx, r, n, tmp); err != nil {
 		p.Close()
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func Split(r io.Reader, size int64, tmp string, partBytes int64) (*Parts, error)
 
 // PartsOf is h in parts: h whole, or when its ops and attempts are
 // spilled to disk (h.Spill), split by key into parts of partBytes in tmp.
-func PartsOf(h *History, tmp string, partBytes int64) (*Parts, error) {
+func PartsOf(ctx context.Context, h *History, tmp string, partBytes int64) (*Parts, error) {
 	if h.Spill == nil {
 		if !h.Sorted() {
 			h.Sort()
@@ -93,10 +93,7 @@ func PartsOf(h *History, tmp string, partBytes int64) (*Parts, error) {
 		return &Parts{Meta: h.Meta, Readings: h.Readings, Span: Span(h.Attempts),
 			Trailer: Trailer{Ops: len(h.Ops), Attempts: len(h.Attempts), Readings: len(h.Readings)}, whole: h}, nil
 	}
-	size := int64(-1)
-	if fi, err := os.Stat(h.Spill.Path); err == nil {
-		size = fi.Size()
-	}
+	size := h.Spill.size
 	if partBytes <= 0 {
 		partBytes = DefaultPartBytes
 	}
@@ -105,7 +102,7 @@ func PartsOf(h *History, tmp string, partBytes int64) (*Parts, error) {
 	defer pr.Close()
 	// Split holds a history of at most partBytes whole: give it the size
 	// only past that.
-	return Split(pr, max(size, partBytes+1), tmp, partBytes)
+	return Split(ctx, pr, max(size, partBytes+1), tmp, partBytes)
 }
 
 // EachOp calls fn with every op of h, in id order when h holds them, in
@@ -119,12 +116,7 @@ func EachOp(h *History, fn func(Op) error) error {
 		}
 		return nil
 	}
-	f, err := os.Open(h.Spill.Path)
-	if err != nil {
-		return fmt.Errorf("reading the spilled history: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(h.Spill.reader())
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	for sc.Scan() {
 		b := sc.Bytes()
@@ -149,7 +141,7 @@ func EachOp(h *History, fn func(Op) error) error {
 }
 
 // SplitFile splits the history in the file at path (Split).
-func SplitFile(path, tmp string, partBytes int64) (*Parts, error) {
+func SplitFile(ctx context.Context, path, tmp string, partBytes int64) (*Parts, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -159,29 +151,18 @@ func SplitFile(path, tmp string, partBytes int64) (*Parts, error) {
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 		size = fi.Size()
 	}
-	return Split(f, size, tmp, partBytes)
+	return Split(ctx, f, size, tmp, partBytes)
 }
 
-func (p *Parts) split(r io.Reader, n int) error {
-	type part struct {
-		f *os.File
-		w *bufio.Writer
-	}
-	parts := make([]part, n)
-	defer func() {
-		for _, x := range parts {
-			if x.f != nil {
-				x.f.Close()
-			}
-		}
-	}()
-	for i := range parts {
-		f, err := os.Create(filepath.Join(p.dir, fmt.Sprintf("part-%04d.jsonl", i)))
+func (p *Parts) split(ctx context.Context, r io.Reader, n int, tmp string) error {
+	ws := make([]*bufio.Writer, n)
+	for i := range ws {
+		f, err := createTemp(tmp, "idemcheck-part-*.jsonl")
 		if err != nil {
 			return fmt.Errorf("splitting the history: %w", err)
 		}
-		parts[i] = part{f, bufio.NewWriterSize(f, 32<<10)}
-		p.files = append(p.files, f.Name())
+		p.files = append(p.files, f)
+		ws[i] = bufio.NewWriterSize(f, 32<<10)
 	}
 	// partOf[id] is the part of op id; a saved history may give every op
 	// before the first attempt (format 2), so this cannot be only the
@@ -197,6 +178,9 @@ func (p *Parts) split(r io.Reader, n int) error {
 		if kind == 0 {
 			break
 		}
+		if d.line%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		var to int
 		if kind == recOp {
 			op, err := d.op(b)
@@ -209,28 +193,25 @@ func (p *Parts) split(r io.Reader, n int) error {
 			}
 			partOf[op.ID] = uint8(to)
 		} else {
+			// read as Decode reads them (a null or absent op is 0)
 			var t struct {
-				Op       *int          `json:"op"`
+				Op       int           `json:"op"`
 				Intended time.Duration `json:"intended_ns"`
 				End      time.Duration `json:"end_ns"`
 			}
 			if err := json.Unmarshal(b, &t); err != nil {
 				return d.bad("%v", err)
 			}
-			if t.Op == nil || !d.has(*t.Op) {
-				op := -1
-				if t.Op != nil {
-					op = *t.Op
-				}
-				return d.bad("attempt for unknown op %d (an op's line comes before its attempts)", op)
+			if !d.has(t.Op) {
+				return d.bad("attempt for unknown op %d (an op's line comes before its attempts)", t.Op)
 			}
 			p.Span = max(p.Span, t.Intended, t.End)
-			to = int(partOf[*t.Op])
+			to = int(partOf[t.Op])
 		}
 		// Each line goes with its kind and number, for load and its errors.
 		num = append(num[:0], "ao"[kind&1])
 		num = strconv.AppendInt(num, int64(d.line), 10)
-		w := parts[to].w
+		w := ws[to]
 		w.Write(num)
 		w.WriteByte('\t')
 		w.Write(b)
@@ -238,15 +219,11 @@ func (p *Parts) split(r io.Reader, n int) error {
 			return fmt.Errorf("splitting the history: %w", err)
 		}
 	}
-	for _, x := range parts {
-		if err := x.w.Flush(); err != nil {
-			return fmt.Errorf("splitting the history: %w", err)
-		}
-		if err := x.f.Close(); err != nil {
+	for _, w := range ws {
+		if err := w.Flush(); err != nil {
 			return fmt.Errorf("splitting the history: %w", err)
 		}
 	}
-	parts = nil
 	p.Meta, p.Readings = d.meta, d.readings
 	p.Trailer = Trailer{Ops: d.ops, Attempts: d.attempts, Readings: len(d.readings)}
 	return nil
@@ -260,8 +237,8 @@ func (p *Parts) Each(fn func(*History) error) error {
 	if p.whole != nil {
 		return fn(p.whole)
 	}
-	for _, name := range p.files {
-		h, err := p.load(name)
+	for _, f := range p.files {
+		h, err := p.load(f)
 		if err != nil {
 			return err
 		}
@@ -273,13 +250,12 @@ func (p *Parts) Each(fn func(*History) error) error {
 }
 
 // load reads one part's file.
-func (p *Parts) load(name string) (*History, error) {
-	f, err := os.Open(name)
+func (p *Parts) load(f *tempFile) (*History, error) {
+	size, err := f.Seek(0, io.SeekCurrent)
 	if err != nil {
 		return nil, fmt.Errorf("reading a part of the history: %w", err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(io.NewSectionReader(f.File, 0, size))
 	sc.Buffer(make([]byte, 64<<10), 64<<20+32)
 	h := &History{Meta: p.Meta}
 	local := map[int]int{}
@@ -326,10 +302,12 @@ func (p *Parts) load(name string) (*History, error) {
 
 // Close removes the parts' files.
 func (p *Parts) Close() error {
-	if p.dir == "" {
-		return nil
+	var errs []error
+	for _, f := range p.files {
+		errs = append(errs, f.remove())
 	}
-	return os.RemoveAll(p.dir)
+	p.files = nil
+	return errors.Join(errs...)
 }
 
 // Span is when the last of atts ended (or was meant to start), from the

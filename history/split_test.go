@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -69,9 +70,14 @@ func TestSplitKeepsEverything(t *testing.T) {
 	h := big(3000)
 	enc := encoded(t, h)
 	for _, partBytes := range []int64{1 << 30, 50 << 10, 4 << 10} {
-		p, err := Split(strings.NewReader(enc), int64(len(enc)), t.TempDir(), partBytes)
+		tmp := t.TempDir()
+		p, err := Split(context.Background(), strings.NewReader(enc), int64(len(enc)), tmp, partBytes)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// no path names the parts: a process killed now leaves nothing
+		if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			t.Errorf("parts named in %s: %v", tmp, left)
 		}
 		if partBytes < int64(len(enc)) && p.Len() < 2 {
 			t.Errorf("%d bytes in parts of %d: %d parts", len(enc), partBytes, p.Len())
@@ -95,12 +101,8 @@ func TestSplitKeepsEverything(t *testing.T) {
 		if p.Span != Span(h.Attempts) || p.Trailer.Attempts != len(h.Attempts) {
 			t.Errorf("span %v, %d attempts; want %v, %d", p.Span, p.Trailer.Attempts, Span(h.Attempts), len(h.Attempts))
 		}
-		dir := p.dir
 		if err := p.Close(); err != nil {
 			t.Fatal(err)
-		}
-		if _, err := os.Stat(dir); dir != "" && !os.IsNotExist(err) {
-			t.Errorf("Close left %s: %v", dir, err)
 		}
 	}
 }
@@ -128,7 +130,7 @@ func TestEncoderAsOpsEnd(t *testing.T) {
 	if diff := cmp.Diff(h, got, cmpopts.IgnoreUnexported(History{})); diff != "" {
 		t.Errorf("Decode: (-want +got):\n%s", diff)
 	}
-	p, err := Split(bytes.NewReader(buf.Bytes()), int64(buf.Len()), t.TempDir(), 8<<10)
+	p, err := Split(context.Background(), bytes.NewReader(buf.Bytes()), int64(buf.Len()), t.TempDir(), 8<<10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +153,7 @@ func TestSplitReadsFormat2(t *testing.T) {
 		fmt.Fprintf(&b, `{"type":"attempt","op":%d,"n":%d,"outcome":"ok","status":%d,"intended_ns":10,"start_ns":11,"end_ns":%d}`+"\n", a.Op, a.N, a.Status, a.End)
 	}
 	fmt.Fprintf(&b, `{"type":"end","ops":%d,"attempts":%d,"readings":0}`+"\n", len(h.Ops), len(h.Attempts))
-	p, err := Split(strings.NewReader(b.String()), int64(b.Len()), t.TempDir(), 4<<10)
+	p, err := Split(context.Background(), strings.NewReader(b.String()), int64(b.Len()), t.TempDir(), 4<<10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,14 +194,14 @@ func TestSplitRefuses(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, partBytes := range []int64{1 << 20, 8} {
-			_, err := Split(strings.NewReader(c.in), int64(len(c.in)), t.TempDir(), partBytes)
+			_, err := Split(context.Background(), strings.NewReader(c.in), int64(len(c.in)), t.TempDir(), partBytes)
 			if !errors.Is(err, c.is) || !strings.Contains(fmt.Sprint(err), c.line) {
 				t.Errorf("%s (parts of %d bytes): %v, want %v at %q", c.name, partBytes, err, c.is, c.line)
 			}
 		}
 	}
 	in := hd + op(0) + op(1) + att(1, "maybe") + end(2, 1)
-	p, err := Split(strings.NewReader(in), int64(len(in)), t.TempDir(), 8)
+	p, err := Split(context.Background(), strings.NewReader(in), int64(len(in)), t.TempDir(), 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +212,8 @@ func TestSplitRefuses(t *testing.T) {
 	}
 }
 
-// TestLargeReadingOverLines: an effects reading of many keys is written
+// TestLargeReadingOverLines: an effects reading of many keys, or an
+// account of many applied ops, is written
 // over several lines, each far below the line limit, and read back whole.
 func TestLargeReadingOverLines(t *testing.T) {
 	h := sample()
@@ -221,8 +224,13 @@ func TestLargeReadingOverLines(t *testing.T) {
 			before[fmt.Sprintf("key-%07d", i)] = 1
 		}
 	}
+	acc := &Account{BalanceBefore: 10, BalanceAfter: 3, VersionBefore: 1, VersionAfter: 2}
+	for i := range 2*readingKeys + 5 {
+		acc.Applied = append(acc.Applied, Applied{Key: fmt.Sprintf("key-%07d", i), Amount: int64(i % 7)})
+	}
 	h.Readings = []Reading{{Oracle: "ledger", Kind: KindEffects, Effects: fx, EffectsBefore: before, Strangers: 2, StrangerKeys: []string{"x"}},
-		{Oracle: "n", Kind: KindCounter, Before: ptr(int64(1)), After: ptr(int64(2))}}
+		{Oracle: "n", Kind: KindCounter, Before: ptr(int64(1)), After: ptr(int64(2))},
+		{Oracle: "acc", Kind: KindAccount, Account: acc}}
 	enc := encoded(t, h)
 	lines := strings.Split(enc, "\n")
 	longest := 0
@@ -241,7 +249,7 @@ func TestLargeReadingOverLines(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "h.jsonl")
 	os.WriteFile(path, []byte(enc), 0o644)
-	p, err := SplitFile(path, t.TempDir(), 1<<20)
+	p, err := SplitFile(context.Background(), path, t.TempDir(), 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +269,7 @@ func FuzzSplit(f *testing.F) {
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, in string) {
 		want, werr := Decode(strings.NewReader(in))
-		p, err := Split(strings.NewReader(in), int64(len(in)), dir, int64(len(in)/3+1))
+		p, err := Split(context.Background(), strings.NewReader(in), int64(len(in)), dir, int64(len(in)/3+1))
 		if err == nil {
 			defer p.Close()
 			var got *History
@@ -289,4 +297,60 @@ func FuzzSplit(f *testing.F) {
 			t.Fatalf("Split error %v does not wrap ErrFormat", err)
 		}
 	})
+}
+
+// TestReadingsRefused: an oracle read twice (not as a continuation) is
+// refused, however many readings there are.
+func TestReadingsRefused(t *testing.T) {
+	hd := `{"type":"header","format_version":3}` + "\n"
+	end := `{"type":"end","ops":0,"attempts":0,"readings":2}` + "\n"
+	for name, in := range map[string]string{
+		"twice apart":       hd + `{"type":"reading","oracle":"a","kind":"counter","before":1,"after":2}` + "\n" + `{"type":"reading","oracle":"b","kind":"counter"}` + "\n" + `{"type":"reading","oracle":"a","kind":"counter"}` + "\n" + end,
+		"twice, not a part": hd + `{"type":"reading","oracle":"a","kind":"counter","before":1,"after":2}` + "\n" + `{"type":"reading","oracle":"a","kind":"counter","before":3}` + "\n" + end,
+	} {
+		if _, err := Decode(strings.NewReader(in)); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "second reading") {
+			t.Errorf("%s: %v, want a second reading refused", name, err)
+		}
+	}
+	var b strings.Builder
+	b.WriteString(hd)
+	for i := range 50000 {
+		fmt.Fprintf(&b, `{"type":"reading","oracle":"o%d","kind":"counter"}`+"\n", i)
+	}
+	fmt.Fprintf(&b, `{"type":"end","ops":0,"attempts":0,"readings":50000}`+"\n")
+	h, err := Decode(strings.NewReader(b.String()))
+	if err != nil || len(h.Readings) != 50000 {
+		t.Fatalf("50000 readings: %v", err)
+	}
+}
+
+// TestNullOpAlike: what Decode makes of an attempt whose op is null or
+// absent (op 0), Split makes too.
+func TestNullOpAlike(t *testing.T) {
+	in := `{"type":"header","format_version":3}` + "\n" + `{"type":"op","op":0,"key":"k"}` + "\n" +
+		`{"type":"attempt","op":null,"n":1,"outcome":"ok"}` + "\n" + `{"type":"attempt","n":2,"outcome":"ok"}` + "\n" +
+		`{"type":"end","ops":1,"attempts":2,"readings":0}` + "\n"
+	h, err := Decode(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Split(context.Background(), strings.NewReader(in), int64(len(in)), t.TempDir(), 8)
+	if err != nil {
+		t.Fatalf("Split: %v; Decode read it", err)
+	}
+	defer p.Close()
+	if got := joined(t, p); len(got.Attempts) != len(h.Attempts) {
+		t.Errorf("Split read %d attempts, Decode %d", len(got.Attempts), len(h.Attempts))
+	}
+}
+
+// TestSplitStopsWithContext: a split of a long history ends when its
+// context does.
+func TestSplitStopsWithContext(t *testing.T) {
+	enc := encoded(t, big(20000))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Split(ctx, strings.NewReader(enc), int64(len(enc)), t.TempDir(), 4<<10); !errors.Is(err, context.Canceled) {
+		t.Errorf("Split with a cancelled context: %v, want context.Canceled", err)
+	}
 }

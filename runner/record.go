@@ -3,7 +3,6 @@ package runner
 import (
 	"fmt"
 	"math"
-	"os"
 	"sync/atomic"
 	"time"
 
@@ -206,20 +205,24 @@ func merge(recs []*recorder) (ops []history.Op, attempts []history.Attempt) {
 type spiller struct {
 	each  int
 	shard Shard
-	f     *os.File
-	recs  *history.Records
+	file  *history.SpillFile
 	ch    chan *recorder
 	done  chan struct{}
 	on    atomic.Bool
-	err   error // the first write error; read after done
+	// failed is set on the first write error, which stops the load
+	// (stop): a full disk ends the run, not hours later. err is read
+	// after done.
+	failed atomic.Bool
+	stop   func()
+	err    error
 }
 
-func newSpiller(dir string, each int, shard Shard) (*spiller, error) {
-	f, err := os.CreateTemp(dir, "idemcheck-history-*.jsonl")
+func newSpiller(dir string, each int, shard Shard, stop func()) (*spiller, error) {
+	f, err := history.CreateSpill(dir)
 	if err != nil {
-		return nil, fmt.Errorf("a file to spill the history to: %w", err)
+		return nil, err
 	}
-	s := &spiller{each: each, shard: shard, f: f, recs: history.NewRecords(f), ch: make(chan *recorder, 4), done: make(chan struct{})}
+	s := &spiller{each: each, shard: shard, file: f, ch: make(chan *recorder, 4), done: make(chan struct{}), stop: stop}
 	go s.write()
 	return s, nil
 }
@@ -247,11 +250,19 @@ func (s *spiller) hand(rec *recorder) { s.ch <- rec }
 
 func (s *spiller) write() {
 	defer close(s.done)
+	recs := s.file.Records()
 	local := func(id int) int {
 		if s.shard.n() == 1 {
 			return id
 		}
 		return s.shard.Local(id)
+	}
+	fail := func(err error) {
+		if err != nil && s.err == nil {
+			s.err = err
+			s.failed.Store(true)
+			s.stop()
+		}
 	}
 	for rec := range s.ch {
 		if s.err != nil {
@@ -260,9 +271,7 @@ func (s *spiller) write() {
 		rec.ops.drain(func(ch []history.Op) {
 			for _, op := range ch {
 				op.ID = local(op.ID)
-				if err := s.recs.Op(op, nil); err != nil && s.err == nil {
-					s.err = err
-				}
+				fail(recs.Op(op, nil))
 			}
 		})
 		log := &rec.attempts
@@ -270,9 +279,7 @@ func (s *spiller) write() {
 			for i := range ch {
 				a := log.attempt(&ch[i])
 				a.Op = local(a.Op)
-				if err := s.recs.Attempt(&a); err != nil && s.err == nil {
-					s.err = err
-				}
+				fail(recs.Attempt(&a))
 			}
 		})
 		log.rare, log.n = nil, 0
@@ -283,27 +290,20 @@ func (s *spiller) write() {
 func (s *spiller) close() (*history.Spill, error) {
 	close(s.ch)
 	<-s.done
-	t, err := s.recs.Flush()
-	if err == nil {
-		err = s.err
+	if s.err != nil {
+		s.file.Abandon()
+		s.file = nil
+		return nil, fmt.Errorf("spilling the history: %w", s.err)
 	}
-	if err == nil {
-		err = s.f.Close()
-	}
-	if err != nil {
-		s.f.Close()
-		os.Remove(s.f.Name())
-		return nil, fmt.Errorf("spilling the history to %s: %w", s.f.Name(), err)
-	}
-	path := s.f.Name()
-	s.f = nil
-	return &history.Spill{Path: path, Ops: t.Ops, Attempts: t.Attempts}, nil
+	sp, err := s.file.Finish()
+	s.file = nil
+	return sp, err
 }
 
 // abandon removes the file of a spill that close did not hand out (a run
 // that kept its history in memory, or failed).
 func (s *spiller) abandon() {
-	if s.f == nil {
+	if s.file == nil {
 		return
 	}
 	select {
@@ -312,6 +312,6 @@ func (s *spiller) abandon() {
 		close(s.ch)
 		<-s.done
 	}
-	s.f.Close()
-	os.Remove(s.f.Name())
+	s.file.Abandon()
+	s.file = nil
 }

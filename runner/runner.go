@@ -99,9 +99,15 @@ type Options struct {
 	// which the caller removes). A run that never reaches the bound keeps
 	// its history in memory, as with 0. Replays (operation.replay) are
 	// kept in memory until the end.
+	// SpillAfter is taken as MaxSpillAfter when above it.
 	SpillAfter int
 	SpillDir   string
 }
+
+// MaxSpillAfter bounds Options.SpillAfter: the ops held in memory while
+// others are spilled must stay within how far ahead of its place a
+// history lets an op's id be (history.Decode's 16,777,216).
+const MaxSpillAfter = 8_000_000
 
 // DefaultRequestTimeout bounds each request when Options.RequestTimeout is
 // 0.
@@ -226,7 +232,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 		defer t.Stop()
 	}
 	if opts.SpillAfter > 0 {
-		if r.spill, err = newSpiller(opts.SpillDir, max(opts.SpillAfter/r.workers(), min(opts.SpillAfter, 256)), r.shard); err != nil {
+		if r.spill, err = newSpiller(opts.SpillDir, max(min(opts.SpillAfter, MaxSpillAfter)/r.workers(), min(opts.SpillAfter, 256)), r.shard, func() { r.stop.Store(true) }); err != nil {
 			return nil, err
 		}
 		defer r.spill.abandon()

@@ -366,7 +366,10 @@ type Judged struct {
 // nothing but h: held in memory, or spilled to disk (h.Spill), when it is
 // judged in parts (history.PartsOf) in the system's temporary directory.
 func Judge(h *history.History) (*Judged, error) {
-	p, err := history.PartsOf(h, "", history.DefaultPartBytes)
+	// Not cancelled by an interrupt: an interrupted run is still judged
+	// on what it saw; a second interrupt ends the process, and the parts
+	// on disk go with it (no path names them).
+	p, err := history.PartsOf(context.Background(), h, "", history.DefaultPartBytes)
 	if err != nil {
 		return nil, fmt.Errorf("judging the history: %w", err)
 	}
