@@ -180,6 +180,8 @@ func splitRun(ctx context.Context, dir string, partBytes int64) (*history.Parts,
 	}
 	p, err := history.Split(ctx, f, size, "", partBytes)
 	switch {
+	case err == nil:
+		return p, nil
 	case ctx.Err() != nil:
 		return nil, withCode(ExitInterrupted, fmt.Errorf("check %s: %w", dir, ctx.Err()))
 	case errors.Is(err, history.ErrOldFormat):

@@ -160,3 +160,19 @@ func TestCheckWithoutTempDir(t *testing.T) {
 		t.Errorf("check with TMPDIR gone: exit %d, want %d naming the directory, not the history\n%s", r.code, ExitRuntime, r.err)
 	}
 }
+
+// A run that cannot spill its history (no $TMPDIR) exits 4 and writes no
+// history.jsonl: a file of what is left would be a run that never was.
+func TestRunWithoutTempDirWritesNoHistory(t *testing.T) {
+	srv := newPayServer(t, true)
+	out := t.TempDir()
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "gone"))
+	r := runMain(t, nil, "run", writeScenario(t, payScenario),
+		"--target", srv.URL, "--spill-after", "1", "--out", out, "-q")
+	if r.code != ExitRuntime || !strings.Contains(r.err, "nothing written") {
+		t.Errorf("exit %d, want %d saying nothing was written\n%s", r.code, ExitRuntime, r.err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "history.jsonl")); !os.IsNotExist(err) {
+		t.Errorf("history.jsonl written: %v", err)
+	}
+}

@@ -436,6 +436,13 @@ func runLoadShard(ctx context.Context, opts *RunOptions) error {
 	if h != nil {
 		defer h.Spill.Remove()
 	}
+	if errors.Is(loadErr, history.ErrSpill) {
+		// Ops were sent but their record is lost: no shard file (the
+		// judge finds the shard missing: inconclusive), and the claim
+		// stays, so that the shard is not sent twice.
+		return withHint(ExitRuntime, fmt.Errorf("shard %s: %w: its history is lost", shard, loadErr),
+			"the load writes its history to $TMPDIR past --spill-after attempts: point TMPDIR at a directory with room")
+	}
 	if h == nil {
 		os.Remove(claim) // nothing was sent: the shard may run again
 		return prepareError(loadErr)
@@ -514,8 +521,11 @@ func runJudge(ctx context.Context, opts *RunOptions, dirs []string, out string, 
 		return withHint(ExitInconclusive, err, "start the load processes: idemcheck run --phase load --shard i/N --out DIR")
 	}
 	h, err := trial.Merge(set, m)
-	if err != nil {
+	switch {
+	case errors.Is(err, trial.ErrShardFile):
 		return withHint(ExitUsage, err, "judge one run per directory; a shard's history is written whole or not at all, so a broken file was damaged after")
+	case err != nil:
+		return withHint(ExitRuntime, err, "the judge merges the shards into a file in $TMPDIR: point TMPDIR at a directory with room")
 	}
 	defer h.Spill.Remove()
 	prog := newProgressMode(opts.Streams, progressModeOf(opts.Streams, opts.Quiet), sc.Name)

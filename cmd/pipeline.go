@@ -84,7 +84,11 @@ func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execu
 		ex.Code = ExitInterrupted
 		ex.Err = errors.Join(ex.Err, fmt.Errorf("%s: interrupted: %w", sc.Name, context.Canceled))
 	}
-	if o.Out != "" {
+	if o.Out != "" && errors.Is(j.Err, history.ErrSpill) {
+		// The load's record was lost: a history.jsonl of what is left
+		// would be a run that never was.
+		ex.Err = fmt.Errorf("%w; nothing written to %s", ex.Err, o.Out)
+	} else if o.Out != "" {
 		if err := writeRun(o.Out, sum, j.History); err != nil {
 			ex.Code = worst(ex.Code, ExitRuntime)
 			ex.Err = errors.Join(ex.Err, err)

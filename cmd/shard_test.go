@@ -384,3 +384,43 @@ func TestLoadWaitsForTheManifest(t *testing.T) {
 		t.Errorf("load started before prepare: exit %d\n%s", r.code, r.err)
 	}
 }
+
+// The disk, not the run, is to blame when $TMPDIR cannot hold a history:
+// a load process that lost its record writes no shard file (the judge
+// finds the shard missing) and keeps its claim; a judge that cannot merge
+// says so; both exit 4.
+func TestShardedRunWithoutTempDir(t *testing.T) {
+	target := startTestLab(t, memoryBackend())
+	dir := t.TempDir()
+	r := runMain(t, nil, "run", "charges-lost-ack", "--phase", "prepare", "--shards", "2", "--start-in", "200ms",
+		"--seed", "3", "--ops", "40", "--target", target, "--out", dir)
+	if r.code != ExitOK {
+		t.Fatalf("prepare: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	gone := filepath.Join(t.TempDir(), "gone")
+	tmp := os.Getenv("TMPDIR")
+	t.Setenv("TMPDIR", gone)
+	lost := runMain(t, nil, "run", "--phase", "load", "--shard", "0/2", "--out", dir, "-q", "--spill-after", "1")
+	os.Setenv("TMPDIR", tmp)
+	if lost.code != ExitRuntime || !strings.Contains(lost.err, "history is lost") {
+		t.Errorf("load without TMPDIR: exit %d, want %d saying the history is lost\n%s", lost.code, ExitRuntime, lost.err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, trial.ShardFile(runner.Shard{Index: 0, Count: 2}))); !os.IsNotExist(err) {
+		t.Errorf("a shard file was written for a lost history: %v", err)
+	}
+	if again := runMain(t, nil, "run", "--phase", "load", "--shard", "0/2", "--out", dir, "-q"); again.code != ExitUsage || !strings.Contains(again.err, "taken") {
+		t.Errorf("the lost shard run again: exit %d, want its claim kept (exit %d)\n%s", again.code, ExitUsage, again.err)
+	}
+	if ok := runMain(t, nil, "run", "--phase", "load", "--shard", "1/2", "--out", dir, "-q"); ok.code != ExitOK {
+		t.Fatalf("load 1/2: exit %d\n%s", ok.code, ok.err)
+	}
+	os.Setenv("TMPDIR", gone)
+	j := runMain(t, nil, "run", "--phase", "judge", "--out", dir, "--wait", "100ms", "-q")
+	os.Setenv("TMPDIR", tmp)
+	if j.code != ExitRuntime || !strings.Contains(j.err, "TMPDIR") {
+		t.Errorf("judge without TMPDIR: exit %d, want %d with a hint on TMPDIR\n%s", j.code, ExitRuntime, j.err)
+	}
+	if j := runMain(t, nil, "run", "--phase", "judge", "--out", dir, "--wait", "100ms", "-q"); j.code != ExitInconclusive {
+		t.Errorf("judge with shard 0 lost: exit %d, want %d\n%s", j.code, ExitInconclusive, j.err)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"os"
 	"slices"
 	"sort"
 )
@@ -294,10 +296,16 @@ func readingLines(r Reading) []Reading {
 // decoded straight into an Attempt, without a first pass for the type.
 var attemptPrefix = []byte(`{"type":"attempt",`)
 
-// maxIDGap bounds how far ahead of the ops before it an op's id may be:
-// ops end out of order only by the number in flight at once, and a
-// hostile id (10^12) must not make a reader allocate for every id below.
-const maxIDGap = 1 << 24
+// maxIDGap bounds how far ahead of the ops before it an op's id may be,
+// when the history's size is not known: a hostile id (10^12) must not make
+// a reader allocate for every id below. A run's ops end out of order by no
+// more than the ops it holds in memory (runner.MaxSpillAfter). When the
+// size is known, an id below size/minOpLine is allowed too: no history of
+// that size holds more ops (a merged sharded run writes each shard's ops
+// in turn, far from their places).
+const minOpLine = 20 // {"type":"op","op":0} and its newline
+
+var maxIDGap = 1 << 24 // a variable for tests
 
 // record kinds lineReader.next returns.
 const (
@@ -321,12 +329,33 @@ type lineReader struct {
 	ops, attempts int
 	seen          []uint64
 	maxID         int
+	// idLimit is the size of the input over minOpLine: no id can reach it.
+	idLimit int
 }
 
-func newLineReader(r io.Reader) *lineReader {
+// newLineReader reads r, size bytes long (-1 when not known).
+func newLineReader(r io.Reader, size int64) *lineReader {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	return &lineReader{sc: sc, maxID: -1}
+	d := &lineReader{sc: sc, maxID: -1}
+	if size > 0 {
+		d.idLimit = int(min(size/minOpLine, math.MaxInt32))
+	}
+	return d
+}
+
+// sizeOf is r's length when r knows it (a file, a bytes or strings
+// reader), else -1.
+func sizeOf(r io.Reader) int64 {
+	switch x := r.(type) {
+	case interface{ Stat() (os.FileInfo, error) }:
+		if fi, err := x.Stat(); err == nil && fi.Mode().IsRegular() {
+			return fi.Size()
+		}
+	case interface{ Size() int64 }:
+		return x.Size()
+	}
+	return -1
 }
 
 func (d *lineReader) bad(format string, args ...any) error {
@@ -428,7 +457,7 @@ func (d *lineReader) next() (int, []byte, error) {
 // error.
 func (d *lineReader) addReading(r Reading) error {
 	if n := len(d.readings); n > 0 && d.readings[n-1].Oracle == r.Oracle {
-		if !continuation(&r) {
+		if !continuation(&r) || r.Kind != d.readings[n-1].Kind {
 			return d.bad("a second reading of oracle %q", r.Oracle)
 		}
 		p := &d.readings[n-1]
@@ -483,7 +512,7 @@ func (d *lineReader) op(b []byte) (Op, error) {
 	if l.ID < 0 {
 		return Op{}, d.bad("op id %d: ids are 0 or more", l.ID)
 	}
-	if l.ID >= d.ops+maxIDGap {
+	if l.ID >= d.ops+maxIDGap && l.ID >= d.idLimit {
 		return Op{}, d.bad("op id %d after only %d ops: an op comes at most %d places after its id (ops are written as they end)", l.ID, d.ops-1, maxIDGap)
 	}
 	if d.has(l.ID) {
@@ -523,7 +552,7 @@ func (d *lineReader) attempt(b []byte) (Attempt, error) {
 // ErrFormat; a history without its trailer also wraps ErrTruncated, one
 // of an older format ErrOldFormat.
 func Decode(r io.Reader) (*History, error) {
-	d := newLineReader(r)
+	d := newLineReader(r, sizeOf(r))
 	h := &History{}
 	for {
 		kind, b, err := d.next()

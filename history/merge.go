@@ -208,7 +208,7 @@ func ends(path string) (Meta, Trailer, error) {
 	}
 	// The header alone, read as Decode reads it: the rest of what that
 	// says (no trailer after it) is not about this file.
-	d := newLineReader(bytes.NewReader(first))
+	d := newLineReader(bytes.NewReader(first), -1)
 	if _, _, err := d.next(); !d.sawHeader {
 		return Meta{}, Trailer{}, err
 	}
@@ -322,6 +322,9 @@ func MergeShardFiles(files []string, dir string) (*History, error) {
 		shift := p.meta.Started.Sub(meta.Started)
 		if err := mergeShardFile(p.path, out.Records(), func(local int) int { return rank(k, local) }, shift); err != nil {
 			out.Abandon()
+			if errors.Is(err, ErrSpill) {
+				return nil, err // the disk's fault, not the shard's
+			}
 			return nil, fmt.Errorf("%s: %w", p.path, err)
 		}
 	}
@@ -340,7 +343,13 @@ func mergeShardFile(path string, recs *Records, id func(local int) int, shift ti
 		return err
 	}
 	defer f.Close()
-	d := newLineReader(f)
+	d := newLineReader(f, sizeOf(f))
+	write := func(err error) error {
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrSpill, err)
+		}
+		return nil
+	}
 	for {
 		kind, b, err := d.next()
 		switch {
@@ -354,7 +363,7 @@ func mergeShardFile(path string, recs *Records, id func(local int) int, shift ti
 				return err
 			}
 			op.ID = id(op.ID)
-			if err := recs.Op(op, nil); err != nil {
+			if err := write(recs.Op(op, nil)); err != nil {
 				return err
 			}
 			continue
@@ -370,7 +379,7 @@ func mergeShardFile(path string, recs *Records, id func(local int) int, shift ti
 		for x := range a.Answers {
 			a.Answers[x].End += shift
 		}
-		if err := recs.Attempt(&a); err != nil {
+		if err := write(recs.Attempt(&a)); err != nil {
 			return err
 		}
 	}

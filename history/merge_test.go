@@ -2,8 +2,10 @@ package history
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -208,5 +210,90 @@ func TestMergeShardFilesRefuses(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("files left: %v", left)
+	}
+}
+
+// TestMergedShardsFarFromTheirPlaces: a merged sharded run writes each
+// shard's ops in turn, so an op comes far before its place; a reader that
+// knows the file's size takes it (no file that size holds more ops), one
+// that does not still refuses an id so far ahead.
+func TestMergedShardsFarFromTheirPlaces(t *testing.T) {
+	defer func(g int) { maxIDGap = g }(maxIDGap)
+	maxIDGap = 16
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	var hs []*History
+	for i := range 3 {
+		var keys []string
+		for k := range 40 {
+			keys = append(keys, fmt.Sprintf("s%d-%d", i, k))
+		}
+		hs = append(hs, shardOf("r", fmt.Sprintf("%d/3", i), t0, keys...))
+	}
+	want, err := MergeShards(hs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := MergeShardFiles(writeShards(t, hs...), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Spill.Remove()
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Encode(f, got); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	b, _ := os.ReadFile(path)
+	dec, err := Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("Decode of the merged history: %v", err)
+	}
+	if diff := cmp.Diff(want, dec, cmpopts.IgnoreUnexported(History{}), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("(-in memory +merged files):\n%s", diff)
+	}
+	p, err := SplitFile(context.Background(), path, t.TempDir(), 2<<10)
+	if err != nil {
+		t.Fatalf("Split of the merged history: %v", err)
+	}
+	p.Close()
+	parts, err := PartsOf(context.Background(), got, t.TempDir(), 2<<10)
+	if err != nil {
+		t.Fatalf("PartsOf the merged history: %v", err)
+	}
+	parts.Close()
+	// Without the size, an id 16 ahead is refused as before.
+	if _, err := Decode(io.MultiReader(bytes.NewReader(b))); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "after only") {
+		t.Errorf("Decode without the size: %v, want the id refused", err)
+	}
+}
+
+// TestPartsOfFailsCleanly: PartsOf that cannot write its parts returns
+// only once it no longer reads the spill, which may then be removed.
+func TestPartsOfFailsCleanly(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	got, err := MergeShardFiles(writeShards(t, shardOf("r", "0/1", t0, "a", "b", "c")), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = PartsOf(context.Background(), got, filepath.Join(t.TempDir(), "gone"), 1)
+	if err == nil {
+		t.Fatal("PartsOf into a missing directory: no error")
+	}
+	if err := got.Spill.Remove(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMergeWriteErrorIsTheDisks: a merge that cannot write its file says
+// so (ErrSpill), naming no shard.
+func TestMergeWriteErrorIsTheDisks(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	_, err := MergeShardFiles(writeShards(t, shardOf("r", "0/1", t0, "a")), filepath.Join(t.TempDir(), "gone"))
+	if !errors.Is(err, ErrSpill) || errors.Is(err, ErrFormat) {
+		t.Errorf("merge into a missing directory: %v, want ErrSpill", err)
 	}
 }

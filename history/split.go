@@ -76,7 +76,7 @@ func Split(ctx context.Context, r io.Reader, size int64, tmp string, partBytes i
 		n = int(min((size+partBytes-1)/partBytes, maxParts))
 	}
 	p := &Parts{}
-	if err := p.split(ctx, r, n, tmp); err != nil {
+	if err := p.split(ctx, r, n, size, tmp); err != nil {
 		p.Close()
 		return nil, err
 	}
@@ -98,11 +98,18 @@ func PartsOf(ctx context.Context, h *History, tmp string, partBytes int64) (*Par
 		partBytes = DefaultPartBytes
 	}
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(Encode(pw, h)) }()
-	defer pr.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		pw.CloseWithError(Encode(pw, h))
+	}()
 	// Split holds a history of at most partBytes whole: give it the size
-	// only past that.
-	return Split(ctx, pr, max(size, partBytes+1), tmp, partBytes)
+	// only past that. The spill holds every op line, so its size bounds
+	// the ids as the whole stream's would.
+	p, err := Split(ctx, pr, max(size, partBytes+1), tmp, partBytes)
+	pr.Close()
+	<-done // the encoder reads the spill: done before anyone removes it
+	return p, err
 }
 
 // EachOp calls fn with every op of h, in id order when h holds them, in
@@ -154,7 +161,7 @@ func SplitFile(ctx context.Context, path, tmp string, partBytes int64) (*Parts, 
 	return Split(ctx, f, size, tmp, partBytes)
 }
 
-func (p *Parts) split(ctx context.Context, r io.Reader, n int, tmp string) error {
+func (p *Parts) split(ctx context.Context, r io.Reader, n int, size int64, tmp string) error {
 	ws := make([]*bufio.Writer, n)
 	for i := range ws {
 		f, err := createTemp(tmp, "idemcheck-part-*.jsonl")
@@ -168,7 +175,7 @@ func (p *Parts) split(ctx context.Context, r io.Reader, n int, tmp string) error
 	// before the first attempt (format 2), so this cannot be only the
 	// last op's.
 	var partOf []uint8
-	d := newLineReader(r)
+	d := newLineReader(r, size)
 	var num []byte
 	for {
 		kind, b, err := d.next()

@@ -1,9 +1,14 @@
 package history
 
 import (
+	"errors"
 	"fmt"
 	"os"
 )
+
+// ErrSpill is wrapped by the errors of writing a history to disk (a
+// spill, a merge): the disk's fault (full, gone), not the history's.
+var ErrSpill = errors.New("cannot write the history to disk")
 
 // tempFile is a temporary file that no path names once it is created,
 // where the system allows (not on Windows): a run killed by a second
@@ -49,7 +54,7 @@ type SpillFile struct {
 func CreateSpill(dir string) (*SpillFile, error) {
 	f, err := createTemp(dir, "idemcheck-history-*.jsonl")
 	if err != nil {
-		return nil, fmt.Errorf("a file to spill the history to: %w", err)
+		return nil, fmt.Errorf("%w: a file to spill it to: %w", ErrSpill, err)
 	}
 	return &SpillFile{f: f, recs: NewRecords(f)}, nil
 }
@@ -67,7 +72,7 @@ func (s *SpillFile) Finish() (*Spill, error) {
 	}
 	if err != nil {
 		s.f.remove()
-		return nil, fmt.Errorf("spilling the history: %w", err)
+		return nil, fmt.Errorf("%w: %w", ErrSpill, err)
 	}
 	return &Spill{Ops: t.Ops, Attempts: t.Attempts, f: s.f, size: size}, nil
 }

@@ -209,12 +209,10 @@ type spiller struct {
 	ch    chan *recorder
 	done  chan struct{}
 	on    atomic.Bool
-	// failed is set on the first write error, which stops the load
-	// (stop): a full disk ends the run, not hours later. err is read
-	// after done.
-	failed atomic.Bool
-	stop   func()
-	err    error
+	// stop ends the load at the first write error: a full disk ends the
+	// run, not hours later. err is read after done.
+	stop func()
+	err  error
 }
 
 func newSpiller(dir string, each int, shard Shard, stop func()) (*spiller, error) {
@@ -260,7 +258,6 @@ func (s *spiller) write() {
 	fail := func(err error) {
 		if err != nil && s.err == nil {
 			s.err = err
-			s.failed.Store(true)
 			s.stop()
 		}
 	}
@@ -293,7 +290,7 @@ func (s *spiller) close() (*history.Spill, error) {
 	if s.err != nil {
 		s.file.Abandon()
 		s.file = nil
-		return nil, fmt.Errorf("spilling the history: %w", s.err)
+		return nil, fmt.Errorf("%w: %w", history.ErrSpill, s.err)
 	}
 	sp, err := s.file.Finish()
 	s.file = nil

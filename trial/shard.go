@@ -342,7 +342,10 @@ func Merge(set *ShardSet, m *Manifest) (*history.History, error) {
 		return nil, fmt.Errorf("no shard of run %s delivered its history (%d expected)", m.RunID, m.Shards)
 	}
 	h, err := history.MergeShardFiles(set.Files, "")
-	if err != nil {
+	switch {
+	case errors.Is(err, history.ErrSpill):
+		return nil, err // the disk's fault, not the shards'
+	case err != nil:
 		return nil, fmt.Errorf("%w: %w", ErrShardFile, err)
 	}
 	return h, nil
