@@ -85,11 +85,16 @@ func checkRate(t *testing.T, u *url.URL, rate float64, d time.Duration) {
 }
 
 // rateProblems runs the open model at rate against u for d and returns
-// what fell short: ops not issued, a rate off by more than 1%.
+// what fell short: ops not issued, a rate off by more than 1%. The open
+// model gets the connection budget the closed model's maximum is measured
+// with (64): with 256, the client and the in-process server, sharing two
+// cores, carry a third less (a closed model with 256 workers made 41k
+// req/s where 64 made 63k), and a moment's lag that starts more workers
+// then sinks the open model below the rate it was holding.
 func rateProblems(t *testing.T, u *url.URL, rate float64, d time.Duration) []string {
 	t.Helper()
 	sc := benchScenario(0, 0)
-	sc.Load = scenarios.Load{Duration: scenarios.Duration(d), Rate: scenarios.Rate(rate), MaxInFlight: 256}
+	sc.Load = scenarios.Load{Duration: scenarios.Duration(d), Rate: scenarios.Rate(rate), MaxInFlight: 64}
 	h, err := Run(runCtx(t), sc, Options{Target: u, Seed: 1})
 	if err != nil {
 		t.Fatalf("Run() error = %v", err)
