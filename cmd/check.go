@@ -174,11 +174,7 @@ func splitRun(ctx context.Context, dir string, partBytes int64) (*history.Parts,
 		return nil, withCode(ExitRuntime, err)
 	}
 	defer f.Close()
-	size := int64(-1)
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-		size = fi.Size()
-	}
-	p, err := history.Split(ctx, f, size, "", partBytes)
+	p, err := history.Split(ctx, f, -1, "", partBytes)
 	switch {
 	case err == nil:
 		return p, nil

@@ -197,9 +197,6 @@ func (r *Records) Flush() (Trailer, error) {
 	return r.e.t, r.e.err
 }
 
-// Written is how many ops and attempts were written so far.
-func (e *Encoder) Written() Trailer { return e.t }
-
 // readingKeys is the most keys of an effects map one reading line holds:
 // a reading of millions of keys spans many lines, each a few MB.
 const readingKeys = 50_000

@@ -186,10 +186,10 @@ func MissingShards(shard string) []int {
 	return out
 }
 
-// ends reads the header and the trailer of the history file at path,
-// without reading what lies between: enough to tell whose shard it is and
-// that it was written whole.
-func ends(path string) (Meta, Trailer, error) {
+// ShardEnds reads the header and the trailer of a shard's history file,
+// not what lies between (MergeShardFiles reads and checks it all): whose
+// shard it is, and that it was written whole (else ErrTruncated).
+func ShardEnds(path string) (Meta, Trailer, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Meta{}, Trailer{}, err
@@ -231,11 +231,6 @@ func ends(path string) (Meta, Trailer, error) {
 	return d.meta, l.Trailer, nil
 }
 
-// ShardEnds reads the header and the trailer of a shard's history file,
-// not what lies between (MergeShardFiles reads and checks it all): whose
-// shard it is, and that it was written whole (else ErrTruncated).
-func ShardEnds(path string) (Meta, Trailer, error) { return ends(path) }
-
 // MergeShardFiles merges the shard histories in files as MergeShards
 // does, reading them one record at a time: the merged ops and attempts
 // are written to a file in dir ("": the system's temporary directory) and
@@ -253,7 +248,7 @@ func MergeShardFiles(files []string, dir string) (*History, error) {
 	}
 	parts := make([]part, len(files))
 	for k, path := range files {
-		m, t, err := ends(path)
+		m, t, err := ShardEnds(path)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}

@@ -46,13 +46,14 @@ func (p *Parts) Len() int {
 	return len(p.files)
 }
 
-// Split reads a history from r (size bytes long, or -1 when not known)
-// and splits it into parts of about partBytes each, written to a
-// directory made in tmp ("": the system's). A history of at most
-// partBytes is held whole. Split reads r once, checks every record a
-// part does not (the header, the op ids, the trailer), and fails as
-// Decode does: errors name the line and wrap ErrFormat, ErrTruncated or
-// ErrOldFormat. Close removes the parts.
+// Split reads a history from r, size bytes long (-1: the size r knows,
+// as a file or a bytes or strings reader does, else unknown), and splits
+// it into parts of about partBytes each, files in tmp ("": the system's
+// temporary directory). A history of at most partBytes is held whole.
+// Split reads r once, checks every record a part does not (the header,
+// the op ids, the trailer), and fails as Decode does: errors name the line
+// and wrap ErrFormat, ErrTruncated or ErrOldFormat. Close removes the
+// parts.
 //
 // Split stops, with ctx's error, when ctx ends. The parts' files are named
 // by no path (where the system allows), so nothing is left behind however
@@ -61,13 +62,15 @@ func Split(ctx context.Context, r io.Reader, size int64, tmp string, partBytes i
 	if partBytes <= 0 {
 		partBytes = DefaultPartBytes
 	}
+	if size < 0 {
+		size = sizeOf(r)
+	}
 	if size >= 0 && size <= partBytes {
 		h, err := Decode(r)
 		if err != nil {
 			return nil, err
 		}
-		return &Parts{Meta: h.Meta, Readings: h.Readings, Span: Span(h.Attempts),
-			Trailer: Trailer{Ops: len(h.Ops), Attempts: len(h.Attempts), Readings: len(h.Readings)}, whole: h}, nil
+		return wholeParts(h), nil
 	}
 	n := maxParts
 	if size > 0 {
@@ -90,8 +93,7 @@ func PartsOf(ctx context.Context, h *History, tmp string, partBytes int64) (*Par
 		if !h.Sorted() {
 			h.Sort()
 		}
-		return &Parts{Meta: h.Meta, Readings: h.Readings, Span: Span(h.Attempts),
-			Trailer: Trailer{Ops: len(h.Ops), Attempts: len(h.Attempts), Readings: len(h.Readings)}, whole: h}, nil
+		return wholeParts(h), nil
 	}
 	size := h.Spill.size
 	if partBytes <= 0 {
@@ -147,6 +149,12 @@ func EachOp(h *History, fn func(Op) error) error {
 	return nil
 }
 
+// wholeParts is sorted h as its one part.
+func wholeParts(h *History) *Parts {
+	return &Parts{Meta: h.Meta, Readings: h.Readings, Span: Span(h.Attempts),
+		Trailer: Trailer{Ops: len(h.Ops), Attempts: len(h.Attempts), Readings: len(h.Readings)}, whole: h}
+}
+
 // SplitFile splits the history in the file at path (Split).
 func SplitFile(ctx context.Context, path, tmp string, partBytes int64) (*Parts, error) {
 	f, err := os.Open(path)
@@ -154,11 +162,7 @@ func SplitFile(ctx context.Context, path, tmp string, partBytes int64) (*Parts, 
 		return nil, err
 	}
 	defer f.Close()
-	size := int64(-1)
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-		size = fi.Size()
-	}
-	return Split(ctx, f, size, tmp, partBytes)
+	return Split(ctx, f, -1, tmp, partBytes)
 }
 
 func (p *Parts) split(ctx context.Context, r io.Reader, n int, size int64, tmp string) error {
