@@ -41,6 +41,27 @@ func keysHistory(keys ...string) *history.History {
 	return hist(ops...)
 }
 
+// spilled is h with its ops and attempts on disk, as a long run's are
+// (history.Spill): the oracles read its keys from there.
+func spilled(t *testing.T, h *history.History) *history.History {
+	t.Helper()
+	f, err := history.CreateSpill(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, op := range h.Ops {
+		if err := f.Records().Op(op, h.AttemptsOf(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sp, err := f.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sp.Remove() })
+	return &history.History{Meta: h.Meta, Spill: sp}
+}
+
 func TestHTTPEffectsPerKey(t *testing.T) {
 	counts := map[string]int{"k1": 1, "k2": 2, "k 3": 0}
 	for i := range 20 {

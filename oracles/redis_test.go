@@ -73,6 +73,8 @@ func TestRedis(t *testing.T) {
 			want   map[string]int
 		}{
 			{"exists", &RedisEffects{OracleName: "store", URL: url, Pattern: "idem:%s", Concurrency: 2}, h, exists},
+			{"exists, history spilled to disk", &RedisEffects{OracleName: "store", URL: url, Pattern: "idem:%s", Concurrency: 2}, spilled(t, h), exists},
+			{"templated pattern, history spilled to disk", &RedisEffects{OracleName: "store", URL: url, Pattern: "idem:{{.Key}}", Mode: RedisGet}, spilled(t, h), counts},
 			{"exists by default", &RedisEffects{OracleName: "store", URL: url, Pattern: "idem:%s"}, h, exists},
 			{"get", &RedisEffects{OracleName: "store", URL: url, Pattern: "idem:%s", Mode: RedisGet}, h, counts},
 			{"get zero", &RedisEffects{OracleName: "store", URL: url, Pattern: "idem:%s", Mode: RedisGet},

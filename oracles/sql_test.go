@@ -98,6 +98,7 @@ func TestSQL(t *testing.T) {
 			want   map[string]int
 		}{
 			{"per-key", &SQLEffects{OracleName: "ledger", URL: dsn, PerKey: perKey, Concurrency: 4}, h, want},
+			{"per-key, history spilled to disk", &SQLEffects{OracleName: "ledger", URL: dsn, PerKey: perKey, Concurrency: 4}, spilled(t, h), want},
 			{"per-key default concurrency", &SQLEffects{OracleName: "ledger", URL: dsn, PerKey: perKey}, h, want},
 			{"grouped", &SQLEffects{OracleName: "ledger", URL: dsn, Grouped: grouped}, h, want},
 			{"grouped preferred", &SQLEffects{OracleName: "ledger", URL: dsn, Grouped: grouped, PerKey: "SELEC"}, h, want},
