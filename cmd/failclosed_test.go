@@ -18,6 +18,7 @@ import (
 // or at the processor.
 func TestLabFailsClosed(t *testing.T) {
 	testenv.SkipUnlessLong(t)
+	testsvc.Need(t, testsvc.RedisServer, testsvc.PostgresServer)
 	for _, down := range []string{"redis", "postgres"} {
 		t.Run(down+" down", func(t *testing.T) {
 			store, stopRedis := testsvc.RedisWithStop(t)

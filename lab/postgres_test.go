@@ -662,24 +662,16 @@ func TestPostgresPoolSize(t *testing.T) {
 // handlers would read as an answer.
 func TestPostgresLedgerFailsClosed(t *testing.T) {
 	ctx := testCtx(t)
-	var l *PostgresLedger
-	var dsn string
-	t.Run("up", func(t *testing.T) {
-		dsn = testsvc.Postgres(t)
-		var err error
-		l, err = NewPostgresLedger(ctx, dsn)
-		if err != nil {
-			t.Fatalf("NewPostgresLedger = %v", err)
-		}
-		if _, err := l.PutAccount(ctx, "a1", 100); err != nil {
-			t.Fatalf("PutAccount = %v", err)
-		}
-	})
-	if l == nil {
-		t.Fatal("no ledger")
+	dsn, stop := testsvc.PostgresWithStop(t)
+	l, err := NewPostgresLedger(ctx, dsn)
+	if err != nil {
+		t.Fatalf("NewPostgresLedger = %v", err)
 	}
 	defer l.Close()
-	// The server is gone now.
+	if _, err := l.PutAccount(ctx, "a1", 100); err != nil {
+		t.Fatalf("PutAccount = %v", err)
+	}
+	stop()
 	zero := int64(0)
 	rec := keyInFlight("alice", "k1", "o1", t0.Add(time.Minute))
 	calls := map[string]func() error{

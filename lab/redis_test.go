@@ -142,21 +142,13 @@ func TestGlobEscape(t *testing.T) {
 // held" or "no entry", which the handlers would act on.
 func TestRedisCacheFailsClosed(t *testing.T) {
 	ctx := testCtx(t)
-	var c *RedisCache
-	var url string
-	t.Run("up", func(t *testing.T) {
-		url = testsvc.Redis(t)
-		var err error
-		c, err = NewRedisCache(ctx, url)
-		if err != nil {
-			t.Fatalf("NewRedisCache = %v", err)
-		}
-	})
-	if c == nil {
-		t.Fatal("no cache")
+	url, stop := testsvc.RedisWithStop(t)
+	c, err := NewRedisCache(ctx, url)
+	if err != nil {
+		t.Fatalf("NewRedisCache = %v", err)
 	}
 	defer c.Close()
-	// The server is gone now.
+	stop()
 	calls := map[string]func() error{
 		"Lock":   func() error { _, err := c.Lock(ctx, "k", "t", time.Minute); return err },
 		"Unlock": func() error { return c.Unlock(ctx, "k", "t") },

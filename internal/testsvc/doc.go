@@ -13,7 +13,21 @@
 // test binary that dies without running its cleanups (a -timeout panic) takes
 // them with it.
 //
-// When a server binary is missing the test is skipped with a hint naming the
-// Debian package to install, unless IDEMCHECK_REQUIRE_SERVICES=1, in which
-// case it fails. This package is for tests only; it reads the environment.
+// When a server binary is missing the test is skipped as a whole with a hint
+// naming the Debian package to install, unless IDEMCHECK_REQUIRE_SERVICES=1,
+// in which case it fails. The server is asked for by the top-level test:
+// a skip in a subtest would end only the subtest and leave its parent
+// running without the server. A test that starts a server per subtest
+// calls Need in the top-level test first:
+//
+//	func TestFailsClosed(t *testing.T) {
+//		testsvc.Need(t, testsvc.RedisServer)
+//		for _, c := range cases {
+//			t.Run(c.name, func(t *testing.T) { url, stop := testsvc.RedisWithStop(t); ... })
+//		}
+//	}
+//
+// Asking in a subtest without that fails the test on every machine, so
+// the mistake cannot wait for a machine without the server to show. This
+// package is for tests only; it reads the environment.
 package testsvc

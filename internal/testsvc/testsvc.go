@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -58,10 +59,7 @@ func Redis(t testing.TB) string {
 // before the test ends (for fail-closed tests); it may be called again.
 func RedisWithStop(t testing.TB) (string, func()) {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		missing(t, "redis-server", "redis-server", err)
-	}
+	bin := need(t, RedisServer)[0]
 	dir := t.TempDir()
 	begin := time.Now()
 	var lastErr error
@@ -124,10 +122,8 @@ func Postgres(t testing.TB) string {
 // again.
 func PostgresWithStop(t testing.TB) (string, func()) {
 	t.Helper()
-	initdb, postgres, err := postgresBinaries()
-	if err != nil {
-		missing(t, "postgresql", "initdb and postgres", err)
-	}
+	bins := need(t, PostgresServer)
+	initdb, postgres := bins[0], bins[1]
 	begin := time.Now()
 
 	cred, uid, gid, err := dropRoot()
@@ -197,14 +193,123 @@ func PostgresWithStop(t testing.TB) (string, func()) {
 	return "", nil
 }
 
-// missing skips the test, or fails it when RequireEnv is "1".
-func missing(t testing.TB, pkg, what string, err error) {
-	t.Helper()
-	msg := fmt.Sprintf("testsvc: %s not found (%v); install the Debian package: apt-get install -y %s", what, err, pkg)
-	if os.Getenv(RequireEnv) == "1" {
-		t.Fatal(msg + " (" + RequireEnv + "=1)")
+// Server names a kind of server this package starts.
+type Server int
+
+// The servers this package starts.
+const (
+	RedisServer    Server = iota // redis-server, Debian package redis-server
+	PostgresServer               // initdb and postgres, Debian package postgresql
+)
+
+func (s Server) String() string {
+	switch s {
+	case RedisServer:
+		return "redis-server"
+	case PostgresServer:
+		return "postgresql"
 	}
-	t.Skip(msg)
+	return fmt.Sprintf("Server(%d)", int(s))
+}
+
+// binaries finds the server's binaries, or says what is missing.
+func (s Server) binaries() ([]string, error) {
+	switch s {
+	case RedisServer:
+		bin, err := exec.LookPath("redis-server")
+		if err != nil {
+			return nil, err
+		}
+		return []string{bin}, nil
+	case PostgresServer:
+		initdb, postgres, err := postgresBinaries()
+		if err != nil {
+			return nil, err
+		}
+		return []string{initdb, postgres}, nil
+	}
+	return nil, fmt.Errorf("unknown server %d", int(s))
+}
+
+// checked records, per top-level test, the servers whose binaries it has
+// found: only then may its subtests start one.
+var checked = struct {
+	sync.Mutex
+	m map[string]map[Server]bool
+}{m: map[string]map[Server]bool{}}
+
+// Need makes sure the servers' binaries are on this machine before a test
+// starts any of them. It must be called from the top-level test, so that a
+// machine without a server skips that test as a whole, with the package
+// to install (or fails it when IDEMCHECK_REQUIRE_SERVICES=1). A test that
+// starts its servers in subtests (a fresh server per case) calls Need
+// first; Redis and Postgres call it themselves when called from a
+// top-level test, and refuse to run in a subtest of a test that has not.
+//
+// The rule exists because a skip in a subtest ends only the subtest: the
+// parent then runs on without the server it was given, and fails on a
+// machine that merely lacks it.
+func Need(t testing.TB, servers ...Server) {
+	t.Helper()
+	top, sub := topLevel(t.Name())
+	if sub {
+		t.Fatalf("testsvc.Need(%v) called from subtest %s: call it from the top-level test %s, so that a machine without the server skips that test as a whole", servers, t.Name(), top)
+	}
+	for _, s := range servers {
+		need(t, s)
+	}
+}
+
+// need finds s's binaries for t: when t is a top-level test it skips (or
+// fails) t as a whole if they are missing, and records that they were
+// found; when t is a subtest, its top-level test must have done so.
+func need(t testing.TB, s Server) []string {
+	t.Helper()
+	top, sub := topLevel(t.Name())
+	if sub {
+		checked.Lock()
+		ok := checked.m[top][s]
+		checked.Unlock()
+		if !ok {
+			t.Fatalf("testsvc: %v asked for in subtest %s: call testsvc.Need(t, testsvc.%s) in the top-level test %s first, so that a machine without %v skips that test as a whole instead of failing it", s, t.Name(), constName(s), top, s)
+		}
+	}
+	bins, err := s.binaries()
+	if err != nil {
+		msg := fmt.Sprintf("testsvc: %v not found (%v); install the Debian package: apt-get install -y %v", s, err, s)
+		if os.Getenv(RequireEnv) == "1" {
+			t.Fatal(msg + " (" + RequireEnv + "=1)")
+		}
+		t.Skip(msg)
+	}
+	if !sub {
+		checked.Lock()
+		if checked.m[top] == nil {
+			checked.m[top] = map[Server]bool{}
+			t.Cleanup(func() {
+				checked.Lock()
+				delete(checked.m, top)
+				checked.Unlock()
+			})
+		}
+		checked.m[top][s] = true
+		checked.Unlock()
+	}
+	return bins
+}
+
+// topLevel returns the top-level test's name of a test named name, and
+// whether name is a subtest's.
+func topLevel(name string) (string, bool) {
+	top, _, sub := strings.Cut(name, "/")
+	return top, sub
+}
+
+func constName(s Server) string {
+	if s == PostgresServer {
+		return "PostgresServer"
+	}
+	return "RedisServer"
 }
 
 // postgresBinaries finds initdb and postgres: on PATH, in pg_config

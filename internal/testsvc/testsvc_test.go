@@ -2,6 +2,7 @@ package testsvc
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/url"
 	"os"
@@ -17,7 +18,9 @@ import (
 
 func TestRedis(t *testing.T) {
 	t.Parallel()
+	Need(t, RedisServer)
 	var addr string
+	// The server lives as long as the subtest that started it.
 	t.Run("up", func(t *testing.T) {
 		u := Redis(t)
 		opt, err := redis.ParseURL(u)
@@ -42,6 +45,7 @@ func TestRedis(t *testing.T) {
 
 func TestPostgres(t *testing.T) {
 	t.Parallel()
+	Need(t, PostgresServer)
 	var addr string
 	var dataDir string
 	t.Run("up", func(t *testing.T) {
@@ -123,46 +127,95 @@ func TestPostgresManyConnections(t *testing.T) {
 	}
 }
 
-// TestMissing checks the skip/fatal switch on a missing binary.
+// TestMissing checks the skip/fatal switch on a missing binary, and that a
+// subtest cannot ask for a server its top-level test has not: that
+// mistake fails on every machine, with or without the server.
 func TestMissing(t *testing.T) {
 	tests := []struct {
+		name     string // the test name the helper sees
 		env      string
+		path     bool // the binaries' directory on PATH
+		need     bool // the top-level test called Need first
 		wantSkip bool
 		wantFail bool
 	}{
-		{env: "", wantSkip: true},
-		{env: "1", wantFail: true},
+		{name: "TestFake", env: "", wantSkip: true},
+		{name: "TestFake", env: "1", wantFail: true},
+		// A subtest of a test that did not call Need fails, skip or not.
+		{name: "TestFake/sub", env: "", wantFail: true},
+		{name: "TestFake/sub", env: "", path: true, wantFail: true},
+		// Without the binary, Need in the top-level test skips it whole.
+		{name: "TestFake", env: "", need: true, wantSkip: true},
+		// With it, Need in the top-level test lets the subtest start one.
+		{name: "TestFake/sub", env: "1", path: true, need: true},
 	}
-	for _, tt := range tests {
-		t.Run("env="+tt.env, func(t *testing.T) {
+	_, noRedis := RedisServer.binaries()
+	required := os.Getenv(RequireEnv) == "1"
+	for i, tt := range tests {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if tt.path && noRedis != nil {
+				if required {
+					t.Fatalf("redis-server: %v (%s=1)", noRedis, RequireEnv)
+				}
+				t.Skipf("redis-server not here (apt-get install -y redis-server): %v", noRedis)
+			}
 			t.Setenv(RequireEnv, tt.env)
-			t.Setenv("PATH", t.TempDir())
-			rec := &recorder{TB: t}
-			done := make(chan struct{})
-			go func() { // Skip and Fatal end the goroutine with runtime.Goexit.
-				defer close(done)
-				Redis(rec)
-			}()
-			<-done
+			if !tt.path {
+				t.Setenv("PATH", t.TempDir())
+			}
+			top, _ := topLevel(tt.name)
+			call := func(rec *recorder, f func(testing.TB)) {
+				done := make(chan struct{})
+				go func() { // Skip and Fatal end the goroutine with runtime.Goexit.
+					defer close(done)
+					f(rec)
+				}()
+				<-done
+			}
+			rec := &recorder{TB: t, name: tt.name}
+			f := func(tb testing.TB) { need(tb, RedisServer) }
+			if tt.need {
+				f = func(tb testing.TB) {
+					if tt.name == top {
+						Need(rec, RedisServer)
+						return
+					}
+					top := &recorder{TB: t, name: top}
+					defer func() { rec.failed, rec.skipped = rec.failed || top.failed, rec.skipped || top.skipped }()
+					Need(top, RedisServer)
+					need(tb, RedisServer)
+				}
+				t.Cleanup(func() {
+					checked.Lock()
+					delete(checked.m, top)
+					checked.Unlock()
+				})
+			}
+			call(rec, f)
 			if rec.skipped != tt.wantSkip || rec.failed != tt.wantFail {
-				t.Errorf("Redis with %s=%q: skipped, failed = %v, %v, want %v, %v",
-					RequireEnv, tt.env, rec.skipped, rec.failed, tt.wantSkip, tt.wantFail)
+				t.Errorf("Redis in %s with %s=%q: skipped, failed = %v, %v, want %v, %v (%s)",
+					tt.name, RequireEnv, tt.env, rec.skipped, rec.failed, tt.wantSkip, tt.wantFail, rec.msg)
 			}
 		})
 	}
 }
 
-// recorder records Skip and Fatal instead of ending the real test.
+// recorder records Skip and Fatal instead of ending the real test, under
+// a test name of its own.
 type recorder struct {
 	testing.TB
+	name            string
 	skipped, failed bool
+	msg             string
 }
 
+func (r *recorder) Name() string      { return r.name }
 func (r *recorder) Helper()           {}
-func (r *recorder) Skip(args ...any)  { r.skipped = true; runtime.Goexit() }
-func (r *recorder) Fatal(args ...any) { r.failed = true; runtime.Goexit() }
-func (r *recorder) Fatalf(format string, args ...any) {
-	r.failed = true
+func (r *recorder) Cleanup(func())    {}
+func (r *recorder) Skip(args ...any)  { r.skipped, r.msg = true, fmt.Sprint(args...); runtime.Goexit() }
+func (r *recorder) Fatal(args ...any) { r.failed, r.msg = true, fmt.Sprint(args...); runtime.Goexit() }
+func (r *recorder) Fatalf(f string, args ...any) {
+	r.failed, r.msg = true, fmt.Sprintf(f, args...)
 	runtime.Goexit()
 }
 
