@@ -61,6 +61,9 @@ type Op struct {
 	ID   int    // sequence number, 0-based; equal to its index in History.Ops
 	Key  string // the idempotency key (or op id) sent with every attempt
 	User string // the principal the op ran as, if the scenario names users
+	// Check is the contract check whose probe sent the op, in an audit's
+	// history ("C06", or "calibration"); "" in a run.
+	Check string
 }
 
 // Attempt is one HTTP exchange made for an op. Times are offsets from the
@@ -99,6 +102,46 @@ type Attempt struct {
 	// answer that a fault hid from the client (drop_ack). Each is judged
 	// like any other answer.
 	Answers []Answer `json:"answers,omitempty"`
+	// Headers are the answer's headers that bear on idempotency (see
+	// AnswerHeaders), secrets scrubbed; nil when it had none of them.
+	Headers map[string]string `json:"headers,omitempty"`
+	// Expired is true when the request timeout ended the attempt before
+	// the answer came: the target did not answer in time (a hang), as
+	// opposed to a client timeout a fault injected.
+	Expired bool `json:"expired,omitempty"`
+	// Label says what the attempt was for within its probe, in an audit's
+	// history ("round 2: copy 3"); "" in a run.
+	Label string `json:"label,omitempty"`
+	// Request is what was sent when it is not the operation's own request
+	// with the op's key (an audit's probes vary the body, path, method,
+	// key and principal); nil in a run.
+	Request *Request `json:"request,omitempty"`
+}
+
+// AnswerHeaders are the answer headers an attempt keeps (Attempt.Headers):
+// those that say how a server treated a key (a replay marker, a key it
+// minted, when to retry, the resource made) and what the body is.
+var AnswerHeaders = []string{"Content-Type", "Location", "Idempotency-Key", "Idempotent-Replayed", "Retry-After"}
+
+// MaxHeaderValue bounds each kept answer header's value, in bytes.
+const MaxHeaderValue = 256
+
+// Request is what an attempt sent, as evidence: secrets masked, bodies
+// bounded.
+type Request struct {
+	Method string `json:"method"`
+	// URL is the request's URL, its password and query values masked.
+	URL string `json:"url"`
+	// Key is the idempotency key sent (possibly malformed on purpose);
+	// NoKey is true when none was sent.
+	Key   string `json:"key,omitempty"`
+	NoKey bool   `json:"no_key,omitempty"`
+	// Headers are the request headers besides the key, credentials masked.
+	Headers map[string]string `json:"headers,omitempty"`
+	// Body is the start of the request body.
+	Body string `json:"body,omitempty"`
+	// As is true when the request was sent as the second principal.
+	As bool `json:"as,omitempty"`
 }
 
 // Answer is one more answer an attempt received: another copy of a

@@ -53,10 +53,11 @@ type header struct {
 }
 
 type opLine struct {
-	Type string `json:"type"`
-	ID   int    `json:"op"`
-	Key  string `json:"key"`
-	User string `json:"user,omitempty"`
+	Type  string `json:"type"`
+	ID    int    `json:"op"`
+	Key   string `json:"key"`
+	User  string `json:"user,omitempty"`
+	Check string `json:"check,omitempty"`
 }
 
 // attemptLine is an attempt as written: its own JSON tags, after the type.
@@ -137,7 +138,7 @@ func (e *Encoder) Op(op Op, atts []Attempt) error {
 	if e.err != nil {
 		return e.err
 	}
-	if e.err = e.enc.Encode(opLine{Type: "op", ID: op.ID, Key: op.Key, User: op.User}); e.err != nil {
+	if e.err = e.enc.Encode(opLine{Type: "op", ID: op.ID, Key: op.Key, User: op.User, Check: op.Check}); e.err != nil {
 		return e.err
 	}
 	e.t.Ops++
@@ -521,7 +522,7 @@ func (d *lineReader) op(b []byte) (Op, error) {
 	}
 	d.seen[w] |= 1 << (l.ID % 64)
 	d.maxID = max(d.maxID, l.ID)
-	return Op{ID: l.ID, Key: l.Key, User: l.User}, nil
+	return Op{ID: l.ID, Key: l.Key, User: l.User, Check: l.Check}, nil
 }
 
 // has reports whether op id was seen.

@@ -106,7 +106,8 @@ func fits32(vs ...int) bool {
 func (l *attemptLog) add(a history.Attempt) {
 	l.n++
 	fi, known := faultIndex(a.Fault)
-	if !known || a.Err != "" || a.Body != "" || a.Fields != nil || a.Answers != nil || !fits32(a.Op, a.N, a.Target, a.Copies, a.Status) {
+	if !known || a.Err != "" || a.Body != "" || a.Fields != nil || a.Answers != nil || a.Headers != nil || a.Expired ||
+		a.Label != "" || a.Request != nil || !fits32(a.Op, a.N, a.Target, a.Copies, a.Status) {
 		l.rare = append(l.rare, a)
 		l.recs.add(compactAttempt{op: int32(min(max(a.Op, -1), math.MaxInt32)), rare: int32(len(l.rare))})
 		return
