@@ -150,7 +150,7 @@ func BenchmarkFingerprint(b *testing.B) {
 			w := r.newWorker()
 			b.ReportAllocs()
 			for b.Loop() {
-				w.inspect(body)
+				r.inspect(&w.session, body)
 			}
 		})
 	}

@@ -4,15 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
@@ -25,6 +21,7 @@ import (
 // reused from one op to the next; nothing is shared but the run.
 type worker struct {
 	r *run
+	session
 	// ctx is the run's context through a child of the worker's own, so
 	// that the contexts of its requests (the request timeout) do not all
 	// register with, and contend for, the run's.
@@ -33,15 +30,12 @@ type worker struct {
 	// sendCtx is ctx carrying limit, the request timeout of the request
 	// in flight, when the transport applies one (run.limits); else ctx.
 	sendCtx context.Context
-	limit   *h1.Limit
 	// protos and reqs, by target, are the static request with sendCtx
 	// and the one request made of it for each attempt (reusable).
 	protos, reqs []*http.Request
 	rec          recorder
 	pcg          rand.PCG
 	rnd          *rand.Rand
-	body         bodyReader
-	canon        canon.Buffer
 	timer        *time.Timer
 
 	// the current op's key-edited static body, kept for its retries
@@ -51,18 +45,11 @@ type worker struct {
 		body []byte
 	}
 
-	// retryAfter is the Retry-After of the last answer sent, 0 for none.
-	retryAfter time.Duration
-
-	sent         int   // attempts handed to the transport
-	answered     int   // attempts that got an HTTP answer (a drop_ack's hidden one too)
-	failed       int   // attempts without an answer the faults did not cause
-	transportErr error // the first transport error not injected by a fault
-	renderErr    error // the first template error
+	renderErr error // the first template error
 }
 
 func (r *run) newWorker() *worker {
-	w := &worker{r: r, body: newBodyReader(r.maxBody)}
+	w := &worker{r: r, session: session{body: newBodyReader(r.maxBody)}}
 	w.ctx, w.cancel = context.WithCancel(r.ctx)
 	w.sendCtx = w.ctx
 	if r.limits {
@@ -187,178 +174,8 @@ func (w *worker) attempt(op int, v scenarios.Vars, intended time.Duration) (a hi
 	if err != nil {
 		return w.unrendered(op, v.Attempt, a.Fault, intended, err), false
 	}
-	w.send(&a, req)
+	r.send(&w.session, &a, req)
 	return a, true
-}
-
-// send sends req and records what came of it in a: times, outcome, status,
-// fingerprint, fields, size, evidence of an error answer, and the other
-// answers the attempt received (the copies of a duplicate, the answer a
-// drop_ack hid). It sets w.retryAfter from the answer. The request
-// timeout starts here, at the send, and bounds the answer's body too.
-func (w *worker) send(a *history.Attempt, req *http.Request) {
-	r := w.r
-	r.keep.authorize(req, a.Target)
-	noHiddenResend(req)
-	w.sent++
-	w.retryAfter = 0
-	ctx := req.Context()
-	now := time.Now()
-	if w.limit != nil {
-		// The transport bounds the request with its connection's
-		// deadline (see Run): cheaper than a context's timer.
-		w.limit.Deadline = now.Add(r.timeout)
-	}
-	if w.limit == nil || (a.Fault != "" && !history.IsReplay(a.Fault)) {
-		// A fault may wait before it sends (delay) or read answers ahead
-		// (drop_ack, duplicate) where no connection's deadline reaches: a
-		// context's timer bounds all of it.
-		var cancel context.CancelFunc
-		ctx, cancel = withTimeoutAt(ctx, now, r.timeout, r.timeoutErr)
-		defer cancel()
-		req = req.WithContext(ctx)
-	}
-	var others *faults.Answers
-	if a.Fault == faults.KindDuplicate || a.Fault == faults.KindDropAck {
-		others = &faults.Answers{}
-		ctx = faults.WithAnswers(ctx, others)
-		req = req.WithContext(ctx)
-	}
-	a.Start = now.Sub(r.start)
-	resp, err := r.rt.RoundTrip(req)
-	if others != nil {
-		defer func() { a.Answers = w.answers(ctx, others.Take()) }()
-	}
-	if err != nil {
-		a.End = r.since()
-		err = explain(ctx, err)
-		a.Err = r.keep.scrub(err.Error())
-		a.Outcome = history.Info
-		if !faults.Sent(err) {
-			a.Outcome = history.Fail
-		}
-		switch {
-		case errors.Is(err, faults.ErrDroppedAck):
-			w.answered++ // the target answered; the fault hid it
-		case errors.Is(err, faults.ErrReset), errors.Is(err, faults.ErrTimeout):
-			// injected: says nothing of the target
-		default:
-			w.failed++
-			if w.transportErr == nil {
-				w.transportErr = &scrubbed{a.Err, err}
-			}
-		}
-		return
-	}
-	w.answered++
-	b, err := w.readAnswer(ctx, resp)
-	a.End = r.since()
-	if err != nil {
-		a.Outcome = history.Info
-		a.Err = r.keep.scrub(fmt.Sprintf("status %d, then reading the body: %v", resp.StatusCode, explain(ctx, err)))
-		return
-	}
-	a.Outcome = history.OK
-	a.Status = resp.StatusCode
-	w.retryAfter = retryAfter(resp.Header, time.Now())
-	if b.truncated() {
-		a.Size = b.size
-	}
-	if a.Status >= 400 {
-		a.Body = evidence(r.keep.scrubPrefix(b.kept, maxEvidence))
-	}
-	var fp uint64
-	fp, a.Fields = w.judge(b)
-	a.Fields = r.keep.scrubFields(a.Fields)
-	a.Fingerprint = history.Fingerprint(fp)
-}
-
-// readAnswer reads resp's body with the worker's bounded reader. A body a
-// fault read ahead (a *faults.Body, cut to the same cap) knows the real
-// size and hash of what the fault dropped.
-func (w *worker) readAnswer(ctx context.Context, resp *http.Response) (body, error) {
-	fb, _ := resp.Body.(*faults.Body)
-	b, err := w.body.read(ctx, resp.Body)
-	if fb != nil && fb.Truncated() {
-		b.size, b.raw = fb.Size(), fb.Hash()
-	}
-	return b, err
-}
-
-// judge returns the fingerprint of a whole answer body and the fields the
-// scenario keeps. Over the cap the body is not a whole JSON document: it is
-// fingerprinted as it is, every byte of it (see Options.MaxBody), and keeps
-// no fields.
-func (w *worker) judge(b body) (uint64, map[string]string) {
-	if b.truncated() {
-		return b.raw, nil
-	}
-	return w.inspect(b.kept)
-}
-
-// answers turns the other answers a fault received into the attempt's
-// record, fingerprinted like its own answer.
-func (w *worker) answers(ctx context.Context, l []faults.Answer) []history.Answer {
-	if len(l) == 0 {
-		return nil
-	}
-	out := make([]history.Answer, len(l))
-	for i, fa := range l {
-		ha := history.Answer{Copy: fa.Copy, Hidden: fa.Hidden, End: fa.End.Sub(w.r.start)}
-		switch {
-		case fa.Err != nil && fa.Status == 0:
-			err := explain(ctx, fa.Err)
-			ha.Outcome, ha.Err = history.Info, w.r.keep.scrub(err.Error())
-			if !faults.Sent(err) {
-				ha.Outcome = history.Fail
-			}
-		case fa.Err != nil:
-			ha.Outcome = history.Info
-			ha.Err = w.r.keep.scrub(fmt.Sprintf("status %d, then reading the body: %v", fa.Status, explain(ctx, fa.Err)))
-		default:
-			ha.Outcome, ha.Status = history.OK, fa.Status
-			b := body{kept: fa.Body.Kept(), size: fa.Body.Size(), raw: fa.Body.Hash()}
-			var fp uint64
-			fp, ha.Fields = w.judge(b)
-			ha.Fields = w.r.keep.scrubFields(ha.Fields)
-			ha.Fingerprint = history.Fingerprint(fp)
-		}
-		out[i] = ha
-	}
-	return out
-}
-
-// maxEvidence is how many bytes of an error answer's body an attempt keeps
-// as evidence (history.Attempt.Body).
-const maxEvidence = 2 << 10
-
-// evidence is the start of an error answer's body, as history.Attempt.Body
-// keeps it: at most maxEvidence bytes, cut on a character boundary, with
-// invalid UTF-8 replaced by U+FFFD, tabs and line breaks by spaces and other
-// control characters by U+FFFD, so it prints safely on a terminal and in a
-// report.
-func evidence(b []byte) string {
-	b = bytes.TrimSpace(b)
-	var sb strings.Builder
-	sb.Grow(min(len(b), maxEvidence))
-	for len(b) > 0 {
-		r, size := utf8.DecodeRune(b)
-		if r == utf8.RuneError && size < utf8.UTFMax && !utf8.FullRune(b) && len(b) < utf8.UTFMax {
-			break // a character cut off at the end of what was kept
-		}
-		b = b[size:]
-		switch {
-		case r == '\t' || r == '\n' || r == '\r':
-			r = ' '
-		case unicode.IsControl(r):
-			r = utf8.RuneError
-		}
-		if sb.Len()+utf8.RuneLen(r) > maxEvidence {
-			break
-		}
-		sb.WriteRune(r) // RuneError for invalid UTF-8 too
-	}
-	return sb.String()
 }
 
 // reusable returns the worker's request for target's static request,
@@ -503,28 +320,6 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("%s %s: status %d: %s", e.Method, e.Path, e.Status, e.Body)
 }
 
-// inspect returns the fingerprint of body and the fields the scenario keeps.
-func (w *worker) inspect(body []byte) (uint64, map[string]string) {
-	r := w.r
-	if len(r.fields) == 0 {
-		return w.canon.Fingerprint(body, r.volatile), nil
-	}
-	doc, ok := canon.Decode(body)
-	if !ok {
-		return w.canon.Fingerprint(body, nil), nil
-	}
-	fields := map[string]string{}
-	for _, f := range r.fields {
-		if s, ok := w.canon.Select(f.path, doc); ok {
-			fields[f.name] = s
-		}
-	}
-	if len(fields) == 0 {
-		fields = nil
-	}
-	return w.canon.HashDoc(doc, r.volatile), fields
-}
-
 // capture makes the op's before read and returns the captured variables.
 func (w *worker) capture(v scenarios.Vars) (map[string]string, error) {
 	r := w.r
@@ -588,28 +383,4 @@ func snippet(b []byte) string {
 		return strconv.Quote(string(b[:n])) + "..."
 	}
 	return strconv.Quote(string(b))
-}
-
-// noHiddenResend keeps net/http from resending a request on its own. The
-// transport resends a request it deems replayable when a kept-alive
-// connection breaks, and it deems a body-less POST replayable when it
-// carries an Idempotency-Key or X-Idempotency-Key header (it looks them up
-// by their canonical names): a send the history would never see, which
-// could turn a lost answer into a second effect the checkers cannot
-// explain. A request with a body and no GetBody is never resent, so
-// GetBody is cleared; a body-less one keeps its body-less wire form
-// (Content-Length: 0) and gets those two headers under their lower-case
-// names, which HTTP treats as the same header and the transport does not
-// recognise.
-func noHiddenResend(req *http.Request) {
-	req.GetBody = nil
-	if req.Body != nil && req.Body != http.NoBody {
-		return
-	}
-	for _, name := range []string{"Idempotency-Key", "X-Idempotency-Key"} {
-		if v, ok := req.Header[name]; ok {
-			delete(req.Header, name)
-			req.Header[strings.ToLower(name)] = v
-		}
-	}
 }

@@ -86,7 +86,7 @@ func (w *worker) replays(op int, v scenarios.Vars, prev time.Duration) {
 			w.rec.attempts.add(w.unrendered(op, v.Attempt, p.fault, intended, err))
 			return
 		}
-		w.send(&a, req)
+		r.send(&w.session, &a, req)
 		w.rec.attempts.add(a)
 		r.recorded(a)
 		prev = a.End

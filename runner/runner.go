@@ -203,8 +203,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 	// An HTTP/1.1 client of ours bounds each request with its connection's
 	// deadline (an h1.Limit per worker); another transport gets a context
 	// with a timer per request.
-	_, r.limits = opts.Transport.(*h1.Transport)
-	r.rt = &faults.Transport{Base: opts.Transport, MaxBody: r.maxBody}
+	r.connect(opts.Transport)
 	now := opts.Now
 	if now == nil {
 		now = time.Now
@@ -226,7 +225,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 		r.obs.Start(r.shard.Ops(r.load.Ops), time.Duration(r.load.Duration))
 	}
 	h.Meta.Started = now()
-	r.start = time.Now()
+	r.Client.start = time.Now()
 	if d := time.Duration(r.load.Duration); d > 0 {
 		t := time.AfterFunc(d, func() { r.stop.Store(true) })
 		defer t.Stop()
@@ -321,12 +320,10 @@ func NewTransport(conns int) *http.Transport {
 
 // run is a compiled scenario plus the state shared by its workers.
 type run struct {
+	*Client    // sends and records every attempt
 	ctx        context.Context
 	targets    []*url.URL // at least one
 	targetSeed uint64     // an attempt's target is drawn from (targetSeed, op, n)
-	timeout    time.Duration
-	timeoutErr error // the cause of a request's context when timeout expires
-	limits     bool  // the transport applies an h1.Limit: workers bound requests with one
 	seed       uint64
 	tmplSeed   uint64 // templates' Rand draws from (tmplSeed, op)
 	load       scenarios.Load
@@ -339,27 +336,20 @@ type run struct {
 	keyField  string
 	before    *scenarios.Template
 	capture   []namedPath
-	fields    []namedPath
-	volatile  []*jsonpath.Path
 	users     []string
 
 	plan       *faults.Plan
-	rt         http.RoundTripper
 	attempts   int
 	retryOn    retryOn
 	backoff    backoff
-	maxBody    int
 	obs        Observer
 	attemptObs AttemptObserver // obs, when it hears attempts too
 	runToken   string          // scenarios.Vars.Run
-	keep       *keeper         // credentials and secrets
-	redactPath bool
 
 	shard Shard    // the part of the run's ops this process makes
 	spill *spiller // nil when the history is kept in memory
 
-	start time.Time   // monotonic origin of every offset
-	stop  atomic.Bool // set when the load's duration is over
+	stop atomic.Bool // set when the load's duration is over
 }
 
 type namedPath struct {
@@ -390,20 +380,15 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 	if r.targets, err = targets(opts); err != nil {
 		return nil, err
 	}
-	r.redactPath = opts.RedactPath
 	reqs := []scenarios.Request{sc.Operation.Request}
 	if b := sc.Operation.Before; b != nil {
 		reqs = append(reqs, b.Request)
 	}
-	r.keep = newKeeper(r.targets, reqs, opts.RedactPath)
+	if r.Client, err = newClient(ClientOptions{Targets: r.targets, Requests: reqs, RequestTimeout: opts.RequestTimeout,
+		MaxBody: opts.MaxBody, Fields: sc.Response.Fields, Volatile: sc.Response.Volatile, RedactPath: opts.RedactPath}); err != nil {
+		return nil, err
+	}
 	env := r.keep.env(opts.Env)
-	if r.timeout, err = requestTimeout(opts); err != nil {
-		return nil, err
-	}
-	r.timeoutErr = &timeoutError{r.timeout}
-	if r.maxBody, err = maxBody(opts); err != nil {
-		return nil, err
-	}
 	if r.retryOn, err = newRetryOn(sc.Retry.On); err != nil {
 		return nil, err
 	}
@@ -447,16 +432,6 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 		if r.capture, err = compilePaths("operation.before.vars", b.Vars); err != nil {
 			return nil, err
 		}
-	}
-	if r.fields, err = compilePaths("response.fields", sc.Response.Fields); err != nil {
-		return nil, err
-	}
-	for i, s := range sc.Response.Volatile {
-		p, err := jsonpath.Parse(s)
-		if err != nil {
-			return nil, fmt.Errorf("response.volatile[%d]: %w", i, err)
-		}
-		r.volatile = append(r.volatile, p)
 	}
 	if r.plan, err = faults.NewPlan(opts.Seed, sc.FaultSpecs()); err != nil {
 		return nil, err
@@ -571,9 +546,6 @@ func (r *run) workers() int {
 	}
 	return r.shard.part(max(r.load.Concurrency, 1))
 }
-
-// since is the offset of now from the start of the run.
-func (r *run) since() time.Duration { return time.Since(r.start) }
 
 // closed runs the closed model: workers take the next op number from a
 // shared counter until load.ops were issued, the duration elapsed or ctx
