@@ -16,9 +16,10 @@ import (
 
 	"github.com/theory/jsonpath"
 
+	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
-	"github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/oracles"
+	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -26,10 +27,10 @@ import (
 const (
 	// ErrorsCached: an error answer is stored under the key, as a success
 	// would be; a retry gets it replayed (Stripe).
-	ErrorsCached = "cached"
+	ErrorsCached = checks.ErrorsCached
 	// ErrorsReExecuted: an error releases the key; a retry executes
 	// again (Powertools).
-	ErrorsReExecuted = "re-executed"
+	ErrorsReExecuted = checks.ErrorsReExecuted
 )
 
 // Defaults for zero Config fields.
@@ -97,8 +98,8 @@ type Config struct {
 	// Quiet is the wait before each effects reading; 0 means the
 	// scenario's quiet.
 	Quiet time.Duration
-	// Transport sends the requests; nil means a clone of
-	// http.DefaultTransport.
+	// Transport sends the requests (through the runner's client, which
+	// never resends one); nil means the runner's own.
 	Transport http.RoundTripper
 	// Rand draws the keys (UUID v4); nil means a source seeded from
 	// crypto/rand, so every audit sends new keys.
@@ -110,28 +111,29 @@ type Config struct {
 type Auditor struct {
 	cfg      Config
 	sc       *scenarios.Scenario
-	profile  scenarios.Profile
-	marker   string // the replay marker header the profile declares, or ""
+	profile  history.Profile
 	tmpl     *scenarios.Template
 	errTmpl  *scenarios.Template
 	as       map[string]*scenarios.Text
 	keyHdr   string
 	keyField string
-	volatile []*jsonpath.Path
 	oracle   oracles.Oracle
 	oracleID string
-	client   *http.Client
+	client   *runner.Client
 	targets  []*url.URL
 	selected map[string]bool
 
 	lease, reqTimeout, quiet time.Duration
 	maxRequests              int
 
-	mu      sync.Mutex
-	rnd     *rand.Rand
-	seq     atomic.Int64
-	sent    atomic.Int64
-	secrets redact.Secrets
+	mu           sync.Mutex
+	rnd          *rand.Rand
+	seq          atomic.Int64
+	sent         atomic.Int64
+	h            *history.History // what the audit sent and got
+	n            []int            // attempts made per op
+	readings     map[string]*history.Reading
+	readingOrder []string
 	// latency is the calibrated time of a plain request.
 	latency time.Duration
 }
@@ -154,14 +156,36 @@ func New(cfg Config) (*Auditor, error) {
 		getenv = func(string) string { return "" }
 	}
 	a := &Auditor{cfg: cfg, sc: sc, profile: sc.Profile(), targets: cfg.Targets,
-		keyHdr: sc.Operation.Key.Header, keyField: sc.Operation.Key.BodyField}
+		keyHdr: sc.Operation.Key.Header, keyField: sc.Operation.Key.BodyField, readings: map[string]*history.Reading{}}
 	if a.keyHdr == "" && a.keyField == "" {
 		a.keyHdr = "Idempotency-Key"
 	}
-	if a.profile.Name == scenarios.ProfileStripe {
-		a.marker = "Idempotent-Replayed"
-	}
 	var err error
+	a.reqTimeout = cfg.RequestTimeout
+	if a.reqTimeout == 0 {
+		a.reqTimeout = min(time.Duration(sc.Load.RequestTimeout), DefaultRequestTimeout)
+		if a.reqTimeout <= 0 {
+			a.reqTimeout = DefaultRequestTimeout
+		}
+	}
+	if cfg.RequestTimeout < 0 {
+		return nil, fmt.Errorf("%w: durations and the request cap must not be negative", ErrConfig)
+	}
+	// Every request goes through the runner's client: recorded as the
+	// load's attempts are, never resent behind the history's back. The
+	// answers keep their "id", their idempotency headers and their
+	// bodies, which the contract checks compare.
+	reqs := []scenarios.Request{sc.Operation.Request}
+	for name, v := range cfg.As {
+		reqs = append(reqs, scenarios.Request{Headers: map[string]string{name: v}})
+	}
+	a.client, err = runner.NewClient(runner.ClientOptions{Targets: cfg.Targets, Requests: reqs, Transport: cfg.Transport, Conns: 64,
+		RequestTimeout: a.reqTimeout, Fields: map[string]string{checks.IDField: "$." + checks.IDField},
+		Volatile: append(slices.Clone(sc.Response.Volatile), cfg.Volatile...), AnswerHeaders: true, Bodies: true})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	getenv = a.client.Env(getenv)
 	if a.tmpl, err = scenarios.NewTemplate("operation", sc.Operation.Request, http.MethodPost, getenv); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -178,12 +202,10 @@ func New(cfg Config) (*Auditor, error) {
 			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 	}
-	for _, p := range append(slices.Clone(sc.Response.Volatile), cfg.Volatile...) {
-		jp, err := jsonpath.Parse(p)
-		if err != nil {
+	for _, p := range cfg.Volatile {
+		if _, err := jsonpath.Parse(p); err != nil {
 			return nil, fmt.Errorf("%w: volatile %q: %w", ErrConfig, p, err)
 		}
-		a.volatile = append(a.volatile, jp)
 	}
 	switch cfg.Errors {
 	case "", ErrorsCached, ErrorsReExecuted:
@@ -194,8 +216,8 @@ func New(cfg Config) (*Auditor, error) {
 		return nil, fmt.Errorf("%w: durations and the request cap must not be negative", ErrConfig)
 	}
 	known := map[string]bool{}
-	for _, d := range definitions() {
-		known[d.id] = true
+	for _, id := range IDs() {
+		known[id] = true
 	}
 	if len(cfg.Checks) > 0 {
 		a.selected = map[string]bool{}
@@ -209,20 +231,15 @@ func New(cfg Config) (*Auditor, error) {
 	}
 	a.lease = cmpOr(cfg.Lease, DefaultLease)
 	a.maxRequests = cmpOr(cfg.MaxRequests, DefaultMaxRequests)
-	a.reqTimeout = cfg.RequestTimeout
-	if a.reqTimeout == 0 {
-		a.reqTimeout = min(time.Duration(sc.Load.RequestTimeout), DefaultRequestTimeout)
-		if a.reqTimeout <= 0 {
-			a.reqTimeout = DefaultRequestTimeout
-		}
-	}
 	a.quiet = cmpOr(cfg.Quiet, time.Duration(sc.Quiet))
-	a.client = newClient(cfg.Transport)
 	for i, o := range sc.Oracles {
 		if o.Effects == nil {
 			continue
 		}
-		built, err := oracles.FromScenarioTargets(&scenarios.Scenario{Oracles: []scenarios.Oracle{o}}, cfg.Targets, a.client, getenv)
+		// The oracle reads the state, it does not send the operation: a
+		// plain client, bounded per reading.
+		client := &http.Client{Transport: cfg.Transport}
+		built, err := oracles.FromScenarioTargets(&scenarios.Scenario{Oracles: []scenarios.Oracle{o}}, cfg.Targets, client, getenv)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
@@ -271,7 +288,7 @@ func (a *Auditor) HasOracle() bool { return a.oracle != nil }
 type Planned struct {
 	ID       string
 	Name     string
-	Severity Severity
+	Severity checks.Severity
 	// Requests is the most requests the check sends.
 	Requests int
 	// Probes says what is sent.
@@ -288,7 +305,7 @@ const CalibrationRequests = 2
 // it is skipped. It sends nothing.
 func (a *Auditor) Plan() []Planned {
 	var out []Planned
-	for _, d := range definitions() {
+	for _, d := range probes() {
 		p := Planned{ID: d.id, Name: d.name, Severity: d.severity, Probes: d.probes}
 		p.Skip = a.skipReason(d)
 		if p.Skip == "" {
@@ -315,8 +332,8 @@ func (a *Auditor) MaxRequests() int { return a.maxRequests }
 // IDs returns the ids of every check, in order.
 func IDs() []string {
 	var out []string
-	for _, d := range definitions() {
-		out = append(out, d.id)
+	for _, c := range checks.ContractChecks() {
+		out = append(out, c.ID)
 	}
 	return out
 }
@@ -335,13 +352,4 @@ func (a *Auditor) randHex(n int) string {
 		b.WriteString(strings.ReplaceAll(a.newKey(), "-", ""))
 	}
 	return b.String()[:n]
-}
-
-// historyOf is a history naming keys, for an oracle to read.
-func historyOf(keys []string) *history.History {
-	h := &history.History{}
-	for i, k := range keys {
-		h.Ops = append(h.Ops, history.Op{ID: i, Key: k})
-	}
-	return h
 }

@@ -1,27 +1,36 @@
 package audit
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/jsonobj"
 	"github.com/idemcheck/idemcheck/lab"
+	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
 func TestBodyForms(t *testing.T) {
 	body := []byte(`{"amount":100, "currency":"usd","meta":{"b":1,"a":[1,2]}}`)
-	ms, ok := members(body)
-	if !ok || len(ms) != 3 || ms[0].name != "amount" || ms[2].name != "meta" {
+	ms, ok := jsonobj.Members(body)
+	if !ok || len(ms) != 3 || ms[0].Name != "amount" || ms[2].Name != "meta" {
 		t.Fatalf("members(%s) = %v, %v", body, ms, ok)
 	}
 	re, sp := equivalents(body)
@@ -65,52 +74,6 @@ func TestPaths(t *testing.T) {
 	}
 	if withQuery("/c") != "/c?idemcheck=1" || withQuery("/c?a=1") != "/c?a=1&idemcheck=1" {
 		t.Error("withQuery")
-	}
-}
-
-func TestDecide(t *testing.T) {
-	card := func(checks ...Check) *Scorecard { return &Scorecard{Checks: checks} }
-	cases := []struct {
-		sc     *Scorecard
-		failOn string
-		want   string
-	}{
-		{card(Check{Result: Pass}, Check{Result: Skipped}), "", Held},
-		{card(Check{Result: Fail, Severity: Medium}), "", Held},
-		{card(Check{Result: Fail, Severity: Medium}), "medium", Violated},
-		{card(Check{Result: Fail, Severity: Info}), "medium", Held},
-		{card(Check{Result: Fail, Severity: High}, Check{Result: Unknown}), "", Violated},
-		{card(Check{Result: Unknown}, Check{Result: Skipped}), "", Inconclusive},
-		{card(), "", Inconclusive},
-	}
-	for i, c := range cases {
-		c.sc.decide(c.failOn)
-		if c.sc.Result != c.want {
-			t.Errorf("case %d: decide = %s, want %s", i, c.sc.Result, c.want)
-		}
-	}
-}
-
-func TestIdentity(t *testing.T) {
-	a := &Auditor{}
-	ex := func(body, loc string) *exchange {
-		h := http.Header{}
-		if loc != "" {
-			h.Set("Location", loc)
-		}
-		return &exchange{answer: []byte(body), header: h}
-	}
-	if a.identity(ex(`{"id":"ch_1","x":1}`, "")) != a.identity(ex(`{"x":2, "id":"ch_1"}`, "")) {
-		t.Error("same id, other fields: different identities")
-	}
-	if a.identity(ex(`{"id":"ch_1"}`, "")) == a.identity(ex(`{"id":"ch_2"}`, "")) {
-		t.Error("different ids: same identity")
-	}
-	if a.identity(ex(`ok`, "/r/1")) == a.identity(ex(`ok`, "/r/2")) {
-		t.Error("different Locations: same identity")
-	}
-	if a.identity(ex(`{"b":1,"a":2}`, "")) != a.identity(ex(`{"a":2,"b":1}`, "")) {
-		t.Error("the same body reordered: different identities")
 	}
 }
 
@@ -173,16 +136,17 @@ func TestRun(t *testing.T) {
 		if got, want := a.MaxPlanned(), CalibrationRequests+4+c06Rounds*c06Copies; got != want {
 			t.Errorf("MaxPlanned = %d, want %d", got, want)
 		}
-		sc, err := a.Run(context.Background())
+		res, err := a.Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
+		sc := res.Scorecard
 		var failed []string
 		for _, c := range sc.Checks {
-			if c.Result == Fail {
+			if c.Result == checks.Fail {
 				failed = append(failed, c.ID)
 			}
-			if (c.ID == "C03" || c.ID == "C06") && c.Result != Skipped && c.JudgedBy != ByEffects {
+			if (c.ID == "C03" || c.ID == "C06") && c.Result != checks.Skipped && c.JudgedBy != checks.ByEffects {
 				t.Errorf("%s judged by %q, want effects", c.ID, c.JudgedBy)
 			}
 		}
@@ -232,48 +196,134 @@ func TestRunErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	card, err := a.Run(context.Background())
+	res, err := a.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := card.Checks[5]; c.Result != Skipped || !strings.Contains(c.Summary, "--max-requests 20") || card.Requests != CalibrationRequests || card.Result != Inconclusive {
+	card := res.Scorecard
+	if c := card.Checks[5]; c.Result != checks.Skipped || !strings.Contains(c.Summary, "--max-requests 20") || card.Requests != CalibrationRequests || card.Result != checks.Inconclusive {
 		t.Errorf("C06 under a cap of 20: %s %q, %d requests, %s", c.Result, c.Summary, card.Requests, card.Result)
 	}
 }
 
-func TestWriteFormats(t *testing.T) {
-	one := 1
-	sc := &Scorecard{FormatVersion: 1, Target: "http://h/charges", Method: "POST", Profile: "draft", Oracle: "none", Requests: 3,
-		Checks: []Check{
-			{ID: "C01", Name: "missing-key", Severity: Medium, Result: Pass, Summary: "400", JudgedBy: ByAnswers, Evidence: []Evidence{}},
-			{ID: "C06", Name: "concurrent-same-key", Severity: Critical, Result: Fail, Summary: "two | resources", JudgedBy: ByAnswers,
-				Evidence: []Evidence{{Probe: "round 1: copy 1", Request: "POST http://h/charges", Key: "k", Status: 201, Answer: `{"id":"ch_1"}`, Effects: &one}}},
-		}}
-	sc.decide("")
-	for _, f := range Formats() {
-		var b bytes.Buffer
-		if err := Write(&b, f, sc); err != nil {
-			t.Fatalf("Write(%s) = %v", f, err)
-		}
-		for _, want := range []string{"C06", "concurrent-same-key"} {
-			if !strings.Contains(b.String(), want) {
-				t.Errorf("Write(%s) lacks %q:\n%s", f, want, b.String())
+// TestNoHiddenResend: a server that reads a request on a kept-alive
+// connection and closes it without answering. The audit records that
+// exchange as indeterminate, and the server sees its key once: the
+// client under the audit never sends a request again on its own (net/http
+// resends a POST with an Idempotency-Key on a reused connection that
+// broke, an exchange the history would never show).
+func TestNoHiddenResend(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		transport func() http.RoundTripper
+	}{
+		{"the runner's HTTP/1.1 client", func() http.RoundTripper { return nil }},
+		{"net/http", func() http.RoundTripper { return runner.NewTransport(4) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newDropThird(t)
+			u, _ := url.Parse("http://" + srv.addr)
+			sc := labScenario(t, false)
+			a, err := New(Config{Scenario: sc, Targets: []*url.URL{u}, Checks: []string{"C03"}, Transport: tc.transport(),
+				Rand: rand.New(rand.NewPCG(3, 4))})
+			if err != nil {
+				t.Fatal(err)
 			}
+			res, err := a.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lost *history.Attempt
+			for i := range res.History.Attempts {
+				if at := &res.History.Attempts[i]; at.Request != nil && at.Request.Key == srv.droppedKey() {
+					if lost != nil {
+						t.Fatalf("the dropped request was recorded twice: %+v and %+v", *lost, *at)
+					}
+					lost = at
+				}
+			}
+			if lost == nil {
+				t.Fatalf("no attempt recorded for the request the server dropped (key %q)", srv.droppedKey())
+			}
+			if lost.Outcome != history.Info {
+				t.Errorf("the dropped request was recorded as %s (status %d), want info: no answer came", lost.Outcome, lost.Status)
+			}
+			if n := srv.seen(srv.droppedKey()); n != 1 {
+				t.Errorf("the server saw the dropped request's key %d times, want 1: a hidden resend", n)
+			}
+			if c := res.Scorecard.Checks[2]; c.ID != "C03" || c.Result == checks.Fail {
+				t.Errorf("C03 = %s %q; an unanswered request accuses nothing", c.Result, c.Summary)
+			}
+		})
+	}
+}
+
+// dropThird is a raw HTTP/1.1 server that answers every request 201 with
+// its key's id on kept-alive connections, except the third, which it reads
+// whole and then closes the connection on without a byte of answer.
+type dropThird struct {
+	addr  string
+	mu    sync.Mutex
+	n     int
+	keys  map[string]int
+	third string
+}
+
+func newDropThird(t *testing.T) *dropThird {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	s := &dropThird{addr: l.Addr().String(), keys: map[string]int{}}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go s.serve(c)
 		}
-	}
-	var b bytes.Buffer
-	_ = Write(&b, FormatJSON, sc)
-	if !strings.Contains(b.String(), `"result": "violated"`) || !strings.Contains(b.String(), `"evidence": []`) || strings.Contains(b.String(), "null") {
-		t.Errorf("JSON scorecard:\n%s", b.String())
-	}
-	sc.Checks = append(sc.Checks, Check{ID: "C10", Name: "timeout-in-flight", Severity: Critical, Result: Unknown, Summary: "cannot tell", Evidence: []Evidence{}})
-	for opt, want := range map[string]string{"": `<error message="unknown: cannot tell" type="inconclusive">`, "failure": `<failure message="unknown: cannot tell" type="inconclusive">`} {
-		b.Reset()
-		if err := WriteWith(&b, FormatJUnit, sc, Options{JUnitInconclusive: opt}); err != nil || !strings.Contains(b.String(), want) {
-			t.Errorf("junit with --junit-inconclusive %q: %v, want %s in\n%s", opt, err, want, b.String())
+	}()
+	return s
+}
+
+func (s *dropThird) serve(c net.Conn) {
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
 		}
+		_, _ = io.Copy(io.Discard, req.Body)
+		key := req.Header.Get("Idempotency-Key")
+		s.mu.Lock()
+		s.n++
+		n := s.n
+		s.keys[key]++
+		if n == 3 {
+			s.third = key
+		}
+		s.mu.Unlock()
+		if n == 3 {
+			return // read, then closed without answering
+		}
+		body := fmt.Sprintf(`{"id":%q}`, "ch_"+key) // the same answer for the same key
+		fmt.Fprintf(c, "HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 	}
-	if err := Write(&b, "yaml", sc); err == nil {
-		t.Error("Write(yaml) = nil error")
-	}
+}
+
+func (s *dropThird) droppedKey() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.third
+}
+
+func (s *dropThird) seen(key string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.keys[key]
 }

@@ -4,53 +4,36 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"maps"
 	"net/http"
 	"net/url"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/faults"
-	"github.com/idemcheck/idemcheck/internal/canon"
+	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
-// maxAnswer is how much of an answer body is kept.
-const maxAnswer = 64 << 10
-
 // errBudget: the request cap (Config.MaxRequests) was reached.
 var errBudget = errors.New("the request cap (--max-requests) was reached")
 
-// newClient is the audit's HTTP client: faults applied from the request's
-// context, redirects not followed (a 303 is an answer to judge).
-func newClient(base http.RoundTripper) *http.Client {
-	if base == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = 64
-		base = t
-	}
-	return &http.Client{
-		Transport:     &faults.Transport{Base: base},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-}
-
-// op is one logical operation of a probe: a fresh key and the body
-// rendered once, sent as is by every request of the op.
+// op is one logical operation of a probe: an op of the audit's history,
+// a key and the body rendered once, sent as is by every request of the op.
 type op struct {
+	id   int // the history's op id
 	key  string
 	seq  int
 	body []byte // with the key in its body field, when the key goes there
 }
 
-// newOp draws a fresh key and renders the operation's body for it.
-func (a *Auditor) newOp(ctx context.Context) (op, error) {
+// newOp draws a fresh key, renders the operation's body for it and
+// records the op, sent by check.
+func (a *Auditor) newOp(ctx context.Context, check string) (op, error) {
 	o := op{key: a.newKey(), seq: int(a.seq.Add(1)) - 1}
 	b, err := a.tmpl.Body(ctx, scenarios.Vars{Key: o.key, Seq: o.seq, Attempt: 1})
 	if err != nil {
@@ -59,7 +42,18 @@ func (a *Auditor) newOp(ctx context.Context) (op, error) {
 	if o.body, err = a.keyed(b, o.key); err != nil {
 		return op{}, err
 	}
+	o.id = a.record(check, o.key)
 	return o, nil
+}
+
+// record adds an op of check under key to the history; it returns its id.
+func (a *Auditor) record(check, key string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	id := len(a.h.Ops)
+	a.h.Ops = append(a.h.Ops, history.Op{ID: id, Key: key, Check: check})
+	a.n = append(a.n, 0)
+	return id
 }
 
 // keyed puts key in body when the key goes in a body field.
@@ -94,104 +88,38 @@ type req struct {
 	target       int
 }
 
-// exchange is a request sent and what came back.
-type exchange struct {
-	req     req
-	method  string
-	url     string // redacted
-	key     string
-	keySent bool
-	headers map[string]string // sent, besides the key; credentials masked
-	body    []byte            // sent
-	status  int
-	header  http.Header
-	answer  []byte
-	err     error
-	// hidden is the answer a drop_ack hid from the client.
-	hidden *exchange
-	start  time.Time
-	took   time.Duration
+// built is a request ready to send, with what its evidence shows.
+type built struct {
+	r    req
+	http *http.Request
+	sent history.Request
+	err  error // the request could not be built: nothing is sent
 }
 
-func (e *exchange) ok() bool       { return e.err == nil && e.status >= 200 && e.status < 300 }
-func (e *exchange) is5xx() bool    { return e.err == nil && e.status >= 500 }
-func (e *exchange) answered() bool { return e.err == nil && e.status != 0 }
-
-// hung reports whether the request ran into the audit's request timeout:
-// the API did not answer in time.
-func (e *exchange) hung() bool {
-	return e.err != nil && errors.Is(e.err, context.DeadlineExceeded) && !errors.Is(e.err, faults.ErrTimeout)
-}
-
-// inFlight reports whether the answer says the key is still in flight:
-// 409, 425 Too Early or 429.
-func (e *exchange) inFlight() bool {
-	return e.err == nil && (e.status == http.StatusConflict || e.status == http.StatusTooEarly || e.status == http.StatusTooManyRequests)
-}
-
-// what is the answer in a few words: "201", "409", "no answer (timeout)".
-func (e *exchange) what() string {
-	switch {
-	case e == nil:
-		return "nothing"
-	case e.err != nil:
-		return "no answer (" + shortErr(e.err) + ")"
-	}
-	return strconv.Itoa(e.status)
-}
-
-func shortErr(err error) string {
-	switch {
-	case errors.Is(err, errBudget):
-		return "request cap reached"
-	case errors.Is(err, faults.ErrDroppedAck):
-		return "answer dropped"
-	case errors.Is(err, faults.ErrTimeout):
-		return "client gave up"
-	case errors.Is(err, faults.ErrReset):
-		return "reset before sending"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "request timeout"
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	return err.Error()
-}
-
-// send sends r and returns the exchange; a transport failure is in its
-// err, never returned.
-func (a *Auditor) send(ctx context.Context, r req) *exchange {
-	ex, hr, err := a.build(ctx, r)
-	if err != nil {
-		ex.err = err
-		return ex
-	}
-	return a.do(ctx, ex, hr)
-}
-
-// build makes r's request, with ctx as its context (a timeout is added by
-// do).
-func (a *Auditor) build(ctx context.Context, r req) (*exchange, *http.Request, error) {
-	ex := &exchange{req: r}
+// build makes r's request, with ctx as its context (the client bounds it
+// with the request timeout).
+func (a *Auditor) build(ctx context.Context, r req) *built {
+	b := &built{r: r}
 	v := scenarios.Vars{Key: r.op.key, Seq: r.op.seq, Attempt: 1}
 	body := r.op.body
 	if r.body != nil {
 		body = r.body
 	}
-	base := a.targets[r.target%len(a.targets)]
+	target := r.target % len(a.targets)
+	base := a.targets[target]
 	hr, err := a.tmpl.BuildWithBody(ctx, base, v, body)
 	if err != nil {
-		return ex, nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		b.err = fmt.Errorf("%w: %w", ErrConfig, err)
+		return b
 	}
 	if r.path != "" {
 		u, err := scenarios.Join(base, r.path)
-		if err != nil {
-			return ex, nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		if err == nil {
+			hr.URL, err = url.Parse(u)
 		}
-		if hr.URL, err = url.Parse(u); err != nil {
-			return ex, nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		if err != nil {
+			b.err = fmt.Errorf("%w: %w", ErrConfig, err)
+			return b
 		}
 	}
 	if r.method != "" && r.method != hr.Method {
@@ -206,42 +134,53 @@ func (a *Auditor) build(ctx context.Context, r req) (*exchange, *http.Request, e
 		for name, t := range a.as {
 			val, err := t.Render(ctx, v)
 			if err != nil {
-				return ex, nil, fmt.Errorf("%w: %w", ErrConfig, err)
+				b.err = fmt.Errorf("%w: %w", ErrConfig, err)
+				return b
 			}
 			hr.Header.Set(name, val)
-			a.secrets.Add(val)
+			a.client.Secret(val)
 		}
 	}
 	for name, val := range r.headers {
 		hr.Header.Set(name, val)
 	}
-	ex.key = r.op.key
+	key := r.op.key
 	if r.key != nil {
-		ex.key = *r.key
+		key = *r.key
 	}
 	if a.keyHdr != "" && !r.noKey {
-		hr.Header.Set(a.keyHdr, ex.key)
-		ex.keySent = true
+		hr.Header.Set(a.keyHdr, key)
 	}
-	if a.keyField != "" && !r.noKey {
-		ex.keySent = true
-	}
-	ex.method = hr.Method
-	ex.body = body
-	ex.headers = map[string]string{}
+	b.sent = history.Request{Method: hr.Method, URL: redactedURL(hr.URL), Key: key, NoKey: r.noKey, As: r.as,
+		Body: a.snippet(body)}
 	for name, vals := range hr.Header {
 		if a.keyHdr != "" && strings.EqualFold(name, a.keyHdr) {
 			continue
 		}
 		val := strings.Join(vals, ", ")
 		if redact.SecretHeader(name) {
-			a.secrets.Add(vals...)
+			a.client.Secret(vals...)
 			val = redact.Mask
 		}
-		ex.headers[name] = val
+		if b.sent.Headers == nil {
+			b.sent.Headers = map[string]string{}
+		}
+		b.sent.Headers[name] = a.client.Scrub(val)
 	}
-	ex.url = redactedURL(hr.URL)
-	return ex, hr, nil
+	b.http = hr
+	return b
+}
+
+// maxRequestBody bounds the request body an attempt keeps as evidence.
+const maxRequestBody = 300
+
+// snippet is the start of a request body, secrets scrubbed, for evidence.
+func (a *Auditor) snippet(b []byte) string {
+	s := strings.TrimSpace(a.client.Scrub(strings.ToValidUTF8(string(b), "�")))
+	if r := []rune(s); len(r) > maxRequestBody {
+		s = string(r[:maxRequestBody]) + "…"
+	}
+	return s
 }
 
 // redactedURL keeps the audit's own query parameter and the idempotency
@@ -250,69 +189,55 @@ func redactedURL(u *url.URL) string {
 	return redact.Options{Keep: []string{"idemcheck", "idempotency_key", "key"}}.URL(u)
 }
 
-// do sends a built request within the request timeout, reading at most
-// maxAnswer bytes of the answer.
-func (a *Auditor) do(ctx context.Context, ex *exchange, hr *http.Request) *exchange {
-	if a.sent.Add(1) > int64(a.maxRequests) {
+// send sends r and records its attempt; a transport failure is in the
+// attempt, never returned.
+func (a *Auditor) send(ctx context.Context, r req) *history.Attempt {
+	return a.sendBuilt(ctx, a.build(ctx, r))
+}
+
+// sendBuilt sends b through the runner's client, within the request cap,
+// and records the attempt as the next of its op.
+func (a *Auditor) sendBuilt(ctx context.Context, b *built) *history.Attempt {
+	var at history.Attempt
+	switch {
+	case b.err != nil:
+		now := a.client.Since()
+		at = history.Attempt{Outcome: history.Fail, Intended: now, Start: now, End: now, Err: b.err.Error()}
+	case a.sent.Add(1) > int64(a.maxRequests):
 		a.sent.Add(-1)
-		ex.err = errBudget
-		return ex
-	}
-	ctx, cancel := context.WithTimeout(ctx, a.reqTimeout)
-	defer cancel()
-	var hidden faults.Answers
-	ctx = faults.WithAnswers(ctx, &hidden)
-	if ex.req.fault != nil {
-		ctx = faults.WithFault(ctx, ex.req.fault)
-	}
-	ex.start = time.Now()
-	resp, err := a.client.Do(hr.WithContext(ctx))
-	if err == nil {
-		ex.status = resp.StatusCode
-		ex.header = resp.Header
-		ex.answer, err = io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-		resp.Body.Close()
-		if err != nil {
-			ex.status, ex.header = 0, nil
+		now := a.client.Since()
+		at = history.Attempt{Outcome: history.Fail, Intended: now, Start: now, End: now, Err: errBudget.Error(), Target: b.r.target % len(a.targets)}
+		if b.r.fault != nil {
+			at.Fault = b.r.fault.Kind()
 		}
+	default:
+		at = a.client.Send(ctx, b.http, b.r.target%len(a.targets), b.r.fault)
 	}
-	ex.err = err
-	ex.took = time.Since(ex.start)
-	for _, h := range hidden.Take() {
-		if h.Hidden && h.Err == nil && h.Status != 0 {
-			hx := &exchange{req: ex.req, method: ex.method, url: ex.url, key: ex.key, keySent: ex.keySent,
-				headers: ex.headers, body: ex.body, status: h.Status, header: http.Header{}}
-			if h.Body != nil {
-				hx.answer = h.Body.Kept()
-			}
-			ex.hidden = hx
-		}
-	}
-	return ex
+	at.Label = b.r.label
+	sent := b.sent
+	at.Request = &sent
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.n[b.r.op.id]++
+	at.Op, at.N = b.r.op.id, a.n[b.r.op.id]
+	a.h.Attempts = append(a.h.Attempts, at)
+	return &at
 }
 
 // together sends every request of rs at once: each is built first, then
-// all are released by one barrier.
-func (a *Auditor) together(ctx context.Context, rs []req) []*exchange {
-	out := make([]*exchange, len(rs))
-	built := make([]*http.Request, len(rs))
+// all are released by one barrier. The attempts come back in rs's order.
+func (a *Auditor) together(ctx context.Context, rs []req) []*history.Attempt {
+	out := make([]*history.Attempt, len(rs))
+	bs := make([]*built, len(rs))
 	for i, r := range rs {
-		ex, hr, err := a.build(ctx, r)
-		if err != nil {
-			ex.err = err
-		}
-		out[i], built[i] = ex, hr
+		bs[i] = a.build(ctx, r)
 	}
 	barrier := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range rs {
-		if built[i] == nil {
-			continue
-		}
 		wg.Go(func() {
 			<-barrier
-			a.do(ctx, out[i], built[i])
+			out[i] = a.sendBuilt(ctx, bs[i])
 		})
 	}
 	close(barrier)
@@ -323,14 +248,14 @@ func (a *Auditor) together(ctx context.Context, rs []req) []*exchange {
 // settle sends r again while its answer says the key is in flight, with a
 // growing pause from first (at most maxPause), until another answer, a
 // transport failure, maxTries sends or a.lease after since. It returns
-// every exchange, the last one last; none when maxTries is 0.
-func (a *Auditor) settle(ctx context.Context, r req, since time.Time, first time.Duration, maxTries int) []*exchange {
-	var out []*exchange
+// every attempt, the last one last; none when maxTries is 0.
+func (a *Auditor) settle(ctx context.Context, r req, since time.Time, first time.Duration, maxTries int) []*history.Attempt {
+	var out []*history.Attempt
 	pause := max(first, time.Millisecond)
 	for range maxTries {
-		ex := a.send(ctx, r)
-		out = append(out, ex)
-		if !ex.inFlight() || time.Since(since) > a.lease || ctx.Err() != nil {
+		at := a.send(ctx, r)
+		out = append(out, at)
+		if !busy(at) || time.Since(since) > a.lease || ctx.Err() != nil {
 			break
 		}
 		if !sleep(ctx, pause) {
@@ -371,65 +296,86 @@ func (a *Auditor) settleTries(first time.Duration) int {
 	return n
 }
 
-// identity names the resource a 2xx answer is about: its top-level "id",
-// else its Location, else its body without the volatile fields. Two
-// answers for one key with different identities are two executions.
-func (a *Auditor) identity(e *exchange) string {
-	if e == nil {
-		return ""
-	}
-	if ms, ok := members(e.answer); ok {
-		for _, m := range ms {
-			if m.name == "id" {
-				return "id " + string(m.value)
-			}
+// busy reports whether the answer says the key is still in flight: 409,
+// 425 Too Early or 429.
+func busy(at *history.Attempt) bool {
+	return at.Outcome == history.OK && (at.Status == http.StatusConflict || at.Status == http.StatusTooEarly || at.Status == http.StatusTooManyRequests)
+}
+
+// hidden reports whether a drop_ack hid an answer of at from the client.
+func hidden(at *history.Attempt) bool {
+	for _, x := range at.Answers {
+		if x.Hidden && x.Outcome == history.OK && x.Status != 0 {
+			return true
 		}
 	}
-	if e.header != nil {
-		if loc := e.header.Get("Location"); loc != "" {
-			return "Location " + loc
-		}
-	}
-	return fmt.Sprintf("body %016x", canon.Fingerprint(e.answer, a.volatile))
+	return false
 }
 
-// replayOf reports whether e replays first: the same body (volatile
-// fields, member order and spacing aside), or the same resource with the
-// replay marker. An answer about the same resource with another body (a
-// counter's new value, say) is not one.
-func (a *Auditor) replayOf(e, first *exchange) bool {
-	if a.sameBody(e, first) {
-		return true
-	}
-	return a.identity(e) == a.identity(first) && e.header != nil && strings.EqualFold(e.header.Get("Idempotent-Replayed"), "true")
-}
+// took is how long an attempt took.
+func took(at *history.Attempt) time.Duration { return at.End - at.Start }
 
-// sameBody reports whether two answers have the same body, volatile
-// fields, member order and spacing aside.
-func (a *Auditor) sameBody(x, y *exchange) bool {
-	return canon.Fingerprint(x.answer, a.volatile) == canon.Fingerprint(y.answer, a.volatile)
-}
-
-// effects reads the oracle's count for keys, after the quiet period. It
-// returns nil and no error without an oracle.
-func (a *Auditor) effects(ctx context.Context, keys ...string) (map[string]int, error) {
+// effects reads the oracle's count for keys after the quiet period, and
+// records it in check's reading (a count of 0 included, so that the
+// judge tells a key read from one that was not). Without an oracle it
+// reads nothing; a failed reading is recorded as the reading's error.
+func (a *Auditor) effects(ctx context.Context, check string, keys ...string) {
 	if a.oracle == nil || len(keys) == 0 {
-		return nil, nil
+		return
 	}
+	rd := a.reading(check)
 	if !sleep(ctx, a.quiet) {
-		return nil, ctx.Err()
+		rd.Err = cmpOr(rd.Err, "interrupted before the effects were read")
+		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.reqTimeout)
 	defer cancel()
-	r, err := a.oracle.Observe(ctx, historyOf(slices.Compact(slices.Clone(keys))))
+	keys = slices.Compact(slices.Clone(keys))
+	r, err := a.oracle.Observe(ctx, historyOf(keys))
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if err != nil {
-		return nil, err
+		rd.Err = cmpOr(rd.Err, a.client.Scrub(err.Error()))
+		return
 	}
-	out := maps.Clone(r.Effects)
-	if out == nil {
-		out = map[string]int{}
+	for _, k := range keys {
+		rd.Effects[k] = r.Effects[k]
 	}
-	return out, nil
+}
+
+// reading is check's effects reading, made on first use; the history
+// gets every reading when the audit ends (readings).
+func (a *Auditor) reading(check string) *history.Reading {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if r, ok := a.readings[check]; ok {
+		return r
+	}
+	r := &history.Reading{Oracle: check, Kind: history.KindEffects, Effects: map[string]int{}}
+	a.readings[check] = r
+	a.readingOrder = append(a.readingOrder, check)
+	return r
+}
+
+// readings are the effects readings taken, in the order they were first
+// taken.
+func (a *Auditor) readingsTaken() []history.Reading {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]history.Reading, 0, len(a.readingOrder))
+	for _, c := range a.readingOrder {
+		out = append(out, *a.readings[c])
+	}
+	return out
+}
+
+// historyOf is a history naming keys, for an oracle to read.
+func historyOf(keys []string) *history.History {
+	h := &history.History{}
+	for i, k := range keys {
+		h.Ops = append(h.Ops, history.Op{ID: i, Key: k})
+	}
+	return h
 }
 
 // siblingPath is another path beside p (same directory, another last
@@ -452,3 +398,6 @@ func withQuery(p string) string {
 	}
 	return p + "?idemcheck=1"
 }
+
+// label names a request of a probe (checks.Label).
+func label(round int, role, detail string) string { return checks.Label(round, role, detail) }

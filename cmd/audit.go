@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemcheck/idemcheck/audit"
+	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -106,8 +109,8 @@ interrupted.`,
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Args = args
-			if !audit.ValidFormat(opts.Format) {
-				return withHint(ExitUsage, fmt.Errorf("--format %q: unknown format", opts.Format), "use "+strings.Join(audit.Formats(), ", "))
+			if !slices.Contains(reports.ScorecardFormats(), opts.Format) {
+				return withHint(ExitUsage, fmt.Errorf("--format %q: unknown format", opts.Format), "use "+strings.Join(reports.ScorecardFormats(), ", "))
 			}
 			if err := failOnFlag(opts.FailOn); err != nil {
 				return err
@@ -129,8 +132,8 @@ interrupted.`,
 				return err
 			}
 			for _, f := range opts.Reports.files {
-				if !audit.ValidFormat(f.Format) {
-					return withHint(ExitUsage, fmt.Errorf("--report %s=%s: audit writes no %s", f.Format, f.Path, f.Format), "audit writes "+strings.Join(audit.Formats(), ", "))
+				if !slices.Contains(reports.ScorecardFormats(), f.Format) {
+					return withHint(ExitUsage, fmt.Errorf("--report %s=%s: audit writes no %s", f.Format, f.Path, f.Format), "audit writes "+strings.Join(reports.ScorecardFormats(), ", "))
 				}
 			}
 			if opts.Profile != "" {
@@ -152,7 +155,7 @@ interrupted.`,
 	fl.StringVar(&opts.Across, "across", "", "with several --target: read effects on the first target (first, the default) or add up every target's (sum)")
 	fl.StringArrayVar(&opts.As, "as", nil, `a header of a second principal, 'Name: value' (repeatable), set over -H for the cross-user check C15: 'Authorization: Bearer {{env "OTHER_TOKEN"}}'`)
 	fl.StringVar(&opts.Profile, "profile", "", "the codes the API is expected to answer: "+strings.Join(scenarios.ProfileNames(), ", ")+" (default: the file's, else draft)")
-	fl.StringVarP(&opts.Format, "format", "f", audit.FormatText, "scorecard format on stdout: "+strings.Join(audit.Formats(), ", "))
+	fl.StringVarP(&opts.Format, "format", "f", "text", "scorecard format on stdout: "+strings.Join(reports.ScorecardFormats(), ", "))
 	fl.IntVar(&opts.MaxRequests, "max-requests", audit.DefaultMaxRequests, "the most requests the audit sends (oracle reads aside); a check that no longer fits is skipped")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print the checks, their probes and request counts, and send nothing")
 	fl.StringSliceVar(&opts.Volatile, "volatile", nil, "JSONPaths of answer fields that may differ between a first answer and its replay: '$.created,$.request_id'")
@@ -188,7 +191,7 @@ func auditRun(ctx context.Context, opts *AuditOptions) error {
 
 // auditRunOnce runs the audit; the scorecard it returns (nil when the
 // audit could not start) was written.
-func auditRunOnce(ctx context.Context, opts *AuditOptions) (*audit.Scorecard, error) {
+func auditRunOnce(ctx context.Context, opts *AuditOptions) (*checks.Scorecard, error) {
 	sc, targets, err := auditScenario(opts)
 	if err != nil {
 		return nil, err
@@ -216,21 +219,22 @@ func auditRunOnce(ctx context.Context, opts *AuditOptions) (*audit.Scorecard, er
 		fmt.Fprintf(opts.Streams.Err, "audit: the checks that no longer fit under --max-requests %d are skipped\n", a.MaxRequests())
 	}
 	start := time.Now()
-	card, err := a.Run(ctx)
+	res, err := a.Run(ctx)
 	switch {
 	case errors.Is(err, audit.ErrTarget):
 		return nil, withHint(ExitRuntime, err, "the plain request must succeed (2xx) before anything can be audited: check the URL, -d and -H")
 	case errors.Is(err, audit.ErrConfig):
 		return nil, withCode(ExitUsage, err)
-	case card == nil && err != nil:
+	case res == nil && err != nil:
 		return nil, withCode(ExitInterrupted, err)
 	}
-	ropts := audit.Options{JUnitInconclusive: opts.Reports.Inconclusive}
-	if werr := audit.WriteWith(opts.Streams.Out, opts.Format, card, ropts); werr != nil {
+	card := res.Scorecard
+	ropts := reports.Options{JUnitInconclusive: opts.Reports.Inconclusive}
+	if werr := reports.WriteScorecard(opts.Streams.Out, opts.Format, card, ropts); werr != nil {
 		return card, withCode(ExitRuntime, fmt.Errorf("writing the scorecard: %w", werr))
 	}
 	for _, f := range opts.Reports.files {
-		if werr := writeFile(f.Path, func(out *os.File) error { return audit.WriteWith(out, f.Format, card, ropts) }); werr != nil {
+		if werr := writeFile(f.Path, func(out *os.File) error { return reports.WriteScorecard(out, f.Format, card, ropts) }); werr != nil {
 			return card, withCode(ExitRuntime, werr)
 		}
 	}
@@ -238,13 +242,19 @@ func auditRunOnce(ctx context.Context, opts *AuditOptions) (*audit.Scorecard, er
 	if err != nil {
 		return card, withCode(ExitInterrupted, err)
 	}
+	return card, scorecardExit(card)
+}
+
+// scorecardExit is the exit of a judged audit: 1 when a check failed at
+// the failing severity, 3 when nothing could be judged.
+func scorecardExit(card *checks.Scorecard) error {
 	switch card.Result {
-	case audit.Violated:
-		return card, silentExit{ExitFailed}
-	case audit.Inconclusive:
-		return card, silentExit{ExitInconclusive}
+	case checks.NotMet:
+		return silentExit{ExitFailed}
+	case checks.Inconclusive:
+		return silentExit{ExitInconclusive}
 	}
-	return card, nil
+	return nil
 }
 
 // auditScenario is the scenario the audit's request comes from: built from

@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/audit"
+	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/internal/testenv"
+	"github.com/idemcheck/idemcheck/reports"
 )
 
 // labAuditArgs audit the lab's protected charge endpoint with every check
@@ -32,10 +34,10 @@ func labAuditArgs(target string, extra ...string) []string {
 }
 
 // runAudit runs an audit through Main and decodes its JSON scorecard.
-func runAudit(t *testing.T, args ...string) (ExitCode, *audit.Scorecard, string) {
+func runAudit(t *testing.T, args ...string) (ExitCode, *checks.Scorecard, string) {
 	t.Helper()
 	r := runMain(t, nil, args...)
-	var sc audit.Scorecard
+	var sc checks.Scorecard
 	if err := json.Unmarshal([]byte(r.out), &sc); err != nil {
 		t.Fatalf("idemcheck %s: exit %d, no JSON scorecard: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, err, r.out, r.err)
 	}
@@ -43,8 +45,8 @@ func runAudit(t *testing.T, args ...string) (ExitCode, *audit.Scorecard, string)
 }
 
 // checkResults maps check id to result.
-func checkResults(sc *audit.Scorecard) map[string]audit.Check {
-	out := map[string]audit.Check{}
+func checkResults(sc *checks.Scorecard) map[string]checks.ContractCheck {
+	out := map[string]checks.ContractCheck{}
 	for _, c := range sc.Checks {
 		out[c.ID] = c
 	}
@@ -54,27 +56,27 @@ func checkResults(sc *audit.Scorecard) map[string]audit.Check {
 // wantScorecard asserts that exactly the checks in fail fail (those in
 // may may), that the checks in skip are skipped, and that every other
 // check passes: no collateral accusation, no unknown.
-func wantScorecard(t *testing.T, name string, sc *audit.Scorecard, fail, may, skip []string, out string) {
+func wantScorecard(t *testing.T, name string, sc *checks.Scorecard, fail, may, skip []string, out string) {
 	t.Helper()
 	if len(sc.Checks) != len(audit.IDs()) {
 		t.Fatalf("%s: %d checks, want %d", name, len(sc.Checks), len(audit.IDs()))
 	}
 	for _, c := range sc.Checks {
-		var want audit.Result
+		var want checks.Status
 		switch {
 		case slices.Contains(fail, c.ID):
-			want = audit.Fail
-		case slices.Contains(may, c.ID) && c.Result == audit.Fail:
-			want = audit.Fail
+			want = checks.Fail
+		case slices.Contains(may, c.ID) && c.Result == checks.Fail:
+			want = checks.Fail
 		case slices.Contains(skip, c.ID):
-			want = audit.Skipped
+			want = checks.Skipped
 		default:
-			want = audit.Pass
+			want = checks.Pass
 		}
 		if c.Result != want {
 			t.Errorf("%s: %s %s = %s (%s: %s), want %s", name, c.ID, c.Name, c.Result, c.Severity, c.Summary, want)
 		}
-		if c.Result == audit.Fail && len(c.Evidence) == 0 {
+		if c.Result == checks.Fail && len(c.Evidence) == 0 {
 			t.Errorf("%s: %s failed without evidence", name, c.ID)
 		}
 	}
@@ -99,15 +101,15 @@ func TestAuditCorrectLab(t *testing.T) {
 	if took > 30*time.Second {
 		t.Errorf("a full audit took %v, want under 30s", took)
 	}
-	if code != ExitOK || sc.Result != audit.Held {
-		t.Errorf("audit of the correct lab: exit %d, result %s; want 0, held", code, sc.Result)
+	if code != ExitOK || sc.Result != checks.Met {
+		t.Errorf("audit of the correct lab: exit %d, result %s; want 0, met", code, sc.Result)
 	}
 	wantScorecard(t, "correct lab", sc, nil, nil, []string{"C14"}, out)
-	if sc.FormatVersion != 1 || sc.Profile != "draft" || sc.Method != "POST" || !strings.HasSuffix(sc.Target, "/charges") || sc.Oracle == "none" {
+	if sc.FormatVersion != 2 || sc.Profile != "draft" || sc.Method != "POST" || !strings.HasSuffix(sc.Target, "/charges") || sc.Oracle == "none" {
 		t.Errorf("scorecard header = %+v", sc)
 	}
 	for _, c := range sc.Checks {
-		if c.Result == audit.Pass && c.JudgedBy == "" {
+		if c.Result == checks.Pass && c.JudgedBy == "" {
 			t.Errorf("%s passed without saying how it judged", c.ID)
 		}
 	}
@@ -157,10 +159,10 @@ func TestAuditProfiles(t *testing.T) {
 	code, sc, out := runAudit(t, labAuditArgs(correct, "--profile", "stripe", "--checks", "C01,C04,C07,C17")...)
 	skip := []string{"C02", "C03", "C05", "C06", "C08", "C09", "C10", "C11", "C12", "C13", "C14", "C15", "C16", "C18", "DK"}
 	wantScorecard(t, "correct lab, stripe", sc, []string{"C04"}, []string{"C07"}, skip, out)
-	if c := checkResults(sc)["C04"]; c.Severity != audit.Medium || !strings.Contains(c.Summary, "422") {
+	if c := checkResults(sc)["C04"]; c.Severity != checks.Medium || !strings.Contains(c.Summary, "422") {
 		t.Errorf("C04 under stripe = %s %q, want a medium finding naming 422", c.Severity, c.Summary)
 	}
-	if code != ExitOK || sc.Result != audit.Held {
+	if code != ExitOK || sc.Result != checks.Met {
 		t.Errorf("correct lab under stripe: exit %d, result %s; want 0 (a medium finding only)", code, sc.Result)
 	}
 	code, _, _ = runAudit(t, labAuditArgs(correct, "--profile", "stripe", "--checks", "C04", "--fail-on", "medium")...)
@@ -197,13 +199,13 @@ func TestAuditWithoutOracle(t *testing.T) {
 	for _, c := range sc.Checks {
 		switch {
 		case c.ID == "C10":
-			if c.Result != audit.Unknown || !strings.Contains(c.Summary, "cannot tell") {
+			if c.Result != checks.Unknown || !strings.Contains(c.Summary, "cannot tell") {
 				t.Errorf("C10 without an oracle = %s %q, want unknown: the abandoned request's answer is lost", c.Result, c.Summary)
 			}
 		case c.ID == "C14":
-		case c.Result != audit.Pass:
+		case c.Result != checks.Pass:
 			t.Errorf("%s without an oracle = %s (%s), want pass", c.ID, c.Result, c.Summary)
-		case c.JudgedBy != audit.ByAnswers:
+		case c.JudgedBy != checks.ByAnswers:
 			t.Errorf("%s judged by %q without an oracle", c.ID, c.JudgedBy)
 		}
 	}
@@ -214,7 +216,7 @@ func TestAuditWithoutOracle(t *testing.T) {
 	racy := startTestLab(t, memoryBackend(), "check-then-act")
 	code, sc, _ = runAudit(t, noOracle(labAuditArgs(racy, "--checks", "C06"))...)
 	c := checkResults(sc)["C06"]
-	if code != ExitFailed || c.Result != audit.Fail || c.Severity != audit.Critical || !strings.Contains(c.Summary, "different resources") {
+	if code != ExitFailed || c.Result != checks.Fail || c.Severity != checks.Critical || !strings.Contains(c.Summary, "different resources") {
 		t.Errorf("check-then-act without an oracle: exit %d, C06 %s %s %q; want 1 and a critical failure from the answers", code, c.Result, c.Severity, c.Summary)
 	}
 }
@@ -238,7 +240,7 @@ func TestAuditExpiry(t *testing.T) {
 	wantScorecard(t, "correct lab, retention 1s", sc, nil, nil, others, out)
 	code, sc, out := runAudit(t, labAuditArgs(start(0, "short-ttl"), "--checks", "C14", "--retention", "2s")...)
 	wantScorecard(t, "short-ttl, retention 2s", sc, []string{"C14"}, nil, others, out)
-	if c := checkResults(sc)["C14"]; c.Severity != audit.Critical || code != ExitFailed {
+	if c := checkResults(sc)["C14"]; c.Severity != checks.Critical || code != ExitFailed {
 		t.Errorf("short-ttl: C14 %s, exit %d; want critical, 1", c.Severity, code)
 	}
 }
@@ -302,7 +304,7 @@ func TestAuditFile(t *testing.T) {
 		t.Fatalf("audit charges-lost-ack: exit %d, oracle %q; want 0 and the file's oracle\n%s", code, sc.Oracle, out)
 	}
 	r := checkResults(sc)
-	if r["C03"].Result != audit.Pass || r["C06"].Result != audit.Pass || r["C06"].JudgedBy != audit.ByEffects {
+	if r["C03"].Result != checks.Pass || r["C06"].Result != checks.Pass || r["C06"].JudgedBy != checks.ByEffects {
 		t.Errorf("C03 %s, C06 %s by %s; want both passed, by the effects", r["C03"].Result, r["C06"].Result, r["C06"].JudgedBy)
 	}
 }
@@ -313,7 +315,7 @@ func TestAuditFormatsAndSecrets(t *testing.T) {
 	t.Parallel()
 	target := startTestLab(t, memoryBackend(), "global-keys")
 	const tokA, tokB = "tok-a-7f3kq9", "tok-b-2m8zx4"
-	for _, format := range audit.Formats() {
+	for _, format := range reports.ScorecardFormats() {
 		r := runMain(t, nil, "audit", "POST", target+"/charges", "-d", `{"amount":100,"currency":"usd"}`,
 			"-H", "Authorization: Bearer "+tokA, "--as", "Authorization: Bearer "+tokB, "--checks", "C03,C15", "--format", format)
 		if r.code != ExitFailed {
@@ -323,15 +325,15 @@ func TestAuditFormatsAndSecrets(t *testing.T) {
 			t.Errorf("%s: a credential is in the output:\n%s%s", format, r.out, r.err)
 		}
 		switch format {
-		case audit.FormatText:
-			if !strings.Contains(r.out, "C15  cross-user") || !strings.Contains(r.out, "result: VIOLATED") {
+		case "text":
+			if !strings.Contains(r.out, "C15  cross-user") || !strings.Contains(r.out, "result: NOT_MET") {
 				t.Errorf("text scorecard:\n%s", r.out)
 			}
-		case audit.FormatMarkdown:
+		case "markdown":
 			if !strings.Contains(r.out, "| C15 | cross-user | critical | **fail** |") {
 				t.Errorf("markdown scorecard:\n%s", r.out)
 			}
-		case audit.FormatJUnit:
+		case "junit":
 			var doc struct {
 				Tests    int `xml:"tests,attr"`
 				Failures int `xml:"failures,attr"`
@@ -339,7 +341,7 @@ func TestAuditFormatsAndSecrets(t *testing.T) {
 			if err := xml.Unmarshal([]byte(r.out), &doc); err != nil || doc.Tests != len(audit.IDs()) || doc.Failures != 1 {
 				t.Errorf("junit: %v, %+v; want %d testcases, 1 failure\n%s", err, doc, len(audit.IDs()), r.out)
 			}
-		case audit.FormatJSON:
+		case "json":
 			var raw map[string]any
 			if err := json.Unmarshal([]byte(r.out), &raw); err != nil {
 				t.Fatal(err)
@@ -393,13 +395,13 @@ func TestAuditReplicas(t *testing.T) {
 		t.Errorf("two correct replicas: exit %d, want 0\n%s", code, out)
 	}
 	for _, id := range []string{"C06", "C07"} {
-		if c := checkResults(sc)[id]; c.Result != audit.Pass {
+		if c := checkResults(sc)[id]; c.Result != checks.Pass {
 			t.Errorf("two correct replicas: %s %s (%s)", id, c.Result, c.Summary)
 		}
 	}
 	racy := startTestLabs(t, memoryBackend(), 2, "in-process-lock")
 	code, sc, out = runAudit(t, args(racy, "--checks", "C06")...)
-	if c := checkResults(sc)["C06"]; code != ExitFailed || c.Result != audit.Fail || c.Severity != audit.Critical {
+	if c := checkResults(sc)["C06"]; code != ExitFailed || c.Result != checks.Fail || c.Severity != checks.Critical {
 		t.Errorf("in-process-lock on two replicas: exit %d, C06 %s %s; want 1, a critical failure\n%s", code, c.Result, c.Severity, out)
 	}
 }

@@ -236,6 +236,9 @@ type Judge struct {
 	// FailOn is "medium" when a deviation from the profile fails the run;
 	// "" leaves such findings in the report only.
 	FailOn string `json:"fail_on,omitempty"`
+	// Contract, in an audit's history, is what its contract checks are
+	// judged against; nil for a run.
+	Contract *Contract `json:"contract,omitempty"`
 }
 
 // Profile names the statuses an API answers where the idempotency
@@ -249,6 +252,9 @@ type Profile struct {
 	Mismatch []string `json:"mismatch,omitempty"`
 	// MissingKey answers a request without a key where one is required.
 	MissingKey []string `json:"missing_key,omitempty"`
+	// Replayed is the header (with the value "true") a replay carries,
+	// "" when the profile declares none.
+	Replayed string `json:"replayed,omitempty"`
 }
 
 // Matches reports whether status is one of list ("409", or a class such

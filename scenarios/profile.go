@@ -2,7 +2,8 @@ package scenarios
 
 import (
 	"slices"
-	"strconv"
+
+	"github.com/idemcheck/idemcheck/history"
 )
 
 // The profiles a scenario can name: which statuses an API is expected to
@@ -27,19 +28,14 @@ const (
 // DefaultProfile is the profile of a scenario that names none.
 const DefaultProfile = ProfileDraft
 
-// Profile is what a profile expects of an API, as plain data: lists of
-// statuses, each an exact status ("409") or a class ("4xx"), answered to a
-// request whose key is still in flight (InFlight), to another payload under
-// a used key (Mismatch) and to a request without a key (MissingKey, where
-// "2xx" means "processed as a new request, without dedup"). Its fields are
-// those of history.Profile, in the same order, so
-// history.Profile(sc.Profile()) converts it.
-type Profile struct {
-	Name       string   `json:"name,omitempty"`
-	InFlight   []string `json:"in_flight,omitempty"`
-	Mismatch   []string `json:"mismatch,omitempty"`
-	MissingKey []string `json:"missing_key,omitempty"`
-}
+// A profile is what an API is expected to answer where the specifications
+// disagree, as plain data (history.Profile): lists of statuses, each an
+// exact status ("409") or a class ("4xx"), answered to a request whose key
+// is still in flight (InFlight), to another payload under a used key
+// (Mismatch) and to a request without a key (MissingKey, where "2xx"
+// means "processed as a new request, without dedup"), and the header a
+// replay carries (Replayed). history.Matches tells whether a status is in
+// such a list.
 
 // Statuses a profile lists.
 const (
@@ -49,35 +45,27 @@ const (
 	Processed = "2xx"
 )
 
-// StatusIn reports whether status is one of list: an exact status
-// ("409") or a class ("4xx").
-func StatusIn(list []string, status int) bool {
-	code := strconv.Itoa(status)
-	for _, s := range list {
-		if s == code || (len(s) == 3 && s[1:] == "xx" && len(code) == 3 && s[0] == code[0]) {
-			return true
-		}
-	}
-	return false
-}
+// ReplayedHeader is the header Stripe marks a replay with
+// ("Idempotent-Replayed: true").
+const ReplayedHeader = "Idempotent-Replayed"
 
 // profiles is every profile, by name (docs/scenario.md, "Profiles"); each
 // call builds fresh lists.
-var profiles = map[string]func() Profile{
-	ProfileDraft: func() Profile {
-		return Profile{Name: ProfileDraft, InFlight: []string{"409"}, Mismatch: []string{"422"}, MissingKey: []string{"400"}}
+var profiles = map[string]func() history.Profile{
+	ProfileDraft: func() history.Profile {
+		return history.Profile{Name: ProfileDraft, InFlight: []string{"409"}, Mismatch: []string{"422"}, MissingKey: []string{"400"}}
 	},
-	ProfileStripe: func() Profile {
-		return Profile{Name: ProfileStripe, InFlight: []string{"409"}, Mismatch: []string{"400"}, MissingKey: []string{Processed}}
+	ProfileStripe: func() history.Profile {
+		return history.Profile{Name: ProfileStripe, InFlight: []string{"409"}, Mismatch: []string{"400"}, MissingKey: []string{Processed}, Replayed: ReplayedHeader}
 	},
-	ProfileBrandur: func() Profile {
-		return Profile{Name: ProfileBrandur, InFlight: []string{"409"}, Mismatch: []string{"409"}, MissingKey: []string{"400"}}
+	ProfileBrandur: func() history.Profile {
+		return history.Profile{Name: ProfileBrandur, InFlight: []string{"409"}, Mismatch: []string{"409"}, MissingKey: []string{"400"}}
 	},
-	ProfilePowertools: func() Profile {
-		return Profile{Name: ProfilePowertools, InFlight: []string{AnyClientError}, Mismatch: []string{AnyClientError}, MissingKey: []string{Processed}}
+	ProfilePowertools: func() history.Profile {
+		return history.Profile{Name: ProfilePowertools, InFlight: []string{AnyClientError}, Mismatch: []string{AnyClientError}, MissingKey: []string{Processed}}
 	},
-	ProfileLenient: func() Profile {
-		return Profile{Name: ProfileLenient, InFlight: []string{AnyClientError}, Mismatch: []string{AnyClientError}, MissingKey: []string{AnyClientError}}
+	ProfileLenient: func() history.Profile {
+		return history.Profile{Name: ProfileLenient, InFlight: []string{AnyClientError}, Mismatch: []string{AnyClientError}, MissingKey: []string{AnyClientError}}
 	},
 }
 
@@ -93,10 +81,10 @@ func ProfileNames() []string {
 
 // LookupProfile returns the profile named name; ok is false for an unknown
 // name. Each call returns a fresh value the caller may change.
-func LookupProfile(name string) (p Profile, ok bool) {
+func LookupProfile(name string) (p history.Profile, ok bool) {
 	f, ok := profiles[name]
 	if !ok {
-		return Profile{}, false
+		return history.Profile{}, false
 	}
 	return f(), true
 }
@@ -104,7 +92,7 @@ func LookupProfile(name string) (p Profile, ok bool) {
 // Profile returns the scenario's resolved profile: the one profile names,
 // DefaultProfile when it names none. A scenario that failed validation on
 // an unknown profile gets DefaultProfile.
-func (s *Scenario) Profile() Profile {
+func (s *Scenario) Profile() history.Profile {
 	if p, ok := LookupProfile(s.ProfileName); ok {
 		return p
 	}

@@ -233,7 +233,7 @@ func TestNewFieldsDefaults(t *testing.T) {
 		t.Errorf("request_timeout %v, settle_grace %v, profile %q, across %q, want 30s, 2s, draft, first",
 			s.Load.RequestTimeout, s.SettleGrace, s.ProfileName, s.Oracles[0].Effects.Across)
 	}
-	want := Profile{Name: "draft", InFlight: []string{"409"}, Mismatch: []string{"422"}, MissingKey: []string{"400"}}
+	want := history.Profile{Name: "draft", InFlight: []string{"409"}, Mismatch: []string{"422"}, MissingKey: []string{"400"}}
 	if diff := cmp.Diff(want, s.Profile()); diff != "" {
 		t.Errorf("Profile() (-want +got):\n%s", diff)
 	}
@@ -270,8 +270,8 @@ func TestProfiles(t *testing.T) {
 			want     bool
 		}{{p.Mismatch, tt.mismatch, true}, {p.InFlight, tt.inFlight, true}, {p.MissingKey, tt.missing, true}, {p.Mismatch, tt.notMismatch, false}} {
 			for _, st := range c.statuses {
-				if got := StatusIn(c.list, st); got != c.want {
-					t.Errorf("%s: StatusIn(%v, %d) = %v, want %v", tt.profile, c.list, st, got, c.want)
+				if got := history.Matches(c.list, st); got != c.want {
+					t.Errorf("%s: history.Matches(%v, %d) = %v, want %v", tt.profile, c.list, st, got, c.want)
 				}
 			}
 		}

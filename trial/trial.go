@@ -444,7 +444,7 @@ func JudgeOf(sc *scenarios.Scenario) history.Judge {
 	j.Thresholds = history.Thresholds{P50: time.Duration(t.P50), P90: time.Duration(t.P90), P99: time.Duration(t.P99),
 		P999: time.Duration(t.P999), Max: time.Duration(t.Max), ErrorRate: t.ErrorRate}
 	j.SettleGrace = time.Duration(sc.SettleGrace)
-	j.Profile = history.Profile(sc.Profile())
+	j.Profile = sc.Profile()
 	return j
 }
 

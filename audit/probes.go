@@ -1,0 +1,547 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/scenarios"
+)
+
+// A probe sends a check's requests: what, in which order, and when to
+// stop. It judges nothing: each request is an attempt of the audit's
+// history, labelled with its role (checks.Label), and checks.JudgeContract
+// judges the history. Where a probe adapts (a round tried again sooner, a
+// retry while the key is in flight), it reads only what the client saw.
+
+// Rounds and copies of the repeated probes.
+const (
+	c06Rounds = 5
+	c06Copies = 10
+	c07Rounds = 3
+	c07Copies = 4
+	c08Rounds = 3
+	c09Rounds = 3
+	c10Rounds = 2
+	// c10Retries are the rounds of C10 tried again, giving up sooner, when
+	// the API answered before the client gave up: the calibration measured
+	// a slow moment.
+	c10Retries = 2
+	c13Rounds  = 2
+)
+
+// noCache is the header C08's and C13's first attempts carry: a client
+// forcing a fresh answer sends it, and a server that skips its handler
+// for it must still not leave the key stuck.
+var noCache = map[string]string{"Cache-Control": "no-cache"}
+
+// probe is one check's probe: what it sends, and its run.
+type probe struct {
+	id, name string
+	// severity is the worst the check can find.
+	severity checks.Severity
+	// probes says what is sent, for the plan and the docs.
+	probes string
+	// requests is the most requests the probe sends.
+	requests func(a *Auditor) int
+	// needs returns why the probe cannot run with this configuration, or "".
+	needs func(a *Auditor) string
+	// run sends the probe's requests; it returns the client deadline that
+	// cut its requests short, if it cut any.
+	run func(ctx context.Context, a *Auditor) time.Duration
+}
+
+func fixed(n int) func(*Auditor) int { return func(*Auditor) int { return n } }
+
+// needsJSON skips a check that varies the body when the body is not a
+// JSON object.
+func needsJSON(a *Auditor) string {
+	b, err := a.tmpl.Body(context.Background(), scenarios.Vars{Key: "00000000-0000-4000-8000-000000000000"})
+	if err == nil {
+		b, err = a.keyed(b, "00000000-0000-4000-8000-000000000000")
+	}
+	if err != nil || b == nil {
+		return "the request has no JSON object body to vary"
+	}
+	if _, ok := mutate(b, "", 1); !ok {
+		return "the request has no JSON object body to vary"
+	}
+	return ""
+}
+
+// probes are the checks' probes in the order they run, one per
+// checks.ContractChecks entry.
+func probes() []probe {
+	ps := []probe{
+		{id: "C01", requests: fixed(1), run: probeC01,
+			probes: "the request without a key: the profile's answer (draft 400), nothing processed unless the profile processes it"},
+		{id: "C02", run: probeC02,
+			requests: func(a *Auditor) int {
+				if a.keyHdr != "" {
+					return len(checks.KeyShapes) + 2
+				}
+				return len(checks.KeyShapes)
+			},
+			probes: `an empty key, 300- and 500-character keys, a tab inside a key: 4xx, never 5xx; "quoted" and raw forms of one key: one key under draft`},
+		{id: "C03", requests: fixed(4), run: probeC03,
+			probes: "2 keys, each sent twice one after the other: the retry is answered like the first (2xx, same resource), one effect"},
+		{id: "C04", requests: fixed(4), needs: needsJSON, run: probeC04,
+			probes: "2 keys, each sent again with one body value changed: the profile's mismatch code (draft 422), never a second effect or a silent replay"},
+		{id: "C05", requests: fixed(6), needs: needsJSON, run: probeC05,
+			probes: "2 keys, each sent again as the same JSON with its fields reordered, and re-spaced: the same request (a replay)"},
+		{id: "C06", requests: fixed(c06Rounds * c06Copies), run: probeC06,
+			probes: fmt.Sprintf("%d rounds of %d identical copies released together by a barrier: one execution, the others 409 or a replay, no 5xx, no hang", c06Rounds, c06Copies)},
+		{id: "C07", requests: fixed(c07Rounds * c07Copies), needs: needsJSON, run: probeC07,
+			probes: fmt.Sprintf("%d rounds of %d copies with different bodies under one key, released together: at most one executed, the others 409 or the mismatch code", c07Rounds, c07Copies)},
+		{id: "C08", run: probeC08,
+			requests: func(a *Auditor) int { return c08Rounds * (1 + a.settleTries(20*time.Millisecond)) },
+			probes:   "a request (with Cache-Control: no-cache) and a copy while it is in flight; the copy's 409 retried unchanged: the first answer replayed within the lease, never 409 forever"},
+		{id: "C09", run: probeC09,
+			requests: func(a *Auditor) int { return c09Rounds * (1 + a.settleTries(10*time.Millisecond)) },
+			probes:   fmt.Sprintf("%d keys whose first answer is dropped after the server sent it, then retried: the hidden answer replayed, one effect", c09Rounds)},
+		{id: "C10", run: probeC10,
+			requests: func(a *Auditor) int { return c10Rounds*(2+a.settleTries(2*time.Millisecond)) + c10Retries },
+			probes:   fmt.Sprintf("%d keys whose first request the client gives up on at half the request's time (sooner, when it answered first), retried at once: 409 while in flight, then the replay; one effect", c10Rounds)},
+		{id: "C11", requests: fixed(2 * 4), run: probeC11,
+			probes: "2 keys whose first attempt fails before a byte is written, then retried: processed once"},
+		{id: "C12", requests: fixed(4), run: probeC12,
+			needs: func(a *Auditor) string {
+				if a.errTmpl == nil {
+					return "give --error-data, a body the API fails on (a declined card), to test what an error leaves behind"
+				}
+				return ""
+			},
+			probes: "2 keys sent first with --error-data (an error), then with the normal body: the declared --errors policy (cached: the error again; re-executed: processed), never an effect of the error"},
+		{id: "C13", run: probeC13,
+			requests: func(a *Auditor) int { return c13Rounds * (1 + a.settleTries(20*time.Millisecond)) },
+			probes:   "a request (with Cache-Control: no-cache) the client abandons mid-flight, then retries: a replay (or the key usable again) within the lease, never 409 past it"},
+		{id: "C14", requests: fixed(3), run: probeC14,
+			needs: func(a *Auditor) string {
+				switch {
+				case a.cfg.Retention == 0:
+					return "give --retention (how long the API keeps keys) to test expiry"
+				case a.cfg.Retention > MaxRetention:
+					return fmt.Sprintf("retention %v is too long to wait out (at most %v)", a.cfg.Retention, MaxRetention)
+				}
+				return ""
+			},
+			probes: "a key replayed at 3/4 of --retention (a replay) and again past it (a new execution)"},
+		{id: "C15", requests: fixed(4), run: probeC15,
+			needs: func(a *Auditor) string {
+				if len(a.as) == 0 {
+					return "give --as with a second principal's credentials to test keys across users"
+				}
+				return ""
+			},
+			probes: "2 keys each sent by the first principal, then by the second (--as): processed for each, the second never gets the first's answer"},
+		{id: "C16", requests: fixed(6), run: probeC16,
+			probes: "2 keys sent, then again with a query string added (the same operation: a replay or a rejection), then to a sibling path (another operation: never the first path's answer)"},
+		{id: "C17", requests: fixed(4), run: probeC17,
+			probes: "2 keys sent twice: the replay's status, body (minus --volatile), Content-Type and Location equal the first answer's; the profile's replay marker"},
+		{id: "C18", requests: fixed(2), run: probeC18,
+			probes: "GET on the path with a key and without: the key is ignored (the same status)"},
+		{id: "DK", requests: fixed(4), run: probeDK,
+			probes: "2 rounds of one body sent under two fresh keys: two operations (dedup is by key, not by content)"},
+	}
+	for i, c := range checks.ContractChecks() {
+		if ps[i].id != c.ID {
+			panic("audit: the probes and the contract checks are not in the same order: " + ps[i].id + " beside " + c.ID)
+		}
+		ps[i].name, ps[i].severity = c.Name, c.Severity
+	}
+	return ps
+}
+
+// skipReason says why p does not run, or "".
+func (a *Auditor) skipReason(p probe) string {
+	if a.selected != nil && !a.selected[p.id] {
+		return "not selected (--checks)"
+	}
+	if p.needs != nil {
+		return p.needs(a)
+	}
+	return ""
+}
+
+func probeC01(ctx context.Context, a *Auditor) time.Duration {
+	o, err := a.newOp(ctx, "C01")
+	if err != nil {
+		return 0
+	}
+	a.send(ctx, req{label: label(0, checks.RoleNoKey, ""), op: o, noKey: true})
+	return 0
+}
+
+func probeC02(ctx context.Context, a *Auditor) time.Duration {
+	k := a.newKey()
+	keys := []string{"", a.randHex(300), a.randHex(500), k[:18] + "\t" + k[18:]}
+	for i, s := range checks.KeyShapes {
+		o, err := a.newOp(ctx, "C02")
+		if err != nil {
+			return 0
+		}
+		key := keys[i]
+		r := req{label: s.What, op: o, key: &key}
+		if a.keyField != "" {
+			b, err := setField(o.body, a.keyField, key)
+			if err != nil {
+				return 0
+			}
+			r.body = b
+		}
+		a.send(ctx, r)
+	}
+	if a.keyHdr == "" {
+		return 0
+	}
+	// The quoted (structured-field string) and raw forms of one key.
+	o, err := a.newOp(ctx, "C02")
+	if err != nil {
+		return 0
+	}
+	quoted := `"` + o.key + `"`
+	a.send(ctx, req{label: label(0, checks.RoleQuoted, ""), op: o, key: &quoted})
+	a.send(ctx, req{label: label(0, checks.RoleRaw, ""), op: o})
+	a.effects(ctx, "C02", o.key)
+	return 0
+}
+
+// rounds sends each of n rounds with send, then reads the effects of
+// every key the rounds named.
+func (a *Auditor) rounds(ctx context.Context, check string, n int, send func(round int, o op) bool) {
+	var keys []string
+	for round := 1; round <= n && ctx.Err() == nil; round++ {
+		o, err := a.newOp(ctx, check)
+		if err != nil {
+			return
+		}
+		if send(round, o) {
+			keys = append(keys, o.key)
+		}
+	}
+	a.effects(ctx, check, keys...)
+}
+
+func probeC03(ctx context.Context, a *Auditor) time.Duration {
+	a.rounds(ctx, "C03", 2, func(round int, o op) bool {
+		if first := a.send(ctx, req{label: label(round, checks.RoleFirst, ""), op: o}); !first.Acked() {
+			return false
+		}
+		a.send(ctx, req{label: label(round, checks.RoleIdentical, ""), op: o})
+		return true
+	})
+	return 0
+}
+
+func probeC04(ctx context.Context, a *Auditor) time.Duration {
+	a.rounds(ctx, "C04", 2, func(round int, o op) bool {
+		other, _ := mutate(o.body, a.keyField, round)
+		if first := a.send(ctx, req{label: label(round, checks.RoleFirst, ""), op: o}); !first.Acked() {
+			return false
+		}
+		a.send(ctx, req{label: label(round, checks.RoleMismatch, ""), op: o, body: other})
+		return true
+	})
+	return 0
+}
+
+func probeC05(ctx context.Context, a *Auditor) time.Duration {
+	a.rounds(ctx, "C05", 2, func(round int, o op) bool {
+		reordered, respaced := equivalents(o.body)
+		if first := a.send(ctx, req{label: label(round, checks.RoleFirst, ""), op: o}); !first.Acked() {
+			return false
+		}
+		for _, v := range []struct {
+			role string
+			body []byte
+		}{{checks.RoleReordered, reordered}, {checks.RoleRespaced, respaced}} {
+			if v.body != nil {
+				a.send(ctx, req{label: label(round, v.role, ""), op: o, body: v.body})
+			}
+		}
+		return true
+	})
+	return 0
+}
+
+func probeC06(ctx context.Context, a *Auditor) time.Duration {
+	a.rounds(ctx, "C06", c06Rounds, func(round int, o op) bool {
+		rs := make([]req, c06Copies)
+		for i := range rs {
+			rs[i] = req{label: label(round, fmt.Sprintf("%s %d", checks.RoleCopy, i+1), ""), op: o, target: i}
+		}
+		for _, e := range a.together(ctx, rs) {
+			if e.Acked() {
+				return true
+			}
+		}
+		return false
+	})
+	return 0
+}
+
+func probeC07(ctx context.Context, a *Auditor) time.Duration {
+	a.rounds(ctx, "C07", c07Rounds, func(round int, o op) bool {
+		rs := make([]req, c07Copies)
+		for i := range rs {
+			b := o.body
+			if i > 0 {
+				b, _ = mutate(o.body, a.keyField, i)
+			}
+			rs[i] = req{label: label(round, fmt.Sprintf("%s %d", checks.RoleBody, i+1), ""), op: o, body: b, target: i}
+		}
+		for _, e := range a.together(ctx, rs) {
+			if e.Acked() {
+				return true
+			}
+		}
+		return false
+	})
+	return 0
+}
+
+func probeC08(ctx context.Context, a *Auditor) time.Duration {
+	gap := min(max(a.latency/4, time.Millisecond), 50*time.Millisecond)
+	informative := 0
+	var keys []string
+	for round := 1; round <= c08Rounds && informative < 2 && ctx.Err() == nil; round++ {
+		o, err := a.newOp(ctx, "C08")
+		if err != nil {
+			return 0
+		}
+		done := make(chan *history.Attempt, 1)
+		first := a.build(ctx, req{label: label(round, checks.RoleFirst, "with Cache-Control: no-cache"), op: o, headers: noCache})
+		go func() { done <- a.sendBuilt(ctx, first) }()
+		if !sleep(ctx, gap) {
+			<-done
+			break
+		}
+		copyReq := req{label: label(round, checks.RoleCopyInFlight, ""), op: o, target: 1}
+		cp := a.send(ctx, copyReq)
+		<-done
+		if !busy(cp) {
+			continue // finished before the copy came, or no answer: nothing to retry
+		}
+		informative++
+		keys = append(keys, o.key)
+		copyReq.label = label(round, checks.RoleCopyRetried, "")
+		tries := a.settle(ctx, copyReq, time.Now(), 20*time.Millisecond, a.settleTries(20*time.Millisecond)-1)
+		if len(tries) > 0 && busy(tries[len(tries)-1]) {
+			break // the key stayed in flight for the whole lease: another round would wait it out again
+		}
+	}
+	a.effects(ctx, "C08", keys...)
+	return 0
+}
+
+func probeC09(ctx context.Context, a *Auditor) time.Duration {
+	a.rounds(ctx, "C09", c09Rounds, func(round int, o op) bool {
+		first := a.send(ctx, req{label: label(round, checks.RoleFirst, "its answer dropped"), op: o, fault: faults.DropAck{}})
+		if !hidden(first) {
+			return false
+		}
+		tries := a.settle(ctx, req{label: label(round, checks.RoleRetry, ""), op: o}, time.Now(), 10*time.Millisecond, a.settleTries(10*time.Millisecond))
+		return tries[len(tries)-1].Acked()
+	})
+	return 0
+}
+
+func probeC10(ctx context.Context, a *Auditor) time.Duration {
+	cut := a.cut()
+	retries := 0
+	var keys []string
+	for round := 1; round <= c10Rounds && ctx.Err() == nil; round++ {
+		o, err := a.newOp(ctx, "C10")
+		if err != nil {
+			return cut
+		}
+		start := time.Now()
+		first := a.send(ctx, req{label: label(round, checks.RoleFirst, fmt.Sprintf("abandoned after %v", cut)), op: o, fault: faults.Timeout{After: cut}})
+		if first.Outcome == history.OK {
+			// Answered in time: no overlap to test. Unless the answer was
+			// bad, try the round again, giving up at half this answer's
+			// time.
+			if first.Status < 500 && retries < c10Retries && took(first) > 0 {
+				retries++
+				round--
+				cut = max(min(cut, took(first)/2), time.Millisecond)
+			}
+			continue
+		}
+		r := req{label: label(round, checks.RoleImmediate, ""), op: o, target: 1}
+		tries := a.settle(ctx, r, start, max(cut/4, time.Millisecond), a.settleTries(2*time.Millisecond))
+		if last := tries[len(tries)-1]; !last.Acked() {
+			continue
+		}
+		keys = append(keys, o.key)
+		// The abandoned request may still finish: a replay after it shows
+		// whether two executions took place.
+		sleep(ctx, 2*a.latency)
+		a.send(ctx, req{label: label(round, checks.RoleLater, ""), op: o})
+	}
+	a.effects(ctx, "C10", keys...)
+	return cut
+}
+
+func probeC11(ctx context.Context, a *Auditor) time.Duration {
+	a.rounds(ctx, "C11", 2, func(round int, o op) bool {
+		a.send(ctx, req{label: label(round, checks.RoleFirst, "reset before sending"), op: o, fault: faults.Reset{}})
+		tries := a.settle(ctx, req{label: label(round, checks.RoleRetry, ""), op: o}, time.Now(), 10*time.Millisecond, 3)
+		return tries[len(tries)-1].Acked()
+	})
+	return 0
+}
+
+func probeC12(ctx context.Context, a *Auditor) time.Duration {
+	a.rounds(ctx, "C12", 2, func(round int, o op) bool {
+		eb, err := a.errTmpl.Body(ctx, scenarios.Vars{Key: o.key, Seq: o.seq, Attempt: 1})
+		if err == nil {
+			eb, err = a.keyed(eb, o.key)
+		}
+		if err != nil {
+			return false
+		}
+		failed := a.send(ctx, req{label: label(round, checks.RoleErrorBody, ""), op: o, body: eb})
+		if failed.Outcome != history.OK || failed.Acked() {
+			return false
+		}
+		a.send(ctx, req{label: label(round, checks.RoleNormal, ""), op: o})
+		return true
+	})
+	return 0
+}
+
+func probeC13(ctx context.Context, a *Auditor) time.Duration {
+	cut := a.cut()
+	var keys []string
+	for round := 1; round <= c13Rounds && ctx.Err() == nil; round++ {
+		o, err := a.newOp(ctx, "C13")
+		if err != nil {
+			return cut
+		}
+		start := time.Now()
+		first := a.send(ctx, req{label: label(round, checks.RoleFirst, fmt.Sprintf("with Cache-Control: no-cache, abandoned after %v", cut)), op: o,
+			headers: noCache, fault: faults.Timeout{After: cut}})
+		if first.Outcome == history.OK && first.Status >= 500 {
+			continue
+		}
+		tries := a.settle(ctx, req{label: label(round, checks.RoleRetry, ""), op: o}, start, 20*time.Millisecond, a.settleTries(20*time.Millisecond))
+		last := tries[len(tries)-1]
+		if last.Acked() {
+			keys = append(keys, o.key)
+		}
+		if busy(last) {
+			break // each round stuck in flight waits out the lease
+		}
+	}
+	a.effects(ctx, "C13", keys...)
+	return cut
+}
+
+func probeC14(ctx context.Context, a *Auditor) time.Duration {
+	ret := a.cfg.Retention
+	o, err := a.newOp(ctx, "C14")
+	if err != nil {
+		return 0
+	}
+	first := a.send(ctx, req{label: label(0, checks.RoleFirst, ""), op: o})
+	if !first.Acked() {
+		return 0
+	}
+	at := time.Now()
+	sleep(ctx, time.Until(at.Add(ret*3/4)))
+	a.send(ctx, req{label: label(0, checks.RoleWithin, fmt.Sprintf("at %v (3/4 of the retention)", (ret*3/4).Round(time.Millisecond))), op: o})
+	past := ret + max(ret/4, 250*time.Millisecond)
+	sleep(ctx, time.Until(at.Add(past)))
+	a.send(ctx, req{label: label(0, checks.RolePast, fmt.Sprintf("at %v", past.Round(time.Millisecond))), op: o})
+	a.effects(ctx, "C14", o.key)
+	return 0
+}
+
+func probeC15(ctx context.Context, a *Auditor) time.Duration {
+	for round := 1; round <= 2 && ctx.Err() == nil; round++ {
+		o, err := a.newOp(ctx, "C15")
+		if err != nil {
+			return 0
+		}
+		if first := a.send(ctx, req{label: label(round, checks.RoleFirstUser, ""), op: o}); !first.Acked() {
+			continue
+		}
+		a.send(ctx, req{label: label(round, checks.RoleSecondUser, "same key and body"), op: o, as: true})
+	}
+	return 0
+}
+
+func probeC16(ctx context.Context, a *Auditor) time.Duration {
+	for round := 1; round <= 2 && ctx.Err() == nil; round++ {
+		o, err := a.newOp(ctx, "C16")
+		if err != nil {
+			return 0
+		}
+		p, err := a.tmpl.Path(ctx, scenarios.Vars{Key: o.key, Seq: o.seq, Attempt: 1})
+		if err != nil {
+			return 0
+		}
+		if first := a.send(ctx, req{label: label(round, checks.RoleFirst, ""), op: o}); !first.Acked() {
+			continue
+		}
+		a.send(ctx, req{label: label(round, checks.RoleQuery, ""), op: o, path: withQuery(p)})
+		// Effects are read before the sibling path, whose own effects would
+		// be counted under the same key.
+		a.effects(ctx, "C16", o.key)
+		a.send(ctx, req{label: label(round, checks.RoleSibling, ""), op: o, path: siblingPath(p)})
+	}
+	return 0
+}
+
+func probeC17(ctx context.Context, a *Auditor) time.Duration {
+	a.rounds(ctx, "C17", 2, func(round int, o op) bool {
+		if first := a.send(ctx, req{label: label(round, checks.RoleFirst, ""), op: o}); !first.Acked() {
+			return false
+		}
+		return a.send(ctx, req{label: label(round, checks.RoleReplay, ""), op: o}).Acked()
+	})
+	return 0
+}
+
+func probeC18(ctx context.Context, a *Auditor) time.Duration {
+	o, err := a.newOp(ctx, "C18")
+	if err != nil {
+		return 0
+	}
+	a.send(ctx, req{label: label(0, checks.RoleGetWithKey, ""), op: o, method: http.MethodGet})
+	a.send(ctx, req{label: label(0, checks.RoleGetWithoutKey, ""), op: o, method: http.MethodGet, noKey: true})
+	return 0
+}
+
+func probeDK(ctx context.Context, a *Auditor) time.Duration {
+	var keys []string
+	for round := 1; round <= 2 && ctx.Err() == nil; round++ {
+		o, err := a.newOp(ctx, "DK")
+		if err != nil {
+			return 0
+		}
+		if first := a.send(ctx, req{label: label(round, checks.RoleFirstKey, ""), op: o}); !first.Acked() {
+			continue
+		}
+		o2 := o
+		o2.key = a.newKey()
+		body := o.body
+		if a.keyField != "" {
+			if body, err = setField(o.body, a.keyField, o2.key); err != nil {
+				return 0
+			}
+		}
+		o2.body = body
+		o2.id = a.record("DK", o2.key)
+		if a.send(ctx, req{label: label(round, checks.RoleNewKey, ""), op: o2}).Acked() {
+			keys = append(keys, o.key, o2.key)
+		}
+	}
+	a.effects(ctx, "DK", keys...)
+	return 0
+}

@@ -1,0 +1,239 @@
+package reports
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/idemcheck/idemcheck/checks"
+)
+
+// Scorecard renders an audit's judgement (checks.Scorecard): the formats
+// an audit writes, and how.
+
+// ScorecardFormats lists the formats WriteScorecard renders.
+func ScorecardFormats() []string { return []string{"text", "json", "markdown", "junit"} }
+
+// WriteScorecard renders sc to w in format: text (a table, then the
+// evidence of the checks that did not pass), json (the stable form of
+// docs/audit.md), markdown (a CI step summary) or junit (one testcase per
+// check, as the run's JUnit), with o's JUnit choice.
+func WriteScorecard(w io.Writer, format string, sc *checks.Scorecard, o Options) error {
+	switch format {
+	case "text":
+		return writeScorecardText(w, sc)
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sc)
+	case "markdown":
+		return writeScorecardMarkdown(w, sc)
+	case "junit":
+		if err := o.validate(); err != nil {
+			return err
+		}
+		return writeScorecardJUnit(w, sc, o.JUnitInconclusive == JUnitFailure)
+	}
+	return fmt.Errorf("unknown format %q (known: %s)", format, strings.Join(ScorecardFormats(), ", "))
+}
+
+// scoreTally is the one-line account of a scorecard.
+func scoreTally(sc *checks.Scorecard) string {
+	n := sc.Counts()
+	failed := map[checks.Severity]int{}
+	for _, c := range sc.Checks {
+		if c.Result == checks.Fail {
+			failed[c.Severity]++
+		}
+	}
+	var parts []string
+	for _, s := range []checks.Severity{checks.Critical, checks.High, checks.Medium, checks.Info} {
+		if failed[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", failed[s], s))
+		}
+	}
+	fails := "no check failed"
+	if len(parts) > 0 {
+		fails = "failed: " + strings.Join(parts, ", ")
+	}
+	return fmt.Sprintf("%s; %d passed, %d unknown, %d skipped; %d requests", fails, n[checks.Pass], n[checks.Unknown], n[checks.Skipped], sc.Requests)
+}
+
+func oracleLine(sc *checks.Scorecard) string {
+	if sc.Oracle == "none" {
+		return "no effects oracle: judged from the answers alone"
+	}
+	return "effects: " + sc.Oracle
+}
+
+func writeScorecardText(w io.Writer, sc *checks.Scorecard) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "audit %s %s (profile %s; %s)\n\n", sc.Method, sc.Target, sc.Profile, oracleLine(sc))
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tCHECK\tSEVERITY\tRESULT\tSUMMARY")
+	for _, c := range sc.Checks {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.ID, c.Name, c.Severity, strings.ToUpper(string(c.Result)), c.Summary)
+	}
+	tw.Flush()
+	for _, c := range sc.Checks {
+		if c.Result != checks.Fail && c.Result != checks.Unknown || len(c.Evidence) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n%s %s (%s, %s): %s\n", c.ID, c.Name, c.Severity, c.Result, c.Summary)
+		for i, e := range c.Evidence {
+			if i == 8 {
+				fmt.Fprintf(&b, "  … %d more in --format json\n", len(c.Evidence)-i)
+				break
+			}
+			fmt.Fprintf(&b, "  %s\n", evidenceLine(e))
+		}
+	}
+	fmt.Fprintf(&b, "\nresult: %s: %s (%s)\n", strings.ToUpper(string(sc.Result)), sc.Why, scoreTally(sc))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// evidenceLine is one exchange on one line.
+func evidenceLine(e checks.Evidence) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", e.Probe, e.Request)
+	switch k := e.Key; {
+	case k == `""`:
+		b.WriteString(` key ""`)
+	case k != "":
+		if len(k) > 40 {
+			k = k[:37] + "…"
+		}
+		fmt.Fprintf(&b, " key %q", k)
+	}
+	if e.Fault != "" {
+		fmt.Fprintf(&b, " [%s]", e.Fault)
+	}
+	switch {
+	case e.Error != "":
+		fmt.Fprintf(&b, " → %s", e.Error)
+	default:
+		fmt.Fprintf(&b, " → %d", e.Status)
+		if e.AnswerHeaders["Idempotent-Replayed"] != "" {
+			b.WriteString(" (replayed)")
+		}
+		if e.Answer != "" {
+			a := strings.ReplaceAll(e.Answer, "\n", " ")
+			if r := []rune(a); len(r) > 120 {
+				a = string(r[:120]) + "…"
+			}
+			fmt.Fprintf(&b, " %s", a)
+		}
+	}
+	if e.Effects != nil {
+		fmt.Fprintf(&b, " [effects %d]", *e.Effects)
+	}
+	return b.String()
+}
+
+func writeScorecardMarkdown(w io.Writer, sc *checks.Scorecard) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### idemcheck audit: %s\n\n", sc.Result)
+	fmt.Fprintf(&b, "`%s %s` · profile `%s` · %s · %s\n\n", sc.Method, md(sc.Target), sc.Profile, md(oracleLine(sc)), scoreTally(sc))
+	b.WriteString("| ID | Check | checks.Severity | Result | Summary |\n|---|---|---|---|---|\n")
+	for _, c := range sc.Checks {
+		res := string(c.Result)
+		if c.Result == checks.Fail {
+			res = "**fail**"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", c.ID, c.Name, c.Severity, res, md(c.Summary))
+	}
+	for _, c := range sc.Checks {
+		if c.Result != checks.Fail || len(c.Evidence) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n<details><summary>%s %s: evidence</summary>\n\n```\n", c.ID, c.Name)
+		for _, e := range c.Evidence {
+			b.WriteString(strings.ReplaceAll(evidenceLine(e), "```", "'''") + "\n")
+		}
+		b.WriteString("```\n</details>\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+type scJunitSuites struct {
+	XMLName  xml.Name       `xml:"testsuites"`
+	Name     string         `xml:"name,attr"`
+	Tests    int            `xml:"tests,attr"`
+	Failures int            `xml:"failures,attr"`
+	Errors   int            `xml:"errors,attr"`
+	Skipped  int            `xml:"skipped,attr"`
+	Suites   []scJunitSuite `xml:"testsuite"`
+}
+
+type scJunitSuite struct {
+	Name     string        `xml:"name,attr"`
+	Tests    int           `xml:"tests,attr"`
+	Failures int           `xml:"failures,attr"`
+	Errors   int           `xml:"errors,attr"`
+	Skipped  int           `xml:"skipped,attr"`
+	Cases    []scJunitCase `xml:"testcase"`
+}
+
+type scJunitCase struct {
+	Name      string          `xml:"name,attr"`
+	Classname string          `xml:"classname,attr"`
+	Failure   *scJunitMessage `xml:"failure,omitempty"`
+	Error     *scJunitMessage `xml:"error,omitempty"`
+	Skipped   *scJunitMessage `xml:"skipped,omitempty"`
+	SystemOut string          `xml:"system-out,omitempty"`
+}
+
+type scJunitMessage struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
+}
+
+// writeJUnit writes one testcase per check: a failure for a check that
+// fails at the failing severity, an error (a failure with
+// unknownFails) for an unknown one, skipped for a skipped one.
+func writeScorecardJUnit(w io.Writer, sc *checks.Scorecard, unknownFails bool) error {
+	suite := scJunitSuite{Name: "idemcheck audit " + sc.Method + " " + sc.Target}
+	for _, c := range sc.Checks {
+		tc := scJunitCase{Name: c.ID + " " + c.Name, Classname: "idemcheck.audit"}
+		var lines []string
+		for _, e := range c.Evidence {
+			lines = append(lines, evidenceLine(e))
+		}
+		text := strings.Join(lines, "\n")
+		switch {
+		case c.Failed(sc.FailOn):
+			tc.Failure = &scJunitMessage{Message: c.Summary, Type: string(c.Severity), Text: text}
+			suite.Failures++
+		case c.Result == checks.Unknown && unknownFails:
+			tc.Failure = &scJunitMessage{Message: "unknown: " + c.Summary, Type: "inconclusive", Text: text}
+			suite.Failures++
+		case c.Result == checks.Unknown:
+			tc.Error = &scJunitMessage{Message: "unknown: " + c.Summary, Type: "inconclusive", Text: text}
+			suite.Errors++
+		case c.Result == checks.Skipped:
+			tc.Skipped = &scJunitMessage{Message: c.Summary}
+			suite.Skipped++
+		default:
+			tc.SystemOut = fmt.Sprintf("%s (%s): %s", c.Result, c.Severity, c.Summary)
+		}
+		suite.Tests++
+		suite.Cases = append(suite.Cases, tc)
+	}
+	doc := scJunitSuites{Name: "idemcheck audit", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Skipped: suite.Skipped, Suites: []scJunitSuite{suite}}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}

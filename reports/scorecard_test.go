@@ -1,0 +1,46 @@
+package reports
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/idemcheck/idemcheck/checks"
+)
+
+func TestWriteScorecard(t *testing.T) {
+	one := 1
+	sc := &checks.Scorecard{FormatVersion: checks.ScorecardFormat, Target: "http://h/charges", Method: "POST", Profile: "draft", Oracle: "none", Requests: 3,
+		Result: checks.NotMet, Why: "contract violated: C06 concurrent-same-key (critical)",
+		Checks: []checks.ContractCheck{
+			{ID: "C01", Name: "missing-key", Severity: checks.Medium, Result: checks.Pass, Summary: "400", JudgedBy: checks.ByAnswers, Evidence: []checks.Evidence{}},
+			{ID: "C06", Name: "concurrent-same-key", Severity: checks.Critical, Result: checks.Fail, Summary: "two | resources", JudgedBy: checks.ByAnswers,
+				Evidence: []checks.Evidence{{Probe: "round 1: copy 1", Request: "POST http://h/charges", Key: "k", Status: 201, Answer: `{"id":"ch_1"}`, Effects: &one}}},
+		}}
+	for _, f := range ScorecardFormats() {
+		var b bytes.Buffer
+		if err := WriteScorecard(&b, f, sc, Options{}); err != nil {
+			t.Fatalf("WriteScorecard(%s) = %v", f, err)
+		}
+		for _, want := range []string{"C06", "concurrent-same-key"} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("WriteScorecard(%s) lacks %q:\n%s", f, want, b.String())
+			}
+		}
+	}
+	var b bytes.Buffer
+	_ = WriteScorecard(&b, "json", sc, Options{})
+	if !strings.Contains(b.String(), `"result": "not_met"`) || !strings.Contains(b.String(), `"evidence": []`) || strings.Contains(b.String(), "null") {
+		t.Errorf("JSON scorecard:\n%s", b.String())
+	}
+	sc.Checks = append(sc.Checks, checks.ContractCheck{ID: "C10", Name: "timeout-in-flight", Severity: checks.Critical, Result: checks.Unknown, Summary: "cannot tell", Evidence: []checks.Evidence{}})
+	for opt, want := range map[string]string{"": `<error message="unknown: cannot tell" type="inconclusive">`, "failure": `<failure message="unknown: cannot tell" type="inconclusive">`} {
+		b.Reset()
+		if err := WriteScorecard(&b, "junit", sc, Options{JUnitInconclusive: opt}); err != nil || !strings.Contains(b.String(), want) {
+			t.Errorf("junit with --junit-inconclusive %q: %v, want %s in\n%s", opt, err, want, b.String())
+		}
+	}
+	if err := WriteScorecard(&b, "yaml", sc, Options{}); err == nil {
+		t.Error("WriteScorecard(yaml) = nil error")
+	}
+}
