@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/audit"
 	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
@@ -46,8 +48,15 @@ type AuditOptions struct {
 	FailOn      string
 	Checks      []string
 	// Reports are --report FORMAT=PATH files (text, json, markdown,
-	// junit) and --junit-inconclusive.
+	// junit, html) and --junit-inconclusive.
 	Reports reportFlags
+	// Out is a directory for the audit's history (history.jsonl, which
+	// 'idemcheck check' judges again) and its scorecard (scorecard.json,
+	// report.html).
+	Out string
+	// Client is how the audit connects: TLS trust, client certificates,
+	// --http-debug.
+	Client clientFlags
 
 	// Transport replaces the HTTP transport (tests).
 	Transport http.RoundTripper
@@ -150,6 +159,8 @@ interrupted.`,
 	fl := c.Flags()
 	opts.Req.register(fl)
 	opts.Reports.register(fl)
+	opts.Client.register(fl)
+	fl.StringVarP(&opts.Out, "out", "o", "", "write the audit's history (history.jsonl: 'idemcheck check DIR' judges it again) and its scorecard (scorecard.json, report.html) into this directory")
 	fl.StringVar(&opts.Effects, "effects", "", `how to count a key's effects: 'GET /path?key={{.Key}}' (a path: it resolves against the audited URL's scheme, host and port)`)
 	fl.StringVar(&opts.EffectsPath, "effects-path", "", `JSONPath in the --effects answer to a count or an array of effects (default: the whole answer): '$.charges'`)
 	fl.StringVar(&opts.Across, "across", "", "with several --target: read effects on the first target (first, the default) or add up every target's (sum)")
@@ -200,6 +211,19 @@ func auditRunOnce(ctx context.Context, opts *AuditOptions) (*checks.Scorecard, e
 	if err != nil {
 		return nil, err
 	}
+	if opts.Transport == nil && !opts.DryRun {
+		idle, rt, err := opts.Client.transport(opts.Streams.Err, 64)
+		if err != nil {
+			return nil, err
+		}
+		defer idle.CloseIdleConnections()
+		opts.Transport = rt
+	}
+	if opts.Out != "" && !opts.DryRun {
+		if err := checkOut(opts.Out); err != nil {
+			return nil, err
+		}
+	}
 	a, err := audit.New(audit.Config{
 		Scenario: sc, Targets: targets, Getenv: opts.Getenv, As: as, Volatile: opts.Volatile,
 		Errors: opts.Errors, ErrorBody: opts.ErrorData, Retention: opts.Retention, Lease: opts.Lease,
@@ -230,19 +254,40 @@ func auditRunOnce(ctx context.Context, opts *AuditOptions) (*checks.Scorecard, e
 	}
 	card := res.Scorecard
 	ropts := reports.Options{JUnitInconclusive: opts.Reports.Inconclusive}
-	if werr := reports.WriteScorecard(opts.Streams.Out, opts.Format, card, ropts); werr != nil {
+	if werr := reports.WriteScorecard(opts.Streams.Out, opts.Format, card, res.History, ropts); werr != nil {
 		return card, withCode(ExitRuntime, fmt.Errorf("writing the scorecard: %w", werr))
 	}
 	for _, f := range opts.Reports.files {
-		if werr := writeFile(f.Path, func(out *os.File) error { return reports.WriteScorecard(out, f.Format, card, ropts) }); werr != nil {
+		if werr := writeFile(f.Path, func(out *os.File) error { return reports.WriteScorecard(out, f.Format, card, res.History, ropts) }); werr != nil {
 			return card, withCode(ExitRuntime, werr)
 		}
 	}
 	fmt.Fprintf(opts.Streams.Err, "audit: %s in %v, %d requests\n", card.Result, time.Since(start).Round(10*time.Millisecond), card.Requests)
+	if opts.Out != "" {
+		if werr := writeAudit(opts.Out, res.History, card); werr != nil {
+			return card, withCode(ExitRuntime, werr)
+		}
+		fmt.Fprintf(opts.Streams.Err, "audit written to %s (idemcheck check %s judges it again)\n", opts.Out, opts.Out)
+	}
 	if err != nil {
 		return card, withCode(ExitInterrupted, err)
 	}
 	return card, scorecardExit(card)
+}
+
+// writeAudit writes an audit's history and scorecard into dir.
+func writeAudit(dir string, h *history.History, card *checks.Scorecard) error {
+	if err := writeFile(filepath.Join(dir, "history.jsonl"), func(f *os.File) error { return history.Encode(f, h) }); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(dir, "report.html"), func(f *os.File) error {
+		return reports.WriteScorecard(f, "html", card, h, reports.Options{})
+	}); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(dir, "scorecard.json"), func(f *os.File) error {
+		return reports.WriteScorecard(f, "json", card, nil, reports.Options{})
+	})
 }
 
 // scorecardExit is the exit of a judged audit: 1 when a check failed at

@@ -9,19 +9,22 @@ import (
 	"text/tabwriter"
 
 	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/history"
 )
 
 // Scorecard renders an audit's judgement (checks.Scorecard): the formats
 // an audit writes, and how.
 
 // ScorecardFormats lists the formats WriteScorecard renders.
-func ScorecardFormats() []string { return []string{"text", "json", "markdown", "junit"} }
+func ScorecardFormats() []string { return []string{"text", "json", "markdown", "junit", "html"} }
 
 // WriteScorecard renders sc to w in format: text (a table, then the
 // evidence of the checks that did not pass), json (the stable form of
-// docs/audit.md), markdown (a CI step summary) or junit (one testcase per
-// check, as the run's JUnit), with o's JUnit choice.
-func WriteScorecard(w io.Writer, format string, sc *checks.Scorecard, o Options) error {
+// docs/audit.md), markdown (a CI step summary), junit (one testcase per
+// check, with o's choice for an unknown one) or html (the table, the
+// evidence and, from h when it is not nil, each probe's requests on a
+// timeline).
+func WriteScorecard(w io.Writer, format string, sc *checks.Scorecard, h *history.History, o Options) error {
 	switch format {
 	case "text":
 		return writeScorecardText(w, sc)
@@ -36,6 +39,8 @@ func WriteScorecard(w io.Writer, format string, sc *checks.Scorecard, o Options)
 			return err
 		}
 		return writeScorecardJUnit(w, sc, o.JUnitInconclusive == JUnitFailure)
+	case "html":
+		return writeScorecardHTML(w, sc, h)
 	}
 	return fmt.Errorf("unknown format %q (known: %s)", format, strings.Join(ScorecardFormats(), ", "))
 }

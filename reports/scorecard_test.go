@@ -19,7 +19,7 @@ func TestWriteScorecard(t *testing.T) {
 		}}
 	for _, f := range ScorecardFormats() {
 		var b bytes.Buffer
-		if err := WriteScorecard(&b, f, sc, Options{}); err != nil {
+		if err := WriteScorecard(&b, f, sc, nil, Options{}); err != nil {
 			t.Fatalf("WriteScorecard(%s) = %v", f, err)
 		}
 		for _, want := range []string{"C06", "concurrent-same-key"} {
@@ -29,18 +29,18 @@ func TestWriteScorecard(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	_ = WriteScorecard(&b, "json", sc, Options{})
+	_ = WriteScorecard(&b, "json", sc, nil, Options{})
 	if !strings.Contains(b.String(), `"result": "not_met"`) || !strings.Contains(b.String(), `"evidence": []`) || strings.Contains(b.String(), "null") {
 		t.Errorf("JSON scorecard:\n%s", b.String())
 	}
 	sc.Checks = append(sc.Checks, checks.ContractCheck{ID: "C10", Name: "timeout-in-flight", Severity: checks.Critical, Result: checks.Unknown, Summary: "cannot tell", Evidence: []checks.Evidence{}})
 	for opt, want := range map[string]string{"": `<error message="unknown: cannot tell" type="inconclusive">`, "failure": `<failure message="unknown: cannot tell" type="inconclusive">`} {
 		b.Reset()
-		if err := WriteScorecard(&b, "junit", sc, Options{JUnitInconclusive: opt}); err != nil || !strings.Contains(b.String(), want) {
+		if err := WriteScorecard(&b, "junit", sc, nil, Options{JUnitInconclusive: opt}); err != nil || !strings.Contains(b.String(), want) {
 			t.Errorf("junit with --junit-inconclusive %q: %v, want %s in\n%s", opt, err, want, b.String())
 		}
 	}
-	if err := WriteScorecard(&b, "yaml", sc, Options{}); err == nil {
+	if err := WriteScorecard(&b, "yaml", sc, nil, Options{}); err == nil {
 		t.Error("WriteScorecard(yaml) = nil error")
 	}
 }
