@@ -154,20 +154,25 @@ func benchArms(opts *BenchOverheadOptions) (a, b *scenarios.Scenario, err error)
 		return nil, nil, err
 	}
 	// same_response needs no oracle; the A/B judges no invariant
-	extra := map[string]any{"load": map[string]any{"rate": 1, "duration": "1s"}, "retry": map[string]any{"attempts": 1},
-		"invariants": []any{map[string]any{"check": "same_response"}}}
-	if a, err = op.scenario("bench-a", extra); err != nil {
+	arm := func(name string) scenarios.RequestSpec {
+		spec := op.spec(name)
+		spec.Load = scenarios.Load{Rate: 1, Duration: scenarios.Duration(time.Second)}
+		spec.Retry = scenarios.Retry{Attempts: 1}
+		spec.Invariants = []scenarios.Invariant{{Check: "same_response"}}
+		return spec
+	}
+	if a, err = fromRequest(arm("bench-a")); err != nil {
 		return nil, nil, err
 	}
-	bop := *op
+	bs := arm("bench-b")
 	if opts.BaselinePath != "" {
-		bop.Path = opts.BaselinePath
-	}
-	if b, err = bop.scenario("bench-b", extra); err != nil {
-		return nil, nil, err
+		bs.Request.Path = opts.BaselinePath
 	}
 	if opts.BaselineNoKey {
-		b.Operation.Key.None = true
+		bs.Key = scenarios.KeyPlace{None: true}
+	}
+	if b, err = fromRequest(bs); err != nil {
+		return nil, nil, err
 	}
 	return a, b, nil
 }
