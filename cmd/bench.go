@@ -66,8 +66,11 @@ type BenchOverheadOptions struct {
 	DryRun      bool
 	Seed        uint64
 	Resamples   int
+	// Client is how it connects: TLS trust, client certificates, a trace.
+	Client clientFlags
 
-	// Transport sends the requests; nil means a fresh one (tests swap it).
+	// Transport sends the requests; nil means one built from Client
+	// (tests swap it).
 	Transport http.RoundTripper
 }
 
@@ -120,6 +123,7 @@ there.`,
 	}
 	fl := c.Flags()
 	opts.Request.register(fl)
+	opts.Client.register(fl)
 	fl.StringVar(&opts.BaselinePath, "baseline-path", "", "arm B: the same request to this path, an endpoint without the idempotency layer")
 	fl.BoolVar(&opts.BaselineNoKey, "baseline-no-key", false, "arm B: the same request without its key")
 	fl.StringVar(&opts.Rate, "rate", "100", "ops per second per arm, below saturation, or auto (half the highest rate both arms sustain)")
@@ -214,6 +218,15 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
+	tr := opts.Transport
+	if tr == nil {
+		idle, rt, err := opts.Client.transport(streams.Err, opts.MaxInFlight)
+		if err != nil {
+			return err
+		}
+		defer idle.CloseIdleConnections()
+		tr = rt
+	}
 	ab := abtest.Options{
 		Rate: rate, Duration: opts.Duration, Warmup: opts.Warmup, Block: opts.Block, MaxInFlight: opts.MaxInFlight,
 		// Keys are new on every run, whatever the seed: a stateful API
@@ -250,12 +263,6 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 		return nil
 	}
 
-	tr := opts.Transport
-	if tr == nil {
-		t := runner.NewTransport(opts.MaxInFlight)
-		defer t.CloseIdleConnections()
-		tr = t
-	}
 	rOpts := runner.Options{Targets: targets, Transport: tr, Env: opts.Getenv, RequestTimeout: opts.Timeout, Seed: opts.Seed}
 	ab.Runner, ro.Runner = rOpts, rOpts
 	var maxA, maxB float64
