@@ -339,30 +339,26 @@ func auditScenario(opts *AuditOptions) (*scenarios.Scenario, []*url.URL, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	extra := map[string]any{
-		// The scenario loader asks for a load and an invariant; the audit
-		// uses neither.
-		"load":       map[string]any{"ops": 1, "concurrency": 1},
-		"invariants": []any{map[string]any{"check": "same_response"}},
-	}
-	if opts.Profile != "" {
-		extra["profile"] = opts.Profile
-	}
+	// A scenario asks for a load and an invariant; the audit uses neither.
+	spec := op.spec("audit")
+	spec.ProfileName = opts.Profile
+	spec.Load = scenarios.Load{Ops: 1, Concurrency: 1}
+	spec.Invariants = []scenarios.Invariant{{Check: "same_response"}}
 	if opts.Effects != "" {
 		probe, err := effectsProbe(opts.Effects, opts.EffectsPath, op.Headers)
 		if err != nil {
 			return nil, nil, err
 		}
-		eff := map[string]any{"per_key": probe}
-		if opts.Across != "" {
-			eff["across"] = opts.Across
-		}
-		extra["oracles"] = []any{map[string]any{"name": "effects", "effects": eff}}
-		extra["invariants"] = []any{map[string]any{"check": "at_most_once", "oracle": "effects"}}
+		// effectsProbe describes the probe as the fields of a file's per_key
+		pk := &scenarios.Probe{Request: scenarios.Request{Method: probe["method"].(string), Path: probe["path"].(string)}}
+		pk.Value, _ = probe["value"].(string)
+		pk.Headers, _ = probe["headers"].(map[string]string)
+		spec.Oracles = []scenarios.Oracle{{Name: "effects", Effects: &scenarios.EffectsOracle{PerKey: pk, Across: opts.Across}}}
+		spec.Invariants = []scenarios.Invariant{{Check: "at_most_once", Oracle: "effects"}}
 	} else if opts.EffectsPath != "" {
 		return nil, nil, withHint(ExitUsage, errors.New("--effects-path without --effects"), "--effects says which request counts the effects, --effects-path where the count is in its answer")
 	}
-	sc, err := op.scenario("audit", extra)
+	sc, err := fromRequest(spec)
 	if err != nil {
 		return nil, nil, err
 	}

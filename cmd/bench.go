@@ -2,10 +2,8 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -13,12 +11,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/idemcheck/idemcheck/abtest"
+	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 	"github.com/idemcheck/idemcheck/storebench"
@@ -68,8 +66,11 @@ type BenchOverheadOptions struct {
 	DryRun      bool
 	Seed        uint64
 	Resamples   int
+	// Client is how it connects: TLS trust, client certificates, a trace.
+	Client clientFlags
 
-	// Transport sends the requests; nil means a fresh one (tests swap it).
+	// Transport sends the requests; nil means one built from Client
+	// (tests swap it).
 	Transport http.RoundTripper
 }
 
@@ -122,6 +123,7 @@ there.`,
 	}
 	fl := c.Flags()
 	opts.Request.register(fl)
+	opts.Client.register(fl)
 	fl.StringVar(&opts.BaselinePath, "baseline-path", "", "arm B: the same request to this path, an endpoint without the idempotency layer")
 	fl.BoolVar(&opts.BaselineNoKey, "baseline-no-key", false, "arm B: the same request without its key")
 	fl.StringVar(&opts.Rate, "rate", "100", "ops per second per arm, below saturation, or auto (half the highest rate both arms sustain)")
@@ -154,20 +156,25 @@ func benchArms(opts *BenchOverheadOptions) (a, b *scenarios.Scenario, err error)
 		return nil, nil, err
 	}
 	// same_response needs no oracle; the A/B judges no invariant
-	extra := map[string]any{"load": map[string]any{"rate": 1, "duration": "1s"}, "retry": map[string]any{"attempts": 1},
-		"invariants": []any{map[string]any{"check": "same_response"}}}
-	if a, err = op.scenario("bench-a", extra); err != nil {
+	arm := func(name string) scenarios.RequestSpec {
+		spec := op.spec(name)
+		spec.Load = scenarios.Load{Rate: 1, Duration: scenarios.Duration(time.Second)}
+		spec.Retry = scenarios.Retry{Attempts: 1}
+		spec.Invariants = []scenarios.Invariant{{Check: "same_response"}}
+		return spec
+	}
+	if a, err = fromRequest(arm("bench-a")); err != nil {
 		return nil, nil, err
 	}
-	bop := *op
+	bs := arm("bench-b")
 	if opts.BaselinePath != "" {
-		bop.Path = opts.BaselinePath
-	}
-	if b, err = bop.scenario("bench-b", extra); err != nil {
-		return nil, nil, err
+		bs.Request.Path = opts.BaselinePath
 	}
 	if opts.BaselineNoKey {
-		b.Operation.Key.None = true
+		bs.Key = scenarios.KeyPlace{None: true}
+	}
+	if b, err = fromRequest(bs); err != nil {
+		return nil, nil, err
 	}
 	return a, b, nil
 }
@@ -211,6 +218,15 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
+	tr := opts.Transport
+	if tr == nil {
+		idle, rt, err := opts.Client.transport(streams.Err, opts.MaxInFlight)
+		if err != nil {
+			return err
+		}
+		defer idle.CloseIdleConnections()
+		tr = rt
+	}
 	ab := abtest.Options{
 		Rate: rate, Duration: opts.Duration, Warmup: opts.Warmup, Block: opts.Block, MaxInFlight: opts.MaxInFlight,
 		// Keys are new on every run, whatever the seed: a stateful API
@@ -247,12 +263,6 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 		return nil
 	}
 
-	tr := opts.Transport
-	if tr == nil {
-		t := runner.NewTransport(opts.MaxInFlight)
-		defer t.CloseIdleConnections()
-		tr = t
-	}
 	rOpts := runner.Options{Targets: targets, Transport: tr, Env: opts.Getenv, RequestTimeout: opts.Timeout, Seed: opts.Seed}
 	ab.Runner, ro.Runner = rOpts, rOpts
 	var maxA, maxB float64
@@ -278,7 +288,7 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 	if err != nil {
 		return benchErr(ctx, err)
 	}
-	sum := benchSummarize(res, abtest.Compare(res, opts.Resamples, rand.New(rand.NewPCG(opts.Seed, 0xb007))), budget)
+	sum := abtest.Report(what, res, abtest.Compare(res, opts.Resamples, rand.New(rand.NewPCG(opts.Seed, 0xb007))), budget)
 	sum.MaxA, sum.MaxB = maxA, maxB
 	if opts.Out != "" {
 		if err := writeHGRM(opts.Out, res); err != nil {
@@ -287,11 +297,11 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 	}
 	switch opts.Format {
 	case "json":
-		err = writeBenchJSON(streams.Out, sum)
+		err = sum.WriteJSON(streams.Out)
 	case "markdown":
-		writeBenchMarkdown(streams.Out, sum, what)
+		err = sum.WriteMarkdown(streams.Out)
 	default:
-		writeBenchText(streams.Out, sum, what)
+		err = sum.WriteText(streams.Out)
 	}
 	if err != nil {
 		return withCode(ExitRuntime, err)
@@ -299,7 +309,7 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 	if opts.Out != "" {
 		fmt.Fprintf(streams.Err, "percentile files: %s, %s\n", filepath.Join(opts.Out, "a.hgrm"), filepath.Join(opts.Out, "b.hgrm"))
 	}
-	switch sum.Verdict {
+	switch abtest.Verdict(sum.Verdict) {
 	case abtest.Exceeded:
 		return silentExit{ExitFailed}
 	case abtest.Unclear:
@@ -329,31 +339,6 @@ func pct(a, b float64) float64 {
 	return a / b * 100
 }
 
-// benchSummary is what bench overhead reports.
-type benchSummary struct {
-	Rate     float64
-	Rounds   int
-	Block    time.Duration
-	A, B     *abtest.Arm
-	Deltas   []abtest.Delta
-	Verdict  abtest.Verdict
-	Findings []abtest.Finding
-	Reason   string // why unclear, when an arm did not hold the rate
-	// MaxA, MaxB are the rates each arm sustained (--rate auto only).
-	MaxA, MaxB float64
-}
-
-// benchSummarize judges res: unclear when an arm did not hold the rate, else
-// the budget's verdict.
-func benchSummarize(res *abtest.Result, ds []abtest.Delta, b abtest.Budget) *benchSummary {
-	s := &benchSummary{Rate: res.Rate, Rounds: res.Rounds, A: res.A, B: res.B, Deltas: ds}
-	s.Verdict, s.Findings = abtest.Judge(ds, b)
-	if ok, why := res.Held(); !ok {
-		s.Verdict, s.Reason = abtest.Unclear, why
-	}
-	return s
-}
-
 func writeHGRM(dir string, res *abtest.Result) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -373,149 +358,6 @@ func writeHGRM(dir string, res *abtest.Result) error {
 		}
 	}
 	return nil
-}
-
-// JSON shapes of bench overhead (format_version 1).
-type (
-	benchJSON struct {
-		FormatVersion int             `json:"format_version"`
-		Rate          float64         `json:"rate"`
-		Arms          benchArmsJSON   `json:"arms"`
-		Delta         benchDeltasJSON `json:"delta"`
-		Verdict       abtest.Verdict  `json:"verdict"`
-	}
-	benchArmsJSON struct {
-		A benchArmJSON `json:"a"`
-		B benchArmJSON `json:"b"`
-	}
-	benchArmJSON struct {
-		Ops     int     `json:"ops"`
-		OpsPerS float64 `json:"ops_per_s"`
-		P50     float64 `json:"p50_ms"`
-		P90     float64 `json:"p90_ms"`
-		P99     float64 `json:"p99_ms"`
-		P999    float64 `json:"p999_ms"`
-	}
-	benchDeltasJSON struct {
-		P50  benchDeltaJSON `json:"p50"`
-		P90  benchDeltaJSON `json:"p90"`
-		P99  benchDeltaJSON `json:"p99"`
-		P999 benchDeltaJSON `json:"p999"`
-	}
-	benchDeltaJSON struct {
-		MS   float64    `json:"ms"`
-		Pct  float64    `json:"pct"`
-		CI95 [2]float64 `json:"ci95_ms"`
-	}
-)
-
-// r3 rounds to 3 decimals (µs for ms figures).
-func r3(x float64) float64 { return math.Round(x*1000) / 1000 }
-
-func armJSON(a *abtest.Arm) benchArmJSON {
-	return benchArmJSON{
-		Ops: a.Ops, OpsPerS: r3(a.OpsPerSecond()),
-		P50: r3(a.Percentile(50)), P90: r3(a.Percentile(90)), P99: r3(a.Percentile(99)), P999: r3(a.Percentile(99.9)),
-	}
-}
-
-func deltaJSON(d abtest.Delta) benchDeltaJSON {
-	return benchDeltaJSON{MS: r3(d.MS), Pct: math.Round(d.Pct*10) / 10, CI95: [2]float64{r3(d.CI[0]), r3(d.CI[1])}}
-}
-
-func (s *benchSummary) json() benchJSON {
-	j := benchJSON{FormatVersion: 1, Rate: s.Rate, Verdict: s.Verdict,
-		Arms: benchArmsJSON{A: armJSON(s.A), B: armJSON(s.B)}}
-	for _, d := range s.Deltas {
-		switch d.Name {
-		case "p50":
-			j.Delta.P50 = deltaJSON(d)
-		case "p90":
-			j.Delta.P90 = deltaJSON(d)
-		case "p99":
-			j.Delta.P99 = deltaJSON(d)
-		case "p999":
-			j.Delta.P999 = deltaJSON(d)
-		}
-	}
-	return j
-}
-
-func writeBenchJSON(w io.Writer, s *benchSummary) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(s.json())
-}
-
-// deltaText is "+0.41ms (+35%) [+0.30, +0.52]", or "within noise" when the
-// interval holds 0.
-func deltaText(d abtest.Delta) string {
-	s := fmt.Sprintf("%+.2fms (%+.0f%%)  95%% CI [%+.2f, %+.2f] ms", d.MS, d.Pct, d.CI[0], d.CI[1])
-	if d.CI[0] <= 0 && d.CI[1] >= 0 {
-		s += "  within noise"
-	}
-	return s
-}
-
-func writeBenchText(w io.Writer, s *benchSummary, what string) {
-	fmt.Fprintf(w, "A/B of %s\n", what)
-	fmt.Fprintf(w, "%.0f ops/s per arm, %d rounds A B B A, latency from the intended start\n", s.Rate, s.Rounds)
-	if s.MaxA > 0 {
-		fmt.Fprintf(w, "highest sustained rate: A %.0f ops/s, B %.0f ops/s (A is %.0f%% of B)\n", s.MaxA, s.MaxB, pct(s.MaxA, s.MaxB))
-	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ARM\tOPS\tOPS/S\tp50\tp90\tp99\tp99.9")
-	for _, a := range []*abtest.Arm{s.A, s.B} {
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.2fms\t%.2fms\t%.2fms\t%.2fms\n", strings.ToUpper(a.Name), a.Ops, a.OpsPerSecond(),
-			a.Percentile(50), a.Percentile(90), a.Percentile(99), a.Percentile(99.9))
-	}
-	tw.Flush()
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "A − B\tOVERHEAD")
-	for _, d := range s.Deltas {
-		fmt.Fprintf(tw, "%s\t%s\n", d.Name, deltaText(d))
-	}
-	tw.Flush()
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "verdict: %s%s\n", s.Verdict, findingsText(s))
-}
-
-func findingsText(s *benchSummary) string {
-	if s.Reason != "" {
-		return " (" + s.Reason + ")"
-	}
-	if len(s.Findings) == 0 {
-		return " (no --max-overhead budget)"
-	}
-	var parts []string
-	for _, f := range s.Findings {
-		unit := "ms"
-		if f.Limit.Pct {
-			unit = "%"
-		}
-		parts = append(parts, fmt.Sprintf("%s: %s, CI [%.2f, %.2f]%s", f.Limit, f.Verdict, f.CI[0], f.CI[1], unit))
-	}
-	return " (" + strings.Join(parts, "; ") + ")"
-}
-
-func writeBenchMarkdown(w io.Writer, s *benchSummary, what string) {
-	fmt.Fprintf(w, "### Idempotency overhead: %s\n\n", s.Verdict)
-	fmt.Fprintf(w, "A/B of %s at %.0f ops/s per arm, %d rounds (A B B A), latency from the intended start.\n\n", what, s.Rate, s.Rounds)
-	fmt.Fprintln(w, "| arm | ops | ops/s | p50 | p90 | p99 | p99.9 |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
-	for _, a := range []*abtest.Arm{s.A, s.B} {
-		fmt.Fprintf(w, "| %s | %d | %.0f | %.2f ms | %.2f ms | %.2f ms | %.2f ms |\n", strings.ToUpper(a.Name), a.Ops, a.OpsPerSecond(),
-			a.Percentile(50), a.Percentile(90), a.Percentile(99), a.Percentile(99.9))
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| A − B | ms | % | 95% CI (ms) |")
-	fmt.Fprintln(w, "|---|---:|---:|---|")
-	for _, d := range s.Deltas {
-		fmt.Fprintf(w, "| %s | %+.2f | %+.0f%% | [%+.2f, %+.2f] |\n", d.Name, d.MS, d.Pct, d.CI[0], d.CI[1])
-	}
-	fmt.Fprintf(w, "\nVerdict: **%s**%s\n", s.Verdict, findingsText(s))
 }
 
 // BenchStoreOptions are the inputs of `idemcheck bench store`.
@@ -598,13 +440,6 @@ it before it ends.`,
 	return c
 }
 
-// benchStoreJSON is bench store's JSON.
-type benchStoreJSON struct {
-	Redis    *storebench.RedisResult    `json:"redis,omitempty"`
-	Postgres *storebench.PostgresResult `json:"postgres,omitempty"`
-	Capacity storebench.Capacity        `json:"capacity"`
-}
-
 func benchStoreRun(ctx context.Context, opts *BenchStoreOptions) error {
 	streams := opts.Streams
 	so := storebench.Options{
@@ -615,36 +450,45 @@ func benchStoreRun(ctx context.Context, opts *BenchStoreOptions) error {
 	}
 	steps := len(opts.Concurrency) * (map[bool]int{true: len(storebench.RedisPrimitives)}[opts.Redis != ""] + map[bool]int{true: len(storebench.PostgresPrimitives)}[opts.Postgres != ""])
 	fmt.Fprintf(streams.Err, "bench store: %d steps of %v (about %v)\n", steps, opts.Duration, time.Duration(steps)*opts.Duration)
-	var out benchStoreJSON
-	var err error
+	out := reports.Store{RedisURL: redact(opts.Redis), PostgresURL: redact(opts.Postgres), ValueSize: opts.ValueSize, TTL: opts.TTL}
+	var per int64
 	if opts.Redis != "" {
-		if out.Redis, err = storebench.Redis(ctx, opts.Redis, so); err != nil {
-			return storeErr(ctx, redact(opts.Redis), err)
+		r, err := storebench.Redis(ctx, opts.Redis, so)
+		if err != nil {
+			return storeErr(ctx, out.RedisURL, err)
 		}
+		out.Redis = storeResult(r.Primitives, r.BytesPerRecord)
+		out.Redis.Roundtrip = r.Roundtrip("set_nx_px")
+		per = r.BytesPerRecord
 	}
 	if opts.Postgres != "" {
-		if out.Postgres, err = storebench.Postgres(ctx, opts.Postgres, so); err != nil {
-			return storeErr(ctx, redact(opts.Postgres), err)
+		p, err := storebench.Postgres(ctx, opts.Postgres, so)
+		if err != nil {
+			return storeErr(ctx, out.PostgresURL, err)
+		}
+		out.Postgres = storeResult(p.Primitives, p.BytesPerRecord)
+		if out.Redis == nil {
+			per = p.BytesPerRecord
 		}
 	}
-	var per int64
-	switch {
-	case out.Redis != nil:
-		per = out.Redis.BytesPerRecord
-	case out.Postgres != nil:
-		per = out.Postgres.BytesPerRecord
-	}
-	out.Capacity = storebench.Plan(opts.RPS, opts.TTL, per, opts.Roundtrips)
+	out.Capacity = reports.StoreCapacity(storebench.Plan(opts.RPS, opts.TTL, per, opts.Roundtrips))
+	write := out.WriteText
 	if opts.Format == "json" {
-		enc := json.NewEncoder(streams.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
-			return withCode(ExitRuntime, err)
-		}
-		return nil
+		write = out.WriteJSON
 	}
-	writeStoreText(streams.Out, &out, opts)
+	if err := write(streams.Out); err != nil {
+		return withCode(ExitRuntime, err)
+	}
 	return nil
+}
+
+// storeResult is a store's figures as reports show them.
+func storeResult(ps []storebench.Primitive, bytesPerRecord int64) *reports.StoreResult {
+	r := &reports.StoreResult{BytesPerRecord: bytesPerRecord}
+	for _, p := range ps {
+		r.Primitives = append(r.Primitives, reports.StorePrimitive(p))
+	}
+	return r
 }
 
 func storeErr(ctx context.Context, where string, err error) error {
@@ -652,38 +496,4 @@ func storeErr(ctx context.Context, where string, err error) error {
 		return withCode(ExitInterrupted, err)
 	}
 	return withHint(ExitRuntime, err, "is the store up at "+where+"?")
-}
-
-func writeStoreText(w io.Writer, out *benchStoreJSON, opts *BenchStoreOptions) {
-	prims := func(name string, ps []storebench.Primitive) {
-		fmt.Fprintf(w, "%s\n", name)
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "PRIMITIVE\tCONCURRENCY\tp50\tp99\tOPS/S\tERRORS")
-		for _, p := range ps {
-			fmt.Fprintf(tw, "%s\t%d\t%.1fµs\t%.1fµs\t%.0f\t%d\n", p.Name, p.Concurrency, p.P50US, p.P99US, p.OpsPerS, p.Errors)
-		}
-		tw.Flush()
-	}
-	if r := out.Redis; r != nil {
-		prims("Redis ("+redact(opts.Redis)+")", r.Primitives)
-		fmt.Fprintf(w, "one roundtrip (set_nx_px p50 at concurrency 1): %.1fµs\n", r.Roundtrip("set_nx_px"))
-		fmt.Fprintf(w, "bytes per record (MEMORY USAGE, %d-byte body): %d\n\n", opts.ValueSize, r.BytesPerRecord)
-	}
-	if p := out.Postgres; p != nil {
-		prims("Postgres ("+redact(opts.Postgres)+")", p.Primitives)
-		fmt.Fprintf(w, "bytes per record (key table with indexes, %d-byte body): %d\n\n", opts.ValueSize, p.BytesPerRecord)
-	}
-	c := out.Capacity
-	fmt.Fprintf(w, "capacity plan: %d req/s × %v = %d records × %d B = %s; %d store roundtrips per request = %d store commands/s\n",
-		c.RPS, opts.TTL, c.Records, c.Bytes/max(c.Records, 1), bytesText(c.Bytes), c.RoundtripsPerRequest, c.StoreOpsPerS)
-}
-
-// bytesText writes n in GiB or MiB.
-func bytesText(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	default:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
 }

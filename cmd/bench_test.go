@@ -3,6 +3,9 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"encoding/pem"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -153,6 +156,42 @@ func TestBenchOverheadVerdicts(t *testing.T) {
 	r = runMain(t, nil, append([]string{"bench", "overhead", "POST", srv.URL + "/b", "--baseline-path", "/fail", "--out", ""}, quickAB...)...)
 	if r.code != ExitInconclusive || !strings.Contains(r.err, "no 2xx") {
 		t.Errorf("a failing baseline: exit %d, stderr %q; want %d and the reason", r.code, r.err, ExitInconclusive)
+	}
+}
+
+// bench overhead connects as run does: a private CA is refused without
+// --ca-cert and trusted with it, --http-debug traces the first exchanges,
+// and a client certificate without its key is a usage error.
+func TestBenchOverheadTLS(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		w.WriteHeader(http.StatusCreated)
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"bench", "overhead", "POST", srv.URL + "/a", "--baseline-no-key", "--out", ""}, quickAB...)
+	if r := runMain(t, nil, args...); r.code == ExitOK || !strings.Contains(r.err, "certificate") {
+		t.Errorf("bench overhead against a private CA: exit %d, want an error naming the certificate\n%s", r.code, r.err)
+	}
+	r := runMain(t, nil, append(args, "--ca-cert", ca, "--http-debug=1")...)
+	if r.code != ExitOK || !strings.Contains(r.out, "verdict: within") {
+		t.Errorf("bench overhead --ca-cert: exit %d, want 0\n%s%s", r.code, r.out, r.err)
+	}
+	if !strings.Contains(r.err, "> #1 POST") || strings.Contains(r.err, "> #2 ") {
+		t.Errorf("bench overhead --http-debug 1: stderr lacks the one exchange traced\n%s", r.err)
+	}
+	sent := n.Load()
+	if r := runMain(t, nil, append(args, "--client-cert", ca)...); r.code != ExitUsage {
+		t.Errorf("bench overhead --client-cert without --client-key: exit %d, want %d\n%s", r.code, ExitUsage, r.err)
+	}
+	if n.Load() != sent {
+		t.Errorf("a usage error sent %d requests, want none", n.Load()-sent)
 	}
 }
 

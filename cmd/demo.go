@@ -2,20 +2,19 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
+	"net/http"
 	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/idemcheck/idemcheck/abtest"
-	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/lab"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/runner"
@@ -114,12 +113,6 @@ the ledger and the card processor, as two replicas of one service would.`,
 	return c
 }
 
-type demoRow struct {
-	pair, variant string
-	sum           *reports.Summary
-	code          ExitCode
-}
-
 // demoInstances is how many instances of the lab the demo starts: two
 // under the in-process-lock bug, whose lock holds within one instance and
 // fails between two that share the store and the ledger; one otherwise.
@@ -158,7 +151,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	if len(opts.Only) > 0 {
 		pairs = opts.Only
 	}
-	var rows []demoRow
+	var rows []reports.DemoRow
 	code := ExitOK
 	var errs []error
 	for _, pair := range pairs {
@@ -194,7 +187,8 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 			if err != nil {
 				return err
 			}
-			rows = append(rows, demoRow{pair: pair, variant: variant, sum: ex.Summary, code: ex.Code})
+			rows = append(rows, reports.DemoRow{Pair: pair, Variant: variant, Summary: ex.Summary,
+				Met: ex.Code == ExitOK, Inconclusive: ex.Code == ExitInconclusive, ChargeCents: chargeCents(sc)})
 			code = worst(code, ex.Code)
 			if ex.Err != nil {
 				errs = append(errs, ex.Err)
@@ -207,7 +201,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 			break
 		}
 	}
-	var costs []demoCost
+	var costs []reports.DemoCost
 	if ctx.Err() == nil {
 		fmt.Fprintln(streams.Err, "measuring what the protection costs (A/B, protected against naive, no faults)")
 		var targets []string
@@ -216,25 +210,19 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 		}
 		costs = demoCosts(ctx, pairs, rl.URL, targets, opts)
 	}
-	writeDemo(streams.Out, rows, costs, opts)
+	demo := reports.Demo{Rows: rows, Costs: costs, Rate: demoAB.Rate, Seed: opts.Seed, KeyNonce: opts.KeyNonce, Out: opts.Out}
+	if err := demo.WriteText(streams.Out); err != nil {
+		code, errs = worst(code, ExitRuntime), append(errs, err)
+	}
 	fmt.Fprintf(streams.Err, "reports written under %s\n", opts.Out)
 	sums := make([]*reports.Summary, len(rows))
 	for i, r := range rows {
-		sums[i] = r.sum
+		sums[i] = r.Summary
 	}
 	if err := opts.Reports.write(sums); err != nil {
 		code, errs = worst(code, ExitRuntime), append(errs, err)
 	}
 	return finish(code, errs)
-}
-
-// demoCost is what the protection of one operation costs, A/B.
-type demoCost struct {
-	what   string // "POST /charges vs POST /naive/charges"
-	pairs  []string
-	deltas []abtest.Delta
-	a, b   *abtest.Arm
-	err    string // why it was not measured
 }
 
 // demoAB is the demo's A/B: short, so its intervals are wide, and it says
@@ -245,7 +233,7 @@ var demoAB = abtest.Options{Rate: 100, Duration: time.Second, Warmup: 200 * time
 // among pairs, the protected request (A) against the naive one (B) with
 // the A/B machinery of bench overhead. Pairs whose ops need a setup or a
 // read before each op (the compare-and-set debit) are left out.
-func demoCosts(ctx context.Context, pairs []string, target string, targets []string, opts *DemoOptions) []demoCost {
+func demoCosts(ctx context.Context, pairs []string, target string, targets []string, opts *DemoOptions) []reports.DemoCost {
 	base, err := url.Parse(target)
 	if err != nil {
 		return nil
@@ -256,8 +244,8 @@ func demoCosts(ctx context.Context, pairs []string, target string, targets []str
 			ro.Targets = append(ro.Targets, u)
 		}
 	}
-	var out []demoCost
-	index := map[string]int{}
+	var out []reports.DemoCost
+	seen := map[string]bool{}
 	for _, pair := range pairs {
 		if !hasBuiltin(pair + "-naive") {
 			continue
@@ -268,24 +256,24 @@ func demoCosts(ctx context.Context, pairs []string, target string, targets []str
 			continue
 		}
 		what := a.Operation.Method + " " + a.Operation.Path + " vs " + b.Operation.Method + " " + b.Operation.Path
-		if i, ok := index[what]; ok {
-			out[i].pairs = append(out[i].pairs, pair)
+		if seen[what] {
 			continue
 		}
-		index[what] = len(out)
-		c := demoCost{what: what, pairs: []string{pair}}
+		seen[what] = true
+		c := reports.DemoCost{What: what}
 		o := demoAB
 		o.Runner = ro
 		o.Rand = rand.New(rand.NewPCG(randomSeed(), randomSeed())) // new keys on every demo
 		res, err := abtest.Run(ctx, a, b, o)
 		switch {
 		case err != nil:
-			c.err = err.Error()
+			c.Err = err.Error()
 		default:
-			c.a, c.b = res.A, res.B
-			c.deltas = abtest.Compare(res, 400, rand.New(rand.NewPCG(opts.Seed, 0xde70)))
+			ra, rb := res.A.Report(), res.B.Report()
+			c.A, c.B = &ra, &rb
+			c.Deltas = abtest.ReportDeltas(abtest.Compare(res, 400, rand.New(rand.NewPCG(opts.Seed, 0xde70))))
 			if ok, why := res.Held(); !ok {
-				c.err = why
+				c.Err = why
 			}
 		}
 		out = append(out, c)
@@ -296,115 +284,21 @@ func demoCosts(ctx context.Context, pairs []string, target string, targets []str
 	return out
 }
 
-// costText is a delta with its interval, or "within noise" when the
-// interval holds 0.
-func costText(d abtest.Delta) string {
-	if d.CI[0] <= 0 && d.CI[1] >= 0 {
-		return fmt.Sprintf("within noise [%+.2f, %+.2f]ms", d.CI[0], d.CI[1])
+// chargeCents is what each op of sc charges, in cents: the amount of its
+// JSON body when the body also names a currency (the built-in charges send
+// {"amount":100,"currency":"usd",…}); 0 when it charges nothing.
+func chargeCents(sc *scenarios.Scenario) int64 {
+	t, err := scenarios.NewTemplate("operation", sc.Operation.Request, http.MethodPost, func(string) string { return "" })
+	if err != nil {
+		return 0
 	}
-	return fmt.Sprintf("%+.2fms (%+.0f%%) [%+.2f, %+.2f]", d.MS, d.Pct, d.CI[0], d.CI[1])
+	body, err := t.Body(context.Background(), scenarios.Vars{})
+	var charge struct {
+		Amount   int64  `json:"amount"`
+		Currency string `json:"currency"`
+	}
+	if err != nil || json.Unmarshal(body, &charge) != nil || charge.Currency == "" {
+		return 0
+	}
+	return max(charge.Amount, 0)
 }
-
-func writeDemo(w io.Writer, rows []demoRow, costs []demoCost, opts *DemoOptions) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIO\tVARIANT\tINJECTED\tVERDICT\tEVIDENCE")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.pair, r.variant, injected(r.sum), demoVerdict(r), evidence(r.sum))
-	}
-	tw.Flush()
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "What the protection costs (A/B at %.0f ops/s, blocks interleaved A B B A, no faults; Δ with its 95%% CI):\n", demoAB.Rate)
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "OPERATION\tNAIVE p50\tPROTECTED p50\tOVERHEAD p50\tOVERHEAD p99")
-	for _, c := range costs {
-		if c.a == nil {
-			fmt.Fprintf(tw, "%s\tnot measured: %s\n", c.what, c.err)
-			continue
-		}
-		p50, p99 := costText(c.deltas[0]), costText(c.deltas[2])
-		if c.err != "" {
-			p99 += " (unclear: " + c.err + ")"
-		}
-		fmt.Fprintf(tw, "%s\t%.2fms\t%.2fms\t%s\t%s\n", c.what, c.b.Percentile(50), c.a.Percentile(50), p50, p99)
-	}
-	tw.Flush()
-	fmt.Fprintln(w, "A short A/B: 'idemcheck bench overhead' measures longer, with a budget.")
-	met := 0
-	for _, r := range rows {
-		if r.code == ExitOK {
-			met++
-		}
-	}
-	fmt.Fprintf(w, "\n%d of %d expectations met (seed %d, key-nonce %d). Reports: %s/<scenario>/report.json (a naive variant's in <scenario>-naive/)\n", met, len(rows), opts.Seed, opts.KeyNonce, opts.Out)
-}
-
-func demoVerdict(r demoRow) string {
-	switch {
-	case r.code == ExitOK && r.sum.Scenario.Expect == "violation":
-		return "caught ✓"
-	case r.code == ExitOK:
-		return "held ✓"
-	case r.code == ExitInconclusive:
-		return "inconclusive ?"
-	case r.sum.Scenario.Expect == "violation":
-		return "MISSED ✗"
-	}
-	return "BROKEN ✗"
-}
-
-func injected(s *reports.Summary) string {
-	if len(s.Faults) == 0 {
-		return "none"
-	}
-	parts := make([]string, len(s.Faults))
-	for i, f := range s.Faults {
-		parts[i] = fmt.Sprintf("%d %s", f.Count, f.Name)
-	}
-	return strings.Join(parts, ", ")
-}
-
-// evidence says in a few words what the state shows.
-func evidence(s *reports.Summary) string {
-	var first *checks.Verdict
-	for i := range s.Verdicts {
-		v := &s.Verdicts[i]
-		if first == nil || (v.Status == checks.Fail && first.Status != checks.Fail) {
-			first = v
-		}
-	}
-	if first == nil {
-		return "no invariant checked"
-	}
-	v := first
-	name := s.Scenario.Name
-	switch {
-	case v.Status == checks.Unknown:
-		return "could not decide: " + v.Reason
-	case v.Counter != nil:
-		c := v.Counter
-		likes := c.Acked
-		if c.Indeterminate > 0 {
-			return fmt.Sprintf("likes %d → %d for %d–%d likes", c.Before, c.After, c.Acked, c.Acked+c.Indeterminate)
-		}
-		return fmt.Sprintf("likes %d → %d for %d likes", c.Before, c.After, likes)
-	case v.Invariant == checks.ConditionalUpdate && v.Status == checks.Fail && v.Extra > 0:
-		return fmt.Sprintf("%d of %d debits applied more than once (%d extra)", v.Violations, v.Checked, v.Extra)
-	case v.Invariant == checks.ConditionalUpdate && v.Status == checks.Pass:
-		return fmt.Sprintf("balance = initial − Σ applied; %d debits, none applied twice", v.Checked)
-	case strings.HasPrefix(name, "charges") && (v.Invariant == checks.AtMostOnce || v.Invariant == checks.ExactlyOnce):
-		if v.Status == checks.Fail {
-			if v.Missing > 0 && v.Extra == 0 {
-				return fmt.Sprintf("%d of %d acknowledged charges missing from the %s", v.Missing, v.Checked, v.Oracle)
-			}
-			return fmt.Sprintf("%d of %d customers charged more than once at the %s: %d extra charges, %s taken too much",
-				v.Violations, v.Checked, v.Oracle, v.Extra, dollars(int64(v.Extra)*chargeCents))
-		}
-		return fmt.Sprintf("%d customers, each charged at most once (%d indeterminate)", v.Checked, v.Indeterminate)
-	}
-	return v.Summary
-}
-
-// chargeCents is the amount of every charge the built-in scenarios make.
-const chargeCents = 100
-
-func dollars(cents int64) string { return fmt.Sprintf("$%d.%02d", cents/100, cents%100) }

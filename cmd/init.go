@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,10 +9,8 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"text/template"
 
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
 
 	"github.com/idemcheck/idemcheck/scenarios"
 )
@@ -114,7 +111,18 @@ func initRun(_ context.Context, opts *InitOptions) error {
 	if err != nil {
 		return err
 	}
-	text, err := renderInit(initData{Op: op, Name: name, Effects: effects, EffectsMethod: method, EffectsValue: opts.EffectsValue})
+	st := scenarios.Starter{Name: name, Request: scenarios.Request{Method: op.Method, Path: op.Path, Headers: op.Headers, Body: op.Body},
+		Key: op.Key, Targets: op.Targets, Effects: effects, EffectsMethod: method, EffectsValue: opts.EffectsValue, Credentials: map[string]string{}}
+	if len(st.Targets) == 0 {
+		st.Targets = []string{op.Base.String()}
+	}
+	// the oracle's reads carry the operation's credentials, nothing else
+	for k, v := range op.Headers {
+		if secretHeader.MatchString(k) {
+			st.Credentials[k] = v
+		}
+	}
+	text, err := scenarios.StarterYAML(st)
 	if err != nil {
 		return err
 	}
@@ -192,136 +200,4 @@ func sameHost(host string, base *url.URL) bool {
 		host = host[i+1:]
 	}
 	return host == base.Host
-}
-
-type initData struct {
-	Op            *operation
-	Name          string
-	Effects       string
-	EffectsMethod string // "" for GET
-	EffectsValue  string
-}
-
-// q quotes a string as a YAML scalar.
-func q(s string) (string, error) {
-	b, err := yaml.Marshal(s)
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSuffix(string(b), "\n"), nil
-}
-
-var initTemplate = template.Must(template.New("init").Funcs(template.FuncMap{"q": q}).Parse(`# A starting scenario for {{.Op.Method}} {{.Op.Path}}, written by 'idemcheck init'.
-# Run it with
-#   idemcheck run FILE
-# Every field is described in docs/scenario.md.
-name: {{q .Name}}
-description: >-
-  {{.Op.Method}} {{.Op.Path}} with its idempotency key while answers are lost,
-  requests time out and are sent twice.{{if .Effects}} Every key must have
-  exactly one effect, and every retry must get the first answer back.{{else}} Every retry must get the
-  first answer back.{{end}}
-expect: pass
-
-# The base URL; --target and IDEMCHECK_TARGET override it.
-target:{{range .Targets}}
-  - {{q .}}{{end}}
-
-operation:
-  method: {{.Op.Method}}
-  path: {{q .Op.Path}}
-{{- if .Op.Headers}}
-  headers:{{range $k, $v := .Op.Headers}}
-    {{q $k}}: {{q $v}}{{end}}
-{{- end}}
-{{- if .Op.Body}}
-  # Templates see {{"{{"}}.Seq{{"}}"}} (the op's number), {{"{{"}}.Key{{"}}"}}, {{"{{"}}.User{{"}}"}}; randInt draws from the
-  # op's seeded source, so a retry sends the same body.
-  body: {{q .Op.Body}}
-{{- end}}
-  key:
-{{- if .Op.Key.BodyField}}
-    body_field: {{q .Op.Key.BodyField}}
-{{- else}}
-    header: {{q .Op.Key.Header}}
-{{- end}}
-
-# Closed model: 8 workers send 200 ops. For an open model, rate: 50/s and
-# duration: 30s.
-load:
-  ops: 200
-  concurrency: 8
-
-retry:
-  attempts: 5
-  backoff: {initial: 50ms, max: 2s, multiplier: 2, jitter: 0.5}
-  on: [fail, info, 409, 429, 5xx]
-
-faults:
-  - kind: drop_ack      # processed, but the answer is lost
-    rate: 0.1
-  - kind: timeout       # the client gives up while the server works
-    rate: 0.05
-    after: 1s
-  - kind: duplicate     # a double submit
-    rate: 0.05
-    copies: 2
-  - kind: reset         # the connection fails before sending
-    rate: 0.02
-
-# Long enough for abandoned requests to finish before counting.
-quiet: 2s
-{{if .Effects}}
-oracles:
-  - name: effects
-    effects:
-      per_key:
-{{- with .EffectsMethod}}
-        method: {{q .}}
-{{- end}}
-        path: {{q .Effects}}
-{{- with .Credentials}}
-        headers:{{range $k, $v := .}}
-          {{q $k}}: {{q $v}}{{end}}
-{{- end}}
-        value: {{q .EffectsValue}}
-
-invariants:
-  - check: exactly_once
-    oracle: effects
-  - check: same_response
-{{else}}
-# To count effects (charges, orders) per key, add an oracle (docs/scenario.md,
-# "oracles") and the exactly_once invariant on it, or run
-# 'idemcheck init' again with --effects PATH.
-invariants:
-  - check: same_response
-{{end}}
-thresholds:
-  p99: 2s
-`))
-
-// renderInit writes the scenario file's text.
-func renderInit(d initData) ([]byte, error) {
-	targets := d.Op.Targets
-	if len(targets) == 0 {
-		targets = []string{d.Op.Base.String()}
-	}
-	var b bytes.Buffer
-	// the oracle's reads carry the operation's credentials, nothing else
-	creds := map[string]string{}
-	for k, v := range d.Op.Headers {
-		if secretHeader.MatchString(k) {
-			creds[k] = v
-		}
-	}
-	err := initTemplate.Execute(&b, struct {
-		initData
-		Targets     []string
-		Credentials map[string]string
-	}{d, targets, creds})
-	if err != nil {
-		return nil, errors.Join(errors.New("writing the scenario"), err)
-	}
-	return b.Bytes(), nil
 }

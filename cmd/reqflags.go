@@ -1,13 +1,13 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/spf13/pflag"
-	"gopkg.in/yaml.v3"
 
 	redaction "github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/scenarios"
@@ -93,42 +93,80 @@ func (r *requestFlags) resolve(method, rawURL string) (*operation, error) {
 	return op, nil
 }
 
-// scenario is a scenario for the operation, built as YAML and loaded by the
-// scenario loader, so that it is validated (templates, key placement)
-// exactly as a file would be. extra holds further top-level fields (load,
-// faults, oracles, invariants) as YAML values.
-func (op *operation) scenario(name string, extra map[string]any) (*scenarios.Scenario, error) {
-	doc := map[string]any{"name": name}
-	req := map[string]any{"method": op.Method, "path": op.Path}
+// spec is the operation as a scenario's request; a command adds the
+// sections it needs (load, invariants, oracles) and builds it with
+// fromRequest.
+func (op *operation) spec(name string) scenarios.RequestSpec {
+	spec := scenarios.RequestSpec{Name: name, Request: scenarios.Request{Method: op.Method, Path: op.Path, Body: op.Body}, Key: op.Key, Targets: op.Targets}
 	if len(op.Headers) > 0 {
-		req["headers"] = op.Headers
+		spec.Request.Headers = op.Headers
 	}
-	if op.Body != "" {
-		req["body"] = op.Body
+	if len(spec.Targets) == 0 {
+		spec.Targets = []string{op.Base.String()}
 	}
-	if op.Key.BodyField != "" {
-		req["key"] = map[string]any{"body_field": op.Key.BodyField}
-	} else {
-		req["key"] = map[string]any{"header": op.Key.Header}
+	return spec
+}
+
+// fromRequest builds the scenario of spec, validated (templates, key
+// placement, targets) exactly as a file would be; a problem names the flag
+// that set its field.
+func fromRequest(spec scenarios.RequestSpec) (*scenarios.Scenario, error) {
+	sc, err := scenarios.FromRequest("command line", spec)
+	var ds scenarios.Diagnostics
+	if errors.As(err, &ds) {
+		err = flagDiagnostics(ds)
 	}
-	doc["operation"] = req
-	targets := op.Targets
-	if len(targets) == 0 {
-		targets = []string{op.Base.String()}
-	}
-	doc["target"] = targets
-	for k, v := range extra {
-		doc[k] = v
-	}
-	b, err := yaml.Marshal(doc)
-	if err != nil {
-		return nil, err
-	}
-	sc, err := scenarios.Parse("command line", b)
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
 	}
 	return sc, nil
+}
+
+// flagDiagnostics names, in each diagnostic, the flag that set its field
+// rather than the field, and drops the repeats that makes (-H headers are
+// sent by the --effects probe too).
+func flagDiagnostics(ds scenarios.Diagnostics) scenarios.Diagnostics {
+	var out scenarios.Diagnostics
+	seen := map[string]bool{}
+	for _, d := range ds {
+		if flag := fieldFlag(d.Field); flag != "" {
+			d.Source, d.Field = "", flag
+		}
+		if s := d.String(); !seen[s] {
+			seen[s] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// fieldFlag is the flag that sets a field of a scenario built from the
+// command line; "" when none does alone.
+func fieldFlag(field string) string {
+	const probe = "oracles[0].effects.per_key"
+	switch {
+	case field == "operation.body":
+		return "-d"
+	case strings.HasPrefix(field, "operation.headers."):
+		return "-H " + strings.TrimPrefix(field, "operation.headers.")
+	case strings.HasPrefix(field, probe+".headers."):
+		return "-H " + strings.TrimPrefix(field, probe+".headers.")
+	case field == "operation.key.header":
+		return "--key-header"
+	case field == "operation.key.body_field":
+		return "--key-field"
+	case field == "target" || strings.HasPrefix(field, "target["):
+		return "--target"
+	case field == "profile":
+		return "--profile"
+	case field == probe+".value":
+		return "--effects-path"
+	case strings.HasPrefix(field, probe):
+		return "--effects"
+	case field == "oracles[0].effects.across":
+		return "--across"
+	}
+	return ""
 }
 
 func validMethod(m string) bool {

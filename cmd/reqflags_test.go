@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/idemcheck/idemcheck/scenarios"
 )
 
 func TestRequestFlags(t *testing.T) {
@@ -21,7 +23,10 @@ func TestRequestFlags(t *testing.T) {
 	if op.Method != "POST" || op.Path != "/v1/charges?mode=x" || op.Base.String() != "https://api.example.com" || op.Key.Header != "Idempotency-Key" {
 		t.Errorf("resolve = %+v", op)
 	}
-	sc, err := op.scenario("probe", map[string]any{"load": map[string]any{"ops": 3, "concurrency": 1}, "invariants": []any{map[string]any{"check": "same_response"}}})
+	spec := op.spec("probe")
+	spec.Load = scenarios.Load{Ops: 3, Concurrency: 1}
+	spec.Invariants = []scenarios.Invariant{{Check: "same_response"}}
+	sc, err := fromRequest(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +60,29 @@ func TestRequestFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := op2.scenario("probe", nil); err == nil {
-		t.Error("scenario with a broken body template = nil error, want the loader's diagnostic")
+	spec2 := op2.spec("probe")
+	spec2.Load = scenarios.Load{Ops: 3, Concurrency: 1}
+	spec2.Invariants = []scenarios.Invariant{{Check: "same_response"}}
+	if _, err := fromRequest(spec2); err == nil || !strings.HasPrefix(err.Error(), "-d: bad template") {
+		t.Errorf("scenario with a broken body template = %v, want the loader's diagnostic on -d", err)
+	}
+}
+
+// A problem with a scenario built from the command line names the flag
+// that set the field, once.
+func TestFlagDiagnostics(t *testing.T) {
+	ds := flagDiagnostics(scenarios.Diagnostics{
+		{Source: "command line", Field: "operation.headers.X", Message: "bad template"},
+		{Source: "command line", Field: "oracles[0].effects.per_key.headers.X", Message: "bad template"},
+		{Source: "command line", Field: "oracles[0].effects.per_key.value", Message: `bad JSONPath "$[bad"`},
+		{Source: "command line", Field: "target", Message: "not http"},
+		{Source: "command line", Field: "load.rate", Message: "negative rate"},
+	})
+	want := `-H X: bad template
+--effects-path: bad JSONPath "$[bad"
+--target: not http
+command line: load.rate: negative rate`
+	if ds.Error() != want {
+		t.Errorf("flagDiagnostics =\n%s\nwant\n%s", ds.Error(), want)
 	}
 }

@@ -1,0 +1,139 @@
+package scenarios
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"text/template"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Starter is a starting scenario for one operation of the user's API, as
+// `idemcheck init` writes it: the request and its key, a load, retries,
+// the classic faults and the invariants, each section with a comment that
+// says what to change.
+type Starter struct {
+	Name string
+	// Request is the operation: method, path, header templates, body
+	// template.
+	Request Request
+	Key     KeyPlace
+	Targets []string
+	// Effects is the path of a request that answers one key's effect
+	// count, a template using {{.Key}}; "" for none (the scenario then
+	// checks same_response alone). EffectsMethod is its method, "" for
+	// GET; EffectsValue the JSONPath to the count in its answer.
+	Effects, EffectsMethod, EffectsValue string
+	// Credentials are the headers the effects reads send too.
+	Credentials map[string]string
+}
+
+// StarterYAML writes st as a scenario file, with comments. Every value is
+// quoted as YAML needs it; the caller parses the file to check it.
+func StarterYAML(st Starter) ([]byte, error) {
+	var b bytes.Buffer
+	if err := starterTemplate.Execute(&b, st); err != nil {
+		return nil, fmt.Errorf("writing the scenario: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// quote writes s as a YAML scalar.
+func quote(s string) (string, error) {
+	b, err := yaml.Marshal(s)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(string(b), "\n"), nil
+}
+
+var starterTemplate = template.Must(template.New("starter").Funcs(template.FuncMap{"q": quote}).Parse(`# A starting scenario for {{.Request.Method}} {{.Request.Path}}, written by 'idemcheck init'.
+# Run it with
+#   idemcheck run FILE
+# Every field is described in docs/scenario.md.
+name: {{q .Name}}
+description: >-
+  {{.Request.Method}} {{.Request.Path}} with its idempotency key while answers are lost,
+  requests time out and are sent twice.{{if .Effects}} Every key must have
+  exactly one effect, and every retry must get the first answer back.{{else}} Every retry must get the
+  first answer back.{{end}}
+expect: pass
+
+# The base URL; --target and IDEMCHECK_TARGET override it.
+target:{{range .Targets}}
+  - {{q .}}{{end}}
+
+operation:
+  method: {{.Request.Method}}
+  path: {{q .Request.Path}}
+{{- if .Request.Headers}}
+  headers:{{range $k, $v := .Request.Headers}}
+    {{q $k}}: {{q $v}}{{end}}
+{{- end}}
+{{- if .Request.Body}}
+  # Templates see {{"{{"}}.Seq{{"}}"}} (the op's number), {{"{{"}}.Key{{"}}"}}, {{"{{"}}.User{{"}}"}}; randInt draws from the
+  # op's seeded source, so a retry sends the same body.
+  body: {{q .Request.Body}}
+{{- end}}
+  key:
+{{- if .Key.BodyField}}
+    body_field: {{q .Key.BodyField}}
+{{- else}}
+    header: {{q .Key.Header}}
+{{- end}}
+
+# Closed model: 8 workers send 200 ops. For an open model, rate: 50/s and
+# duration: 30s.
+load:
+  ops: 200
+  concurrency: 8
+
+retry:
+  attempts: 5
+  backoff: {initial: 50ms, max: 2s, multiplier: 2, jitter: 0.5}
+  on: [fail, info, 409, 429, 5xx]
+
+faults:
+  - kind: drop_ack      # processed, but the answer is lost
+    rate: 0.1
+  - kind: timeout       # the client gives up while the server works
+    rate: 0.05
+    after: 1s
+  - kind: duplicate     # a double submit
+    rate: 0.05
+    copies: 2
+  - kind: reset         # the connection fails before sending
+    rate: 0.02
+
+# Long enough for abandoned requests to finish before counting.
+quiet: 2s
+{{if .Effects}}
+oracles:
+  - name: effects
+    effects:
+      per_key:
+{{- with .EffectsMethod}}
+        method: {{q .}}
+{{- end}}
+        path: {{q .Effects}}
+{{- with .Credentials}}
+        headers:{{range $k, $v := .}}
+          {{q $k}}: {{q $v}}{{end}}
+{{- end}}
+        value: {{q .EffectsValue}}
+
+invariants:
+  - check: exactly_once
+    oracle: effects
+  - check: same_response
+{{else}}
+# To count effects (charges, orders) per key, add an oracle (docs/scenario.md,
+# "oracles") and the exactly_once invariant on it, or run
+# 'idemcheck init' again with --effects PATH.
+invariants:
+  - check: same_response
+{{end}}
+thresholds:
+  p99: 2s
+`))
