@@ -408,7 +408,8 @@ func TestAuditReplicas(t *testing.T) {
 
 // TestAuditReportFiles: --report FORMAT=PATH writes the scorecard in that
 // format beside stdout's; an audit that cannot start leaves a JUnit file
-// that says why; a format audit does not write is refused before sending.
+// that says why; the HTML page draws each probe's requests; a format
+// audit does not write is refused before sending.
 func TestAuditReportFiles(t *testing.T) {
 	t.Parallel()
 	target := startTestLab(t, memoryBackend())
@@ -430,8 +431,19 @@ func TestAuditReportFiles(t *testing.T) {
 	if b, err := os.ReadFile(down); r.code != ExitRuntime || err != nil || !strings.Contains(string(b), "audited request failed") {
 		t.Errorf("unreachable target: exit %d, junit %v:\n%s", r.code, err, b)
 	}
-	r = runMain(t, nil, "audit", "POST", target+"/charges", "--report", "html="+filepath.Join(dir, "a.html"))
-	if r.code != ExitUsage || !strings.Contains(r.err, "audit writes no html") {
-		t.Errorf("--report html: exit %d\n%s", r.code, r.err)
+	page := filepath.Join(dir, "a.html")
+	r = runMain(t, nil, "audit", "POST", target+"/charges", "-d", `{"amount":100,"currency":"usd"}`, "--checks", "C06", "--report", "html="+page)
+	b, err := os.ReadFile(page)
+	if r.code != ExitOK || err != nil {
+		t.Fatalf("--report html: exit %d, %v\n%s", r.code, err, r.err)
+	}
+	for _, want := range []string{"<h2 id=\"C06\">", "<svg class=\"chart\"", "round 1: copy 10"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the audit's HTML page lacks %q", want)
+		}
+	}
+	r = runMain(t, nil, "audit", "POST", target+"/charges", "--report", "yaml="+filepath.Join(dir, "a.yaml"))
+	if r.code != ExitUsage {
+		t.Errorf("--report yaml: exit %d, want %d\n%s", r.code, ExitUsage, r.err)
 	}
 }
