@@ -72,21 +72,24 @@ func closeBody(req *http.Request) {
 	}
 }
 
-// Spec is a fault with its share of attempts, as a scenario declares it.
+// Spec is a fault with its share of attempts. It is the one schema of a
+// fault: a scenario's faults are Specs, decoded from YAML by their tags
+// (durations written 50ms), and ParseSpec reads one from the --fault flag.
 type Spec struct {
-	Kind string
+	// Kind is the fault, one of Kinds.
+	Kind string `yaml:"kind"`
 	// Rate is the share of attempts that get this fault, in [0, 1].
-	Rate float64
+	Rate float64 `yaml:"rate"`
 	// After is the client deadline of a timeout fault.
-	After time.Duration
+	After time.Duration `yaml:"after"`
 	// Copies is how many times a duplicate fault sends the attempt (>= 2;
 	// 0 means 2).
-	Copies int
+	Copies int `yaml:"copies"`
 	// Delay is the wait of a delay fault.
-	Delay time.Duration
+	Delay time.Duration `yaml:"delay"`
 	// Attempts limits the fault to these attempt numbers (1 = first send);
 	// empty means any attempt.
-	Attempts []int
+	Attempts []int `yaml:"attempts"`
 }
 
 // SpecError is one problem with one parameter of a Spec. New and NewPlan

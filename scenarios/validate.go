@@ -146,7 +146,7 @@ func (c *checker) load() {
 			fmt.Sprintf("request_timeout: 10s bounds every request; leave it out for %s", Duration(DefaultRequestTimeout)))
 	}
 	for i, f := range c.s.Faults {
-		if l.RequestTimeout > 0 && f.Kind == faults.KindTimeout && f.After >= l.RequestTimeout {
+		if l.RequestTimeout > 0 && f.Kind == faults.KindTimeout && f.After >= l.RequestTimeout.Std() {
 			c.add(fmt.Sprintf("faults[%d].after", i), fmt.Sprintf("a timeout fault after %s never fires: load.request_timeout ends every request after %s", f.After, l.RequestTimeout),
 				"make after shorter than request_timeout, or raise load.request_timeout", "load.request_timeout")
 		}

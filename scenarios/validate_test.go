@@ -77,7 +77,7 @@ func TestValidateInGo(t *testing.T) {
 		Name:       "go",
 		Operation:  Operation{Request: Request{Path: "/x"}, Key: KeyPlace{None: true}},
 		Load:       Load{Ops: 1, Concurrency: 1},
-		Faults:     []Fault{{Kind: "reset"}},
+		Faults:     []faults.Spec{{Kind: "reset"}},
 		Invariants: []Invariant{{Check: checks.SameResponse}},
 	}
 	s.applyDefaults()
@@ -161,30 +161,6 @@ func TestRetryable(t *testing.T) {
 		if got := tt.s.Retryable(tt.outcome, tt.status); got != tt.want {
 			t.Errorf("Retryable(%v, %d) with on %v = %v, want %v", tt.outcome, tt.status, tt.s.Retry.On, got, tt.want)
 		}
-	}
-}
-
-func TestFaultSpecs(t *testing.T) {
-	s := &Scenario{Faults: []Fault{
-		{Kind: "timeout", Rate: 0.3, After: Duration(15 * time.Millisecond), Attempts: []int{1}},
-		{Kind: "duplicate", Rate: 0.1, Copies: 3},
-		{Kind: "delay", Rate: 0.2, Delay: Duration(time.Millisecond)},
-	}}
-	want := []faults.Spec{
-		{Kind: "timeout", Rate: 0.3, After: 15 * time.Millisecond, Attempts: []int{1}},
-		{Kind: "duplicate", Rate: 0.1, Copies: 3},
-		{Kind: "delay", Rate: 0.2, Delay: time.Millisecond},
-	}
-	got := s.FaultSpecs()
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("FaultSpecs() (-want +got):\n%s", diff)
-	}
-	got[0].Attempts[0] = 9
-	if s.Faults[0].Attempts[0] != 1 {
-		t.Errorf("FaultSpecs shares Attempts with the scenario")
-	}
-	if _, err := faults.NewPlan(1, got); err != nil {
-		t.Errorf("NewPlan(FaultSpecs()) = %v, want nil", err)
 	}
 }
 
