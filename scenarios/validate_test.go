@@ -10,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/faults"
-	"github.com/idemcheck/idemcheck/history"
 )
 
 func TestDefaults(t *testing.T) {
@@ -130,37 +129,6 @@ func TestTargetURL(t *testing.T) {
 	var ds Diagnostics
 	if !errors.As(err, &ds) || ds[0].Line != 7 || ds[0].Source != "t.yaml" {
 		t.Errorf("TargetURL() = %v, want a diagnostic at t.yaml:7", err)
-	}
-}
-
-func TestRetryable(t *testing.T) {
-	s := &Scenario{Retry: Retry{On: DefaultRetryOn()}}
-	only := &Scenario{Retry: Retry{On: []string{"info", "4xx"}}}
-	tests := []struct {
-		s       *Scenario
-		outcome history.Outcome
-		status  int
-		want    bool
-	}{
-		{s, history.Fail, 0, true},
-		{s, history.Info, 0, true},
-		{s, history.OK, 200, false},
-		{s, history.OK, 201, false},
-		{s, history.OK, 409, true},
-		{s, history.OK, 429, true},
-		{s, history.OK, 422, false},
-		{s, history.OK, 500, true},
-		{s, history.OK, 503, true},
-		{only, history.Fail, 0, false},
-		{only, history.Info, 0, true},
-		{only, history.OK, 404, true},
-		{only, history.OK, 502, false},
-		{&Scenario{}, history.Info, 0, false},
-	}
-	for _, tt := range tests {
-		if got := tt.s.Retryable(tt.outcome, tt.status); got != tt.want {
-			t.Errorf("Retryable(%v, %d) with on %v = %v, want %v", tt.outcome, tt.status, tt.s.Retry.On, got, tt.want)
-		}
 	}
 }
 
