@@ -7,12 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	redaction "github.com/idemcheck/idemcheck/internal/redact"
@@ -128,14 +125,9 @@ func startLab(ctx context.Context, opts *LabOptions, addr string) (*runningLab, 
 	if cfg.ProcessorLatency == 0 {
 		cfg.ProcessorLatency = lab.NoProcessorLatency // the flag's 0 means none; lab.Config's 0 means its default
 	}
-	n := max(opts.Instances, 1)
-	if n > 1 {
-		// Instances of one service charge one card processor.
-		cfg.Processor = lab.NewProcessor(cfg.ProcessorLatency, nil)
-	}
-	srvs, closeBackends, err := newLabServers(ctx, cfg, opts.Store, opts.Ledger, opts.Namespace, n)
+	srvs, closeBackends, err := lab.Open(ctx, cfg, lab.Backends{Store: opts.Store, Ledger: opts.Ledger, Namespace: opts.Namespace}, opts.Instances)
 	if err != nil {
-		return nil, err
+		return nil, labError(err)
 	}
 	rl := &runningLab{}
 	var stops []func()
@@ -185,75 +177,6 @@ func serveLab(srv http.Handler, addr string) (url string, stop func(), err error
 	}, nil
 }
 
-// newLabServers picks the backends named by store and ledger and returns n
-// labs on them (n > 1: instances of one service, sharing the backends).
-func newLabServers(ctx context.Context, cfg lab.Config, store, ledger, namespace string, n int) ([]http.Handler, func(), error) {
-	var pgOpts []lab.PostgresOption
-	var redisOpts []lab.RedisOption
-	if namespace != "" {
-		if !validNamespace(namespace) {
-			return nil, nil, withHint(ExitUsage, fmt.Errorf("--namespace %q: use lowercase letters, digits and _", namespace), "e.g. --namespace lab_ci_1")
-		}
-		pgOpts = append(pgOpts, lab.PostgresSchema(namespace))
-		redisOpts = append(redisOpts, lab.RedisPrefix(lab.DefaultRedisPrefix+namespace+":"))
-	}
-	var closers []func()
-	closeAll := func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i]()
-		}
-	}
-	// Both are parsed before anything connects, so a URL that does not
-	// parse is a usage error (exit 2), and no message ever quotes one: a
-	// driver's error is scrubbed of every secret the URL holds.
-	ledgerConn, ledgerSecrets, err := ledgerURL(ledger)
-	if err != nil {
-		return nil, nil, err
-	}
-	storeConn, storeSecrets, err := storeURL(store)
-	if err != nil {
-		return nil, nil, err
-	}
-	var l lab.Ledger
-	if ledgerConn == "" {
-		l = lab.NewMemoryLedger()
-	} else {
-		// The pool is lab.DefaultPostgresMaxConns unless the URL's
-		// pool_max_conns says otherwise.
-		pg, err := lab.NewPostgresLedger(ctx, ledgerConn, pgOpts...)
-		if err != nil {
-			return nil, nil, withHint(ExitRuntime, scrubbedError("lab ledger", err, ledgerSecrets), "is Postgres running and the URL right? e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")
-		}
-		closers = append(closers, pg.Close)
-		l = pg
-	}
-	var c lab.Cache
-	if storeConn == "" {
-		c = lab.NewMemoryCache(nil)
-	} else {
-		rc, err := lab.NewRedisCache(ctx, storeConn, redisOpts...)
-		if err != nil {
-			closeAll()
-			return nil, nil, withHint(ExitRuntime, scrubbedError("lab store", err, storeSecrets), "is Redis running and the URL right? e.g. redis://127.0.0.1:6379/0")
-		}
-		closers = append(closers, func() { _ = rc.Close() })
-		c = rc
-	}
-	srvs := make([]http.Handler, n)
-	for i := range srvs {
-		srv, err := lab.New(cfg, l, c)
-		if err != nil {
-			closeAll()
-			if errors.Is(err, lab.ErrUnknownBug) {
-				return nil, nil, withCode(ExitUsage, err)
-			}
-			return nil, nil, withCode(ExitRuntime, err)
-		}
-		srvs[i] = srv
-	}
-	return srvs, closeAll, nil
-}
-
 func labRun(ctx context.Context, opts *LabOptions) error {
 	rl, err := startLab(ctx, opts, opts.Addr)
 	if err != nil {
@@ -270,16 +193,6 @@ func labRun(ctx context.Context, opts *LabOptions) error {
 	return nil
 }
 
-func validNamespace(s string) bool {
-	for i, r := range s {
-		ok := r == '_' || (r >= 'a' && r <= 'z') || (i > 0 && r >= '0' && r <= '9')
-		if !ok {
-			return false
-		}
-	}
-	return s != "" && len(s) <= 48
-}
-
 // redact is a store or ledger URL (or key=value DSN) as a terminal or a
 // log may show it: password and every value but the connection
 // parameters masked, an unparseable URL masked whole.
@@ -287,86 +200,28 @@ func redact(raw string) string {
 	return redaction.Options{Keep: redaction.ConnParams}.String(raw)
 }
 
-// ledgerURL checks --ledger: "memory" (conn ""), a postgres:// or
-// postgresql:// URL in any case (conn with its scheme in lower case, as
-// the driver wants it), or a key=value DSN. It returns the secrets the
-// value holds, to scrub from errors. Anything else, or a URL or DSN the
-// driver cannot parse, is a usage error that does not quote it.
-func ledgerURL(raw string) (conn string, secrets *redaction.Secrets, err error) {
-	secrets = &redaction.Secrets{}
-	secrets.Add(raw)
-	if raw == "memory" {
-		return "", secrets, nil
-	}
-	const hint = "e.g. --ledger postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable, or host=127.0.0.1 user=postgres dbname=postgres"
-	conn, ok, err := lowerScheme(raw, "postgres", "postgresql")
+// labError gives an error of lab.Open its exit code and hint: a bad
+// --store, --ledger or --namespace (or --bug) is a usage error, a backend
+// that cannot be reached a runtime one.
+func labError(err error) error {
+	var ce *lab.ConfigError
+	var xe *lab.ConnectError
 	switch {
-	case err != nil:
-		return "", nil, withHint(ExitUsage, fmt.Errorf("--ledger %s: %w", redact(raw), err), hint)
-	case !ok && (strings.Contains(raw, "://") || !strings.Contains(raw, "=")):
-		return "", nil, withHint(ExitUsage, fmt.Errorf("--ledger %s: want memory, a postgres:// URL or a key=value DSN", redact(raw)), hint)
+	case errors.As(err, &ce):
+		hint := map[string]string{
+			"namespace": "e.g. --namespace lab_ci_1",
+			"ledger":    "e.g. --ledger postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable, or host=127.0.0.1 user=postgres dbname=postgres",
+			"store":     "e.g. --store redis://127.0.0.1:6379/0 (a password: redis://:PASSWORD@host:6379/0)",
+		}[ce.Field]
+		return withHint(ExitUsage, fmt.Errorf("--%s %s: %s", ce.Field, ce.Value, ce.Problem), hint)
+	case errors.As(err, &xe):
+		hint := map[string]string{
+			"ledger": "is Postgres running and the URL right? e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
+			"store":  "is Redis running and the URL right? e.g. redis://127.0.0.1:6379/0",
+		}[xe.Backend]
+		return withHint(ExitRuntime, err, hint)
+	case errors.Is(err, lab.ErrUnknownBug):
+		return withCode(ExitUsage, err)
 	}
-	cfg, err := pgxpool.ParseConfig(conn)
-	if err != nil {
-		return "", nil, withHint(ExitUsage, fmt.Errorf("--ledger %s: cannot parse it: check its form, escaping special characters in the password with %%XX", redact(raw)), hint)
-	}
-	secrets.Add(cfg.ConnConfig.Password)
-	if u, err := url.Parse(conn); err == nil && ok {
-		secrets.AddURL(u)
-	}
-	return conn, secrets, nil
-}
-
-// storeURL checks --store: "memory" (conn ""), or a redis:// or rediss://
-// URL in any case, as ledgerURL checks --ledger.
-func storeURL(raw string) (conn string, secrets *redaction.Secrets, err error) {
-	secrets = &redaction.Secrets{}
-	secrets.Add(raw)
-	if raw == "memory" {
-		return "", secrets, nil
-	}
-	const hint = "e.g. --store redis://127.0.0.1:6379/0 (a password: redis://:PASSWORD@host:6379/0)"
-	conn, ok, err := lowerScheme(raw, "redis", "rediss")
-	switch {
-	case err != nil:
-		return "", nil, withHint(ExitUsage, fmt.Errorf("--store %s: %w", redact(raw), err), hint)
-	case !ok:
-		return "", nil, withHint(ExitUsage, fmt.Errorf("--store %s: want memory or a redis:// URL", redact(raw)), hint)
-	}
-	opt, err := redis.ParseURL(conn)
-	if err != nil {
-		return "", nil, withHint(ExitUsage, fmt.Errorf("--store %s: cannot parse it: check its form, escaping special characters in the password with %%XX", redact(raw)), hint)
-	}
-	secrets.Add(opt.Password)
-	if u, err := url.Parse(conn); err == nil {
-		secrets.AddURL(u)
-	}
-	return conn, secrets, nil
-}
-
-// lowerScheme is raw with its scheme in lower case when it is a URL of
-// one of schemes (ok); an error when it is such a URL that does not parse.
-func lowerScheme(raw string, schemes ...string) (conn string, ok bool, err error) {
-	scheme, rest, found := strings.Cut(strings.TrimSpace(raw), "://")
-	if !found {
-		return raw, false, nil
-	}
-	scheme = strings.ToLower(scheme)
-	for _, s := range schemes {
-		if scheme == s {
-			conn = scheme + "://" + rest
-			if _, err := url.Parse(conn); err != nil {
-				return "", false, errors.New("the URL does not parse: escape special characters in the password with %XX")
-			}
-			return conn, true, nil
-		}
-	}
-	return raw, false, nil
-}
-
-// scrubbedError is err, from a driver given a URL, under what, its
-// message scrubbed of the URL's secrets. The chain is not kept: nothing
-// tests a driver's error, and its message is what would leak.
-func scrubbedError(what string, err error, secrets *redaction.Secrets) error {
-	return fmt.Errorf("%s: %s", what, secrets.Scrub(err.Error()))
+	return withCode(ExitRuntime, err)
 }

@@ -10,12 +10,12 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/idemcheck/idemcheck/internal/yamlstrict"
+	"github.com/idemcheck/idemcheck/lab"
 	"github.com/idemcheck/idemcheck/trial"
 )
 
@@ -125,7 +125,7 @@ func Main(ctx context.Context, args []string, streams Streams, getenv func(strin
 	defer interrupt()
 	// go-redis logs dial failures through a global logger to stderr; the
 	// lab reports them as 503s and errors instead.
-	redis.SetLogger(discardLogger{})
+	lab.SilenceRedisLog()
 	f := &Factory{Streams: streams, Getenv: getenv}
 	root := NewCmdRoot(f)
 	root.SetArgs(args)
@@ -223,10 +223,6 @@ Exit codes: 0 every expectation met, 1 an invariant or threshold failed,
 	})
 	return root
 }
-
-type discardLogger struct{}
-
-func (discardLogger) Printf(context.Context, string, ...interface{}) {}
 
 // closestFlag is the flag of c a mistyped one (err: "unknown flag:
 // --taget") was likely meant to be ("--target", or "-t (--target)" for

@@ -71,42 +71,12 @@ duplicate=0.05,copies=3; delay=0.2,delay=20ms.`,
 	return c
 }
 
-// parseFault reads KIND=RATE[,PARAM=VALUE...]. RATE is the fault's rate
-// parameter; the PARAMs are the kind-specific parameters faults declares
-// (faults.Params). The common attempts parameter is not one: the proxy
-// sees every request as a first attempt.
+// parseFault reads a --fault flag (faults.ParseSpec), its errors naming
+// the flag and its value.
 func parseFault(s string) (faults.Spec, error) {
-	parts := strings.Split(s, ",")
-	kind, rate, ok := strings.Cut(parts[0], "=")
-	if !ok {
-		return faults.Spec{}, fmt.Errorf("--fault %q: want KIND=RATE, like drop_ack=0.1", s)
-	}
-	spec := faults.Spec{Kind: kind}
-	rateParam, _ := faults.LookupParam("rate")
-	if err := rateParam.Set(&spec, rate); err != nil {
+	spec, err := faults.ParseSpec(s)
+	if err != nil {
 		return faults.Spec{}, fmt.Errorf("--fault %q: %w", s, err)
-	}
-	var names []string
-	byName := map[string]faults.Param{}
-	for _, p := range faults.Params() {
-		if p.Kind != "" {
-			names = append(names, p.Name)
-			byName[p.Name] = p
-		}
-	}
-	for _, part := range parts[1:] {
-		name, val, ok := strings.Cut(part, "=")
-		if !ok {
-			return faults.Spec{}, fmt.Errorf("--fault %q: parameter %q: want NAME=VALUE", s, part)
-		}
-		p, ok := byName[name]
-		if !ok {
-			want := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
-			return faults.Spec{}, fmt.Errorf("--fault %q: unknown parameter %q: want %s", s, name, want)
-		}
-		if err := p.Set(&spec, val); err != nil {
-			return faults.Spec{}, fmt.Errorf("--fault %q: %w", s, err)
-		}
 	}
 	return spec, nil
 }

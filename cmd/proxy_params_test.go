@@ -1,55 +1,9 @@
 package cmd
 
-import (
-	"strings"
-	"testing"
+import "testing"
 
-	"github.com/idemcheck/idemcheck/faults"
-)
-
-// TestParseFaultFollowsFaultParams: --fault takes RATE and exactly the
-// kind-specific parameters package faults declares, each setting its own
-// field of the spec; attempts is refused, since the proxy sees every
-// request as a first attempt.
-func TestParseFaultFollowsFaultParams(t *testing.T) {
-	for _, p := range faults.Params() {
-		switch {
-		case p.Name == "rate":
-			spec, err := parseFault(faults.KindDropAck + "=" + p.Example)
-			if err != nil || !p.IsSet(spec) {
-				t.Errorf("parseFault(drop_ack=%s) = %+v, %v; want the rate set", p.Example, spec, err)
-			}
-		case p.Kind == "":
-			in := faults.KindDropAck + "=0.1," + p.Name + "=" + p.Example
-			if _, err := parseFault(in); err == nil || !strings.Contains(err.Error(), "unknown parameter") {
-				t.Errorf("parseFault(%q) = %v, want unknown parameter %s", in, err, p.Name)
-			}
-		default:
-			in := p.Kind + "=0.1"
-			for _, q := range faults.ParamsOf(p.Kind) {
-				if q.Kind == p.Kind {
-					in += "," + q.Name + "=" + q.Example
-				}
-			}
-			spec, err := parseFault(in)
-			if err != nil || !p.IsSet(spec) {
-				t.Errorf("parseFault(%q) = %+v, %v; want %s set", in, spec, err, p.Name)
-				continue
-			}
-			if _, err := faults.New(spec); err != nil {
-				t.Errorf("faults.New(parseFault(%q)) = %v, want a valid fault", in, err)
-			}
-		}
-	}
-	_, err := parseFault("reset=0.1,bogus=1")
-	for _, p := range faults.Params() {
-		if listed := strings.Contains(err.Error(), p.Name); listed != (p.Kind != "") {
-			t.Errorf("parseFault(bogus param) = %v: lists %s = %v, want %v", err, p.Name, listed, !listed)
-		}
-	}
-}
-
-// TestParseFaultMessages: the messages of --fault are what they were.
+// TestParseFaultMessages: the messages of --fault are what they were,
+// faults.ParseSpec's under the flag and its value.
 func TestParseFaultMessages(t *testing.T) {
 	for in, want := range map[string]string{
 		"drop_ack":               `--fault "drop_ack": want KIND=RATE, like drop_ack=0.1`,

@@ -8,30 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
-
-	"github.com/idemcheck/idemcheck/faults"
 )
-
-func TestParseFault(t *testing.T) {
-	good := map[string]faults.Spec{
-		"drop_ack=0.1":            {Kind: "drop_ack", Rate: 0.1},
-		"timeout=0.05,after=50ms": {Kind: "timeout", Rate: 0.05, After: 50 * time.Millisecond},
-		"duplicate=0.2,copies=3":  {Kind: "duplicate", Rate: 0.2, Copies: 3},
-		"delay=1,delay=20ms":      {Kind: "delay", Rate: 1, Delay: 20 * time.Millisecond},
-	}
-	for in, want := range good {
-		got, err := parseFault(in)
-		if err != nil || got.Kind != want.Kind || got.Rate != want.Rate || got.After != want.After || got.Copies != want.Copies || got.Delay != want.Delay {
-			t.Errorf("parseFault(%q) = %+v, %v; want %+v", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"drop_ack", "drop_ack=x", "timeout=0.1,after=5", "duplicate=0.1,copies=x", "delay=0.1,wait=5ms", "reset=0.1,foo"} {
-		if _, err := parseFault(bad); err == nil {
-			t.Errorf("parseFault(%q) = nil error, want one", bad)
-		}
-	}
-}
 
 // TestProxyInjects: a reset on every request reaches no upstream; a
 // duplicate of every request reaches it twice.

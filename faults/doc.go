@@ -16,7 +16,8 @@
 //
 // Proxy serves the same faults to clients that are not idemcheck: an
 // httputil.ReverseProxy over the same Transport that picks a fault for every
-// incoming request.
+// incoming request. ParseSpec reads a fault as its --fault flag writes it
+// (timeout=0.05,after=50ms); a scenario writes the same Spec in YAML.
 //
 // The faults that read an answer ahead of the client (timeout, duplicate,
 // drop_ack) keep at most Transport.MaxBody bytes of it, as a *Body that

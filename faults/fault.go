@@ -72,21 +72,24 @@ func closeBody(req *http.Request) {
 	}
 }
 
-// Spec is a fault with its share of attempts, as a scenario declares it.
+// Spec is a fault with its share of attempts. It is the one schema of a
+// fault: a scenario's faults are Specs, decoded from YAML by their tags
+// (durations written 50ms), and ParseSpec reads one from the --fault flag.
 type Spec struct {
-	Kind string
+	// Kind is the fault, one of Kinds.
+	Kind string `yaml:"kind"`
 	// Rate is the share of attempts that get this fault, in [0, 1].
-	Rate float64
+	Rate float64 `yaml:"rate"`
 	// After is the client deadline of a timeout fault.
-	After time.Duration
+	After time.Duration `yaml:"after"`
 	// Copies is how many times a duplicate fault sends the attempt (>= 2;
 	// 0 means 2).
-	Copies int
+	Copies int `yaml:"copies"`
 	// Delay is the wait of a delay fault.
-	Delay time.Duration
+	Delay time.Duration `yaml:"delay"`
 	// Attempts limits the fault to these attempt numbers (1 = first send);
 	// empty means any attempt.
-	Attempts []int
+	Attempts []int `yaml:"attempts"`
 }
 
 // SpecError is one problem with one parameter of a Spec. New and NewPlan
@@ -106,23 +109,29 @@ func specErr(field, format string, args ...any) error {
 	return &SpecError{Field: field, Problem: fmt.Sprintf(format, args...)}
 }
 
-// constructors is the explicit table of known faults: kind → constructor.
-// A constructor validates its own parameters and rejects those of others.
-var constructors = map[string]func(Spec) (Fault, []error){
-	KindDropAck: func(s Spec) (Fault, []error) {
-		return DropAck{}, unexpected(s, KindDropAck)
-	},
-	KindReset: func(s Spec) (Fault, []error) {
-		return Reset{}, unexpected(s, KindReset)
-	},
-	KindTimeout: func(s Spec) (Fault, []error) {
-		errs := unexpected(s, KindTimeout)
-		if s.After <= 0 {
-			errs = append(errs, specErr("after", "a timeout fault needs after > 0 (the client deadline), got %v", s.After))
+// kind is a known fault: its name and its constructor.
+type kind struct {
+	name  string
+	build func(Spec) (Fault, []error)
+}
+
+// kinds is the explicit table of known faults, kind and constructor, in
+// a fixed order: a new kind goes at the end, so a kind's place in Kinds
+// never changes and what is indexed by it (the compact record of an
+// attempt, a chart's colours) stays put. A constructor validates its own
+// parameters and rejects those of others.
+var kinds = []kind{
+	{KindDelay, func(s Spec) (Fault, []error) {
+		errs := unexpected(s, KindDelay)
+		if s.Delay <= 0 {
+			errs = append(errs, specErr("delay", "a delay fault needs delay > 0, got %v", s.Delay))
 		}
-		return Timeout{After: s.After}, errs
-	},
-	KindDuplicate: func(s Spec) (Fault, []error) {
+		return Delay{Wait: s.Delay}, errs
+	}},
+	{KindDropAck, func(s Spec) (Fault, []error) {
+		return DropAck{}, unexpected(s, KindDropAck)
+	}},
+	{KindDuplicate, func(s Spec) (Fault, []error) {
 		errs := unexpected(s, KindDuplicate)
 		copies := s.Copies
 		if copies == 0 {
@@ -132,14 +141,17 @@ var constructors = map[string]func(Spec) (Fault, []error){
 			errs = append(errs, specErr("copies", "a duplicate fault needs copies >= 2, got %d", s.Copies))
 		}
 		return Duplicate{Copies: copies}, errs
-	},
-	KindDelay: func(s Spec) (Fault, []error) {
-		errs := unexpected(s, KindDelay)
-		if s.Delay <= 0 {
-			errs = append(errs, specErr("delay", "a delay fault needs delay > 0, got %v", s.Delay))
+	}},
+	{KindReset, func(s Spec) (Fault, []error) {
+		return Reset{}, unexpected(s, KindReset)
+	}},
+	{KindTimeout, func(s Spec) (Fault, []error) {
+		errs := unexpected(s, KindTimeout)
+		if s.After <= 0 {
+			errs = append(errs, specErr("after", "a timeout fault needs after > 0 (the client deadline), got %v", s.After))
 		}
-		return Delay{Wait: s.Delay}, errs
-	},
+		return Timeout{After: s.After}, errs
+	}},
 }
 
 // unexpected reports the kind-specific parameters (see Params) set on a
@@ -154,14 +166,16 @@ func unexpected(s Spec, kind string) []error {
 	return errs
 }
 
-// Kinds returns the known fault kinds, sorted.
+// Kinds returns the known fault kinds, in a fixed order: alphabetical for
+// the kinds of today, then each kind added since in the order it came. A
+// kind's place in it never changes, so a table indexed by it stays put
+// when a kind is added.
 func Kinds() []string {
-	kinds := make([]string, 0, len(constructors))
-	for k := range constructors {
-		kinds = append(kinds, k)
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = k.name
 	}
-	slices.Sort(kinds)
-	return kinds
+	return out
 }
 
 // New builds the fault a Spec declares and validates every parameter,
@@ -177,12 +191,12 @@ func New(s Spec) (Fault, error) {
 			errs = append(errs, specErr("attempts", "attempt numbers start at 1 (the first send), got %d", a))
 		}
 	}
-	build, ok := constructors[s.Kind]
-	if !ok {
+	i := slices.IndexFunc(kinds, func(k kind) bool { return k.name == s.Kind })
+	if i < 0 {
 		errs = append(errs, specErr("kind", "%q is not a known fault (known: %s)", s.Kind, strings.Join(Kinds(), ", ")))
 		return nil, errors.Join(errs...)
 	}
-	f, kindErrs := build(s)
+	f, kindErrs := kinds[i].build(s)
 	errs = append(errs, kindErrs...)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s fault: %w", s.Kind, errors.Join(errs...))

@@ -1,11 +1,10 @@
-// BACKEND INTERFACES READY
-//
-// This file holds the storage interfaces the lab's handlers use. They are
+// The storage interfaces the lab's handlers use, Ledger and Cache. They are
 // implemented in memory (memory.go), by Postgres (postgres*.go: the ledger,
 // source of truth) and by Redis (redis.go: the in-flight lock and the
-// response cache in front of the ledger). The seeded bugs are expressed by
-// the handlers calling these methods in a different (wrong) order or with
-// different arguments; no backend implements a bug itself.
+// response cache in front of the ledger); Open (open.go) picks them from
+// the URLs it is given. The seeded bugs are expressed by the handlers
+// calling these methods in a different (wrong) order or with different
+// arguments; no backend implements a bug itself.
 
 package lab
 

@@ -226,14 +226,14 @@ func TestSeededBugsRedisPostgres(t *testing.T) {
 	runBugProbes(t, func(t *testing.T, cfg Config) *bugLab {
 		l, c := newTestPostgresLedger(t, dsn), newTestRedisCache(t, url)
 		reopen := func(t *testing.T) (Ledger, Cache) {
-			l2, err := NewPostgresLedger(testCtx(t), dsn, PostgresSchema(l.Schema()))
+			l2, err := NewPostgresLedger(testCtx(t), dsn, PostgresSchema(l.schema))
 			if err != nil {
-				t.Fatalf("NewPostgresLedger(schema %s) = %v", l.Schema(), err)
+				t.Fatalf("NewPostgresLedger(schema %s) = %v", l.schema, err)
 			}
 			t.Cleanup(l2.Close)
-			c2, err := NewRedisCache(testCtx(t), url, RedisPrefix(c.Prefix()))
+			c2, err := NewRedisCache(testCtx(t), url, RedisPrefix(c.prefix))
 			if err != nil {
-				t.Fatalf("NewRedisCache(prefix %s) = %v", c.Prefix(), err)
+				t.Fatalf("NewRedisCache(prefix %s) = %v", c.prefix, err)
 			}
 			t.Cleanup(func() { c2.Close() })
 			return l2, c2

@@ -27,7 +27,7 @@ func TestSeededBugs(t *testing.T) {
 				tl.do(t, charge("alice", "k1", body1))
 				tl.do(t, charge("alice", "k1", body1))
 				missing := tl.do(t, req{method: "POST", path: "/charges", body: body1, noKey: true})
-				return fmt.Sprintf("charges=%d missing-key=%d", tl.Processor().Total(), missing.Code)
+				return fmt.Sprintf("charges=%d missing-key=%d", tl.Processor().total(), missing.Code)
 			},
 			fixed: "charges=1 missing-key=400",
 			buggy: "charges=3 missing-key=201",
@@ -61,7 +61,7 @@ func TestSeededBugs(t *testing.T) {
 				first := tl.do(t, charge("alice", "k1", body1))
 				replay := tl.do(t, charge("alice", "k1", body1))
 				return fmt.Sprintf("replayed=%q same body=%v charges=%d", replay.Header().Get("Idempotent-Replayed"),
-					bytes.Equal(first.Body.Bytes(), replay.Body.Bytes()), tl.Processor().Total())
+					bytes.Equal(first.Body.Bytes(), replay.Body.Bytes()), tl.Processor().total())
 			},
 			fixed: `replayed="true" same body=true charges=1`,
 			buggy: `replayed="true" same body=false charges=1`,
@@ -91,7 +91,7 @@ func TestSeededBugs(t *testing.T) {
 			probe: func(t *testing.T, tl *testLab) string {
 				tl.do(t, charge("alice", "k1", body1))
 				w := tl.do(t, charge("alice", "k1", other))
-				return fmt.Sprintf("other payload: %d charges=%d", w.Code, tl.Processor().Total())
+				return fmt.Sprintf("other payload: %d charges=%d", w.Code, tl.Processor().total())
 			},
 			fixed: "other payload: 422 charges=1",
 			buggy: "other payload: 201 charges=1",
@@ -141,7 +141,7 @@ func TestSeededBugs(t *testing.T) {
 			probe: func(t *testing.T, tl *testLab) string {
 				tl.do(t, charge("alice", "k1", body1))
 				reordered := tl.do(t, charge("alice", "k1", `{"customer": "cus_1", "currency": "usd", "amount": 100}`))
-				return fmt.Sprintf("reordered: %d charges=%d", reordered.Code, tl.Processor().Total())
+				return fmt.Sprintf("reordered: %d charges=%d", reordered.Code, tl.Processor().total())
 			},
 			fixed: "reordered: 201 charges=1",
 			buggy: "reordered: 422 charges=1",
@@ -167,7 +167,7 @@ func TestSeededBugs(t *testing.T) {
 				late := tl.do(t, charge("alice", "k1", body1))
 				plain := tl.do(t, charge("alice", "k2", body1))
 				return fmt.Sprintf("no-cache: %d retry: %d an hour later: %d without the header: %d charges=%d",
-					first.Code, retry.Code, late.Code, plain.Code, tl.Processor().Total())
+					first.Code, retry.Code, late.Code, plain.Code, tl.Processor().total())
 			},
 			fixed: "no-cache: 201 retry: 201 an hour later: 201 without the header: 201 charges=2",
 			buggy: "no-cache: 200 retry: 409 an hour later: 409 without the header: 201 charges=1",
@@ -178,7 +178,7 @@ func TestSeededBugs(t *testing.T) {
 				tl.do(t, charge("alice", "k1", body1))
 				same := tl.do(t, charge("alice", "k1", body1))
 				w := tl.do(t, charge("alice", "k1", other))
-				return fmt.Sprintf("same: %d other payload: %d charges=%d", same.Code, w.Code, tl.Processor().Total())
+				return fmt.Sprintf("same: %d other payload: %d charges=%d", same.Code, w.Code, tl.Processor().total())
 			},
 			fixed: "same: 201 other payload: 422 charges=1",
 			buggy: "same: 201 other payload: 400 charges=1",
@@ -191,7 +191,7 @@ func TestSeededBugs(t *testing.T) {
 				retry := tl.do(t, charge("alice", "k1", failing))
 				fixed := tl.do(t, charge("alice", "k1", body1))
 				return fmt.Sprintf("%d %d replayed=%q then another card: %d charges=%d", first.Code, retry.Code,
-					retry.Header().Get("Idempotent-Replayed"), fixed.Code, tl.Processor().Total())
+					retry.Header().Get("Idempotent-Replayed"), fixed.Code, tl.Processor().total())
 			},
 			fixed: `502 502 replayed="" then another card: 201 charges=1`,
 			buggy: `502 502 replayed="true" then another card: 422 charges=0`,
@@ -213,7 +213,7 @@ func TestSeededBugs(t *testing.T) {
 				replay := tl.do(t, charge("alice", "k1", body1))
 				a, b := decodeJSON(t, first), decodeJSON(t, replay)
 				return fmt.Sprintf("replayed=%q same body=%v same id=%v charges=%d", replay.Header().Get("Idempotent-Replayed"),
-					bytes.Equal(first.Body.Bytes(), replay.Body.Bytes()), a["id"] == b["id"], tl.Processor().Total())
+					bytes.Equal(first.Body.Bytes(), replay.Body.Bytes()), a["id"] == b["id"], tl.Processor().total())
 			},
 			fixed: `replayed="true" same body=true same id=true charges=1`,
 			buggy: `replayed="true" same body=false same id=true charges=1`,

@@ -20,6 +20,10 @@
 //	                                 is given, counts every real charge, takes
 //	                                 Config.ProcessorLatency per new charge
 //
+// Open builds labs from the store and ledger URLs the lab command is
+// given (Backends): memory, Redis or Postgres, under a namespace, one
+// lab or several instances of one service sharing them.
+//
 // The protected charge (POST /charges):
 //
 //	validate key and body (400) ─▶ Cache.Get ──hit──▶ replay (422 if the payload differs)

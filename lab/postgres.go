@@ -30,8 +30,7 @@ type PostgresLedger struct {
 type PostgresOption func(*pgOptions)
 
 type pgOptions struct {
-	schema   string
-	maxConns int32
+	schema string
 }
 
 // PostgresSchema puts the lab's tables in schema name (created if missing)
@@ -42,19 +41,11 @@ func PostgresSchema(name string) PostgresOption {
 }
 
 // DefaultPostgresMaxConns is the Postgres ledger's pool size unless the
-// URL's pool_max_conns or PostgresMaxConns sets another. pgxpool's own
+// URL's pool_max_conns sets another. pgxpool's own
 // default, max(4, CPUs), queues a protected charge (two transactions) behind
 // others on a small machine, and takes a connection per core on a large
 // one, so that many labs on one server run out of connections.
 const DefaultPostgresMaxConns = 16
-
-// PostgresMaxConns caps the connection pool at n connections, over the
-// URL's pool_max_conns; n <= 0 keeps the default (the URL's
-// pool_max_conns, else DefaultPostgresMaxConns). Tests that run many labs
-// against one server give each a small pool.
-func PostgresMaxConns(n int32) PostgresOption {
-	return func(o *pgOptions) { o.maxConns = n }
-}
 
 // pgConnectTimeout bounds each connection attempt when the URL sets no
 // connect_timeout, so an unreachable server fails fast (fail closed).
@@ -80,10 +71,7 @@ func NewPostgresLedger(ctx context.Context, url string, opts ...PostgresOption) 
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = pgConnectTimeout
 	}
-	switch {
-	case o.maxConns > 0:
-		cfg.MaxConns = o.maxConns
-	case !strings.Contains(url, "pool_max_conns"):
+	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = DefaultPostgresMaxConns
 	}
 	// Every connection resolves the lab's table names in its schema.
@@ -102,9 +90,6 @@ func NewPostgresLedger(ctx context.Context, url string, opts ...PostgresOption) 
 
 // Close closes the connection pool.
 func (l *PostgresLedger) Close() { l.pool.Close() }
-
-// Schema returns the schema holding the lab's tables.
-func (l *PostgresLedger) Schema() string { return l.schema }
 
 // Reset implements Ledger. The sequences keep counting.
 func (l *PostgresLedger) Reset(ctx context.Context) error {

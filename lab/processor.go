@@ -207,13 +207,6 @@ func (p *Processor) Counts() map[string]int {
 	return out
 }
 
-// Total returns the number of real charges made.
-func (p *Processor) Total() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.charges)
-}
-
 // Reset forgets every charge, dedup key and FailFirst failure. Charges in flight complete
 // but are not counted.
 func (p *Processor) Reset() {

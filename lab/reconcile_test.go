@@ -24,7 +24,7 @@ func TestProcessorVoid(t *testing.T) {
 	if !p.Void("k") {
 		t.Fatalf("Void(k) = false, want true")
 	}
-	if got := p.Total(); got != 1 {
+	if got := p.total(); got != 1 {
 		t.Errorf("Total after Void = %d, want 1 (the other charge)", got)
 	}
 	if got := len(p.Charges("c1")); got != 0 {
@@ -38,8 +38,8 @@ func TestProcessorVoid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.ID == first.ID || p.Total() != 2 {
-		t.Errorf("Charge after Void = %s (total %d), want a new charge (total 2), not %s", again.ID, p.Total(), first.ID)
+	if again.ID == first.ID || p.total() != 2 {
+		t.Errorf("Charge after Void = %s (total %d), want a new charge (total 2), not %s", again.ID, p.total(), first.ID)
 	}
 	if _, err := p.Charge(ctx, ProcessorRequest{DedupKey: "f", Customer: FailCustomer}); err == nil {
 		t.Fatal("Charge(FailCustomer) = nil error")
@@ -70,7 +70,7 @@ func TestChargeLostAckIsNotVoided(t *testing.T) {
 	}
 	wantStatus(t, "lost ack", serve(s, charge("a", "k1", body1), context.Background()), http.StatusCreated)
 	rows, _ := l.ChargesByKey(context.Background(), "k1")
-	if n := s.Processor().Total(); n != 1 || len(rows) != 1 {
+	if n := s.Processor().total(); n != 1 || len(rows) != 1 {
 		t.Errorf("processor charges, ledger rows = %d, %d, want 1, 1", n, len(rows))
 	}
 }
@@ -118,7 +118,7 @@ func TestPostgresUnrecordedChargeIsVoided(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if n := s.Processor().Total(); n != 0 || len(rows) != 0 {
+				if n := s.Processor().total(); n != 0 || len(rows) != 0 {
 					t.Errorf("attempt %d: processor charges, ledger rows = %d, %d, want 0, 0", attempt, n, len(rows))
 				}
 			}

@@ -76,9 +76,6 @@ func NewRedisCache(ctx context.Context, url string, opts ...RedisOption) (*Redis
 // Close closes the client's connections.
 func (c *RedisCache) Close() error { return c.client.Close() }
 
-// Prefix returns the prefix of every key the cache writes.
-func (c *RedisCache) Prefix() string { return c.prefix }
-
 func (c *RedisCache) lockKey(key string) string { return c.prefix + "lock:" + key }
 func (c *RedisCache) respKey(key string) string { return c.prefix + "resp:" + key }
 

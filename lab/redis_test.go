@@ -59,8 +59,8 @@ func TestRedisCache(t *testing.T) {
 			key      string
 			min, max time.Duration
 		}{
-			{c.Prefix() + "lock:k", 29 * time.Second, 30 * time.Second},
-			{c.Prefix() + "resp:k", 24*time.Hour - time.Minute, 24 * time.Hour},
+			{c.prefix + "lock:k", 29 * time.Second, 30 * time.Second},
+			{c.prefix + "resp:k", 24*time.Hour - time.Minute, 24 * time.Hour},
 		}
 		for _, tt := range tests {
 			got, err := raw.PTTL(ctx, tt.key).Result()
@@ -68,7 +68,7 @@ func TestRedisCache(t *testing.T) {
 				t.Errorf("PTTL(%s) = %v, %v, want in [%v, %v]", tt.key, got, err, tt.min, tt.max)
 			}
 		}
-		if got, _ := raw.Get(ctx, c.Prefix()+"lock:k").Result(); got != "tok" {
+		if got, _ := raw.Get(ctx, c.prefix+"lock:k").Result(); got != "tok" {
 			t.Errorf("GET lock = %q, want the holder's token", got)
 		}
 	})

@@ -284,15 +284,4 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Processor returns the lab's card processor (to count real charges).
 func (s *Server) Processor() *Processor { return s.proc }
 
-// ActiveBugs returns the seeded bugs this server runs with, in Bugs order.
-func (s *Server) ActiveBugs() []string {
-	var out []string
-	for _, b := range bugs {
-		if s.bugs[b.Name] {
-			out = append(out, b.Name)
-		}
-	}
-	return out
-}
-
 func (s *Server) now() time.Time { return s.cfg.Clock() }

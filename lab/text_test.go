@@ -96,7 +96,7 @@ func runUnstorableText(t *testing.T, newLab func(t *testing.T) (*Server, Ledger)
 						attempt, tt.r.method, tt.r.path, detail, tt.field, tt.why)
 				}
 			}
-			if n := s.Processor().Total(); n != 0 {
+			if n := s.Processor().total(); n != 0 {
 				t.Errorf("processor charges = %d, want 0", n)
 			}
 			counts, err := l.ChargeCounts(context.Background())

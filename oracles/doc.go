@@ -3,11 +3,11 @@
 // it compares before and after) and one after it, and returns a
 // history.Reading that the checkers judge.
 //
-//	scenario oracles ──> FromScenario ──> []Oracle
-//	                                        │ Before(ctx)      before the load
-//	                                        │ Observe(ctx, h)  after the quiet period
-//	                                        v
-//	                                  history.Reading ──> checks
+//	scenario oracles ──> FromScenarioTargets ──> []Oracle
+//	                                               │ Before(ctx)      before the load
+//	                                               │ Observe(ctx, h)  after the quiet period
+//	                                               v
+//	                                         history.Reading ──> checks
 //
 // Sources: HTTP (a GET per key or one bulk GET, values selected with RFC
 // 9535 JSONPath), SQL on Postgres (pgx), and Redis (go-redis). Errors never

@@ -9,19 +9,14 @@ import (
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
-// FromScenario builds the oracles a scenario declares, read on one target.
-// Their HTTP requests are rendered from the scenario's templates against
-// target and sent with client; database URLs may read the environment
-// through getenv ('{{env "LEDGER_URL"}}'). An error is a configuration
-// problem that names the field.
-func FromScenario(sc *scenarios.Scenario, target *url.URL, client *http.Client, getenv func(string) string) ([]Oracle, error) {
-	return FromScenarioTargets(sc, []*url.URL{target}, client, getenv)
-}
-
-// FromScenarioTargets is FromScenario for a run on several targets: an
-// HTTP effects oracle with across: sum reads every target and adds up the
-// counts (a SumEffects); every other HTTP oracle reads the first target.
-// SQL and Redis oracles read their own store, whatever the targets.
+// FromScenarioTargets builds the oracles a scenario declares. Their HTTP
+// requests are rendered from the scenario's templates and sent with
+// client; database URLs may read the environment through getenv
+// ('{{env "LEDGER_URL"}}'). An HTTP effects oracle with across: sum reads
+// every target and adds up the counts (a SumEffects); every other HTTP
+// oracle reads the first target. SQL and Redis oracles read their own
+// store, whatever the targets. An error is a configuration problem that
+// names the field.
 func FromScenarioTargets(sc *scenarios.Scenario, targets []*url.URL, client *http.Client, getenv func(string) string) ([]Oracle, error) {
 	if len(targets) == 0 {
 		return nil, fmt.Errorf("oracles: no target URL")

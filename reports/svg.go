@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
 )
 
@@ -34,15 +35,23 @@ const (
 	colGrid    = "#e5e7eb"
 )
 
-// faultColours colour the fault kinds the faults package injects; others
-// are drawn grey.
-var faultColours = map[string]string{
-	"drop_ack":  "#dc2626",
-	"timeout":   "#ca8a04",
-	"duplicate": "#0891b2",
-	"reset":     "#db2777",
-	"delay":     "#65a30d",
+// faultPalette colours the fault kinds package faults injects, by their
+// place in faults.Kinds, which never changes: a kind added there takes
+// the next colour. It holds spare colours for those.
+var faultPalette = []string{
+	"#65a30d", "#dc2626", "#0891b2", "#db2777", "#ca8a04", // delay, drop_ack, duplicate, reset, timeout
+	"#0d9488", "#4f46e5", "#a16207", "#be123c", "#15803d",
 }
+
+// faultColours colour the fault kinds package faults injects; others (the
+// replays, a kind from another version) are drawn grey.
+var faultColours = func() map[string]string {
+	m := map[string]string{}
+	for i, k := range faults.Kinds() {
+		m[k] = faultPalette[i%len(faultPalette)]
+	}
+	return m
+}()
 
 func faultColour(kind string) string {
 	if c, ok := faultColours[kind]; ok {

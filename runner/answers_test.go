@@ -241,7 +241,7 @@ func TestRequestTimeoutCutsADelay(t *testing.T) {
 	sc := scenario(func(sc *scenarios.Scenario) {
 		sc.Load = scenarios.Load{Ops: 1, Concurrency: 1}
 		sc.Retry.Attempts = 1
-		sc.Faults = []scenarios.Fault{{Kind: "delay", Rate: 1, Delay: scenarios.Duration(5 * time.Second)}}
+		sc.Faults = []scenarios.Fault{{Kind: "delay", Rate: 1, Delay: 5 * time.Second}}
 	})
 	start := time.Now()
 	h, _ := Run(runCtx(t), sc, Options{Target: s.URL, Seed: 1, RequestTimeout: 100 * time.Millisecond})

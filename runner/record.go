@@ -80,9 +80,10 @@ type compactAttempt struct {
 	rare                          int32 // 1 + the index in attemptLog.rare; 0 for a compact one
 }
 
-// faultKinds are the faults a compact attempt can name; index 0 is none.
-var faultKinds = [...]string{"", faults.KindDropAck, faults.KindTimeout, faults.KindDuplicate, faults.KindReset,
-	faults.KindDelay, history.FaultReplay, history.FaultMismatch}
+// faultKinds are the faults a compact attempt can name, index 0 being
+// none: every kind package faults injects, then the replays. Any other
+// name makes the attempt a rare one, kept whole.
+var faultKinds = append(append([]string{""}, faults.Kinds()...), history.FaultReplay, history.FaultMismatch)
 
 func faultIndex(kind string) (uint8, bool) {
 	for i, k := range faultKinds {

@@ -693,8 +693,8 @@ func TestTimeoutAndDelayFaults(t *testing.T) {
 	sc := scenario(func(sc *scenarios.Scenario) {
 		sc.Load = scenarios.Load{Ops: 1, Concurrency: 1}
 		sc.Faults = []scenarios.Fault{
-			{Kind: "timeout", Rate: 0.5, After: scenarios.Duration(20 * time.Millisecond), Attempts: []int{1}},
-			{Kind: "delay", Rate: 0.5, Delay: scenarios.Duration(time.Millisecond), Attempts: []int{1}},
+			{Kind: "timeout", Rate: 0.5, After: 20 * time.Millisecond, Attempts: []int{1}},
+			{Kind: "delay", Rate: 0.5, Delay: time.Millisecond, Attempts: []int{1}},
 		}
 	})
 	// Find a seed whose op 0 gets each fault on its first attempt.

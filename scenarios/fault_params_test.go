@@ -14,16 +14,16 @@ import (
 
 // TestFaultFieldsAreFaultParams: the fields a scenario's fault takes are
 // its kind and exactly the parameters package faults declares, and each
-// reaches faults.Spec through FaultSpecs with the value written.
+// reaches the scenario's faults.Spec with the value written.
 func TestFaultFieldsAreFaultParams(t *testing.T) {
 	var names []string
 	for _, p := range faults.Params() {
 		names = append(names, p.Name)
 	}
 	slices.Sort(names)
-	got := slices.DeleteFunc(yamlstrict.Fields(reflect.TypeFor[Fault]()), func(n string) bool { return n == "kind" })
+	got := slices.DeleteFunc(yamlstrict.Fields(reflect.TypeFor[faults.Spec]()), func(n string) bool { return n == "kind" })
 	if diff := cmp.Diff(names, got); diff != "" {
-		t.Errorf("fields of a scenario fault (-faults.Params +scenarios.Fault):\n%s", diff)
+		t.Errorf("fields of a scenario fault (-faults.Params +faults.Spec):\n%s", diff)
 	}
 
 	for _, p := range faults.Params() {
@@ -53,8 +53,8 @@ func TestFaultFieldsAreFaultParams(t *testing.T) {
 			t.Errorf("Parse(fault with %s: %s) = %v", p.Name, fields[p.Name], err)
 			continue
 		}
-		if diff := cmp.Diff([]faults.Spec{want}, s.FaultSpecs()); diff != "" {
-			t.Errorf("FaultSpecs() of a %s fault with %s: %s (-want +got):\n%s", kind, p.Name, fields[p.Name], diff)
+		if diff := cmp.Diff([]faults.Spec{want}, s.Faults); diff != "" {
+			t.Errorf("Faults of a %s fault with %s: %s (-want +got):\n%s", kind, p.Name, fields[p.Name], diff)
 		}
 	}
 }

@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/idemcheck/idemcheck/internal/yamlstrict"
 )
@@ -149,6 +153,18 @@ var yamlOptions = yamlstrict.Options{
 			return "quote a JSON body: body: '{\"a\": 1}'"
 		}
 		return ""
+	},
+	// A time.Duration of a type that knows no YAML (faults.Spec's) is
+	// written as a Duration is: 250ms.
+	Decoders: map[reflect.Type]func(*yaml.Node, reflect.Value) error{
+		reflect.TypeFor[time.Duration](): func(n *yaml.Node, v reflect.Value) error {
+			var d Duration
+			if err := d.UnmarshalYAML(n); err != nil {
+				return err
+			}
+			v.SetInt(int64(d))
+			return nil
+		},
 	},
 }
 

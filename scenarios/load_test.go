@@ -157,6 +157,8 @@ func TestParseDiagnostics(t *testing.T) {
 			[]want{{17, "faults[0].kind", "did you mean drop_ack?"}}},
 		{"fault parameters", valid + "faults:\n  - kind: timeout\n    rate: 1.5\n  - kind: drop_ack\n    rate: 0.1\n    copies: 3\n",
 			[]want{{17, "faults[0].after", "after > 0"}, {18, "faults[0].rate", "between 0 and 1"}, {21, "faults[1].copies", "only a duplicate fault"}}},
+		{"fault durations", valid + "faults:\n  - {kind: timeout, rate: 0.1, after: 50}\n  - {kind: delay, rate: 0.1, delay: -1s}\n  - {kind: delay, rate: 0.1, delay: [1]}\n",
+			[]want{{17, "faults[0].after", "write a unit: 50ms"}, {18, "faults[1].delay", "negative"}, {19, "faults[2].delay", "want a duration, got a list"}}},
 		{"fault rate missing", valid + "faults:\n  - kind: reset\n",
 			[]want{{17, "faults[0].rate", "rate is required"}}},
 		{"fault rates above 1", valid + "faults:\n  - {kind: reset, rate: 0.6}\n  - {kind: drop_ack, rate: 0.6}\n",

@@ -2,6 +2,8 @@ package scenarios
 
 import (
 	"time"
+
+	"github.com/idemcheck/idemcheck/faults"
 )
 
 // Scenario is one test of one operation: how to drive it, which faults to
@@ -162,20 +164,9 @@ type Backoff struct {
 	Jitter     float64  `yaml:"jitter"`     // 0..1, default 0.5
 }
 
-// Fault injects one kind of fault into a share of attempts.
-type Fault struct {
-	Kind string  `yaml:"kind"` // drop_ack, timeout, duplicate, reset, delay
-	Rate float64 `yaml:"rate"` // share of attempts, 0..1
-	// After is the client deadline of a timeout fault.
-	After Duration `yaml:"after"`
-	// Copies is how many times a duplicate fault sends the attempt (>= 2).
-	Copies int `yaml:"copies"`
-	// Delay is the wait of a delay fault.
-	Delay Duration `yaml:"delay"`
-	// Attempts limits the fault to these attempt numbers (1 = first send);
-	// empty means any attempt.
-	Attempts []int `yaml:"attempts"`
-}
+// Fault is one fault of a scenario, injected into a share of attempts:
+// faults.Spec, the one schema of a fault, decoded from its YAML tags.
+type Fault = faults.Spec
 
 // Response says what to keep of each answer.
 type Response struct {

@@ -117,14 +117,3 @@ func (r Rate) MarshalYAML() (any, error) { return r.String(), nil }
 
 // String formats r as ops per second: "200/s".
 func (r Rate) String() string { return strconv.FormatFloat(float64(r), 'g', -1, 64) + "/s" }
-
-// PerSecond returns r as ops per second.
-func (r Rate) PerSecond() float64 { return float64(r) }
-
-// Interval is the time between two ops at rate r; 0 when r is 0.
-func (r Rate) Interval() time.Duration {
-	if r <= 0 {
-		return 0
-	}
-	return time.Duration(float64(time.Second) / float64(r))
-}

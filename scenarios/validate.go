@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/idemcheck/idemcheck/faults"
-	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/yamlstrict"
 )
 
@@ -146,7 +145,7 @@ func (c *checker) load() {
 			fmt.Sprintf("request_timeout: 10s bounds every request; leave it out for %s", Duration(DefaultRequestTimeout)))
 	}
 	for i, f := range c.s.Faults {
-		if l.RequestTimeout > 0 && f.Kind == faults.KindTimeout && f.After >= l.RequestTimeout {
+		if l.RequestTimeout > 0 && f.Kind == faults.KindTimeout && f.After >= l.RequestTimeout.Std() {
 			c.add(fmt.Sprintf("faults[%d].after", i), fmt.Sprintf("a timeout fault after %s never fires: load.request_timeout ends every request after %s", f.After, l.RequestTimeout),
 				"make after shorter than request_timeout, or raise load.request_timeout", "load.request_timeout")
 		}
@@ -198,35 +197,6 @@ func validRetryOn(on string) bool {
 	}
 	n, err := strconv.Atoi(on)
 	return err == nil && len(on) == 3 && n >= 100 && n <= 599
-}
-
-// Retryable reports whether an attempt that ended with outcome (and status,
-// for history.OK) is retried under the scenario's retry.on. A 2xx is never
-// retried.
-func (s *Scenario) Retryable(outcome history.Outcome, status int) bool {
-	for _, on := range s.Retry.On {
-		switch on {
-		case "fail":
-			if outcome == history.Fail {
-				return true
-			}
-		case "info":
-			if outcome == history.Info {
-				return true
-			}
-		default:
-			if outcome != history.OK || status/100 == 2 {
-				continue
-			}
-			if strings.HasSuffix(on, "xx") && len(on) == 3 && status/100 == int(on[0]-'0') {
-				return true
-			}
-			if n, err := strconv.Atoi(on); err == nil && n == status {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func (c *checker) thresholds() {

@@ -4,32 +4,17 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/internal/yamlstrict"
 )
 
-// FaultSpecs converts the scenario's faults for faults.NewPlan.
-func (s *Scenario) FaultSpecs() []faults.Spec {
-	out := make([]faults.Spec, len(s.Faults))
-	for i, f := range s.Faults {
-		out[i] = faults.Spec{
-			Kind:     f.Kind,
-			Rate:     f.Rate,
-			After:    time.Duration(f.After),
-			Copies:   f.Copies,
-			Delay:    time.Duration(f.Delay),
-			Attempts: slices.Clone(f.Attempts),
-		}
-	}
-	return out
-}
+// FaultSpecs returns the scenario's faults, for faults.NewPlan.
+func (s *Scenario) FaultSpecs() []faults.Spec { return s.Faults }
 
 func (c *checker) faults() {
 	kinds := faults.Kinds()
 	sum := 0.0
-	specs := c.s.FaultSpecs()
 	for i, f := range c.s.Faults {
 		at := fmt.Sprintf("faults[%d]", i)
 		kindOK := true
@@ -46,7 +31,7 @@ func (c *checker) faults() {
 		if f.Rate > 0 && f.Rate <= 1 {
 			sum += f.Rate
 		}
-		_, err := faults.New(specs[i])
+		_, err := faults.New(f)
 		for _, se := range specErrors(err) {
 			if se.Field == "kind" && !kindOK {
 				continue

@@ -10,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/faults"
-	"github.com/idemcheck/idemcheck/history"
 )
 
 func TestDefaults(t *testing.T) {
@@ -77,7 +76,7 @@ func TestValidateInGo(t *testing.T) {
 		Name:       "go",
 		Operation:  Operation{Request: Request{Path: "/x"}, Key: KeyPlace{None: true}},
 		Load:       Load{Ops: 1, Concurrency: 1},
-		Faults:     []Fault{{Kind: "reset"}},
+		Faults:     []faults.Spec{{Kind: "reset"}},
 		Invariants: []Invariant{{Check: checks.SameResponse}},
 	}
 	s.applyDefaults()
@@ -130,61 +129,6 @@ func TestTargetURL(t *testing.T) {
 	var ds Diagnostics
 	if !errors.As(err, &ds) || ds[0].Line != 7 || ds[0].Source != "t.yaml" {
 		t.Errorf("TargetURL() = %v, want a diagnostic at t.yaml:7", err)
-	}
-}
-
-func TestRetryable(t *testing.T) {
-	s := &Scenario{Retry: Retry{On: DefaultRetryOn()}}
-	only := &Scenario{Retry: Retry{On: []string{"info", "4xx"}}}
-	tests := []struct {
-		s       *Scenario
-		outcome history.Outcome
-		status  int
-		want    bool
-	}{
-		{s, history.Fail, 0, true},
-		{s, history.Info, 0, true},
-		{s, history.OK, 200, false},
-		{s, history.OK, 201, false},
-		{s, history.OK, 409, true},
-		{s, history.OK, 429, true},
-		{s, history.OK, 422, false},
-		{s, history.OK, 500, true},
-		{s, history.OK, 503, true},
-		{only, history.Fail, 0, false},
-		{only, history.Info, 0, true},
-		{only, history.OK, 404, true},
-		{only, history.OK, 502, false},
-		{&Scenario{}, history.Info, 0, false},
-	}
-	for _, tt := range tests {
-		if got := tt.s.Retryable(tt.outcome, tt.status); got != tt.want {
-			t.Errorf("Retryable(%v, %d) with on %v = %v, want %v", tt.outcome, tt.status, tt.s.Retry.On, got, tt.want)
-		}
-	}
-}
-
-func TestFaultSpecs(t *testing.T) {
-	s := &Scenario{Faults: []Fault{
-		{Kind: "timeout", Rate: 0.3, After: Duration(15 * time.Millisecond), Attempts: []int{1}},
-		{Kind: "duplicate", Rate: 0.1, Copies: 3},
-		{Kind: "delay", Rate: 0.2, Delay: Duration(time.Millisecond)},
-	}}
-	want := []faults.Spec{
-		{Kind: "timeout", Rate: 0.3, After: 15 * time.Millisecond, Attempts: []int{1}},
-		{Kind: "duplicate", Rate: 0.1, Copies: 3},
-		{Kind: "delay", Rate: 0.2, Delay: time.Millisecond},
-	}
-	got := s.FaultSpecs()
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("FaultSpecs() (-want +got):\n%s", diff)
-	}
-	got[0].Attempts[0] = 9
-	if s.Faults[0].Attempts[0] != 1 {
-		t.Errorf("FaultSpecs shares Attempts with the scenario")
-	}
-	if _, err := faults.NewPlan(1, got); err != nil {
-		t.Errorf("NewPlan(FaultSpecs()) = %v, want nil", err)
 	}
 }
 

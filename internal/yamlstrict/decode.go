@@ -35,6 +35,11 @@ type Options struct {
 	// MaxNodes bounds the work of decoding one document, aliases expanded;
 	// 0 means DefaultMaxNodes.
 	MaxNodes int
+	// Decoders decode the values of types that are not yaml.Unmarshalers
+	// as if they were: a time.Duration in a struct from a package that
+	// knows no YAML, say. Each is given the node and a settable value of
+	// its type; its error is reported as an Unmarshaler's.
+	Decoders map[reflect.Type]func(n *yaml.Node, v reflect.Value) error
 }
 
 // Problem is one problem in a document, located in its source.
@@ -214,16 +219,13 @@ func (d *state) value(n *yaml.Node, v reflect.Value, path string) {
 	}
 	if v.CanAddr() {
 		if u, ok := v.Addr().Interface().(yaml.Unmarshaler); ok {
-			if err := n.Decode(u); err != nil {
-				var h Hinter
-				if errors.As(err, &h) {
-					d.add(n.Line, n.Column, path, h.Message(), h.Hint())
-				} else {
-					d.add(n.Line, n.Column, path, err.Error(), "")
-				}
-			}
+			d.unmarshalErr(n, path, n.Decode(u))
 			return
 		}
+	}
+	if dec, ok := d.opts.Decoders[v.Type()]; ok {
+		d.unmarshalErr(n, path, dec(n, v))
+		return
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
@@ -315,6 +317,20 @@ func (d *state) value(n *yaml.Node, v reflect.Value, path string) {
 			return
 		}
 		v.Set(p.Elem())
+	}
+}
+
+// unmarshalErr records the error of an Unmarshaler or a Decoder, if any,
+// as the problem of path.
+func (d *state) unmarshalErr(n *yaml.Node, path string, err error) {
+	if err == nil {
+		return
+	}
+	var h Hinter
+	if errors.As(err, &h) {
+		d.add(n.Line, n.Column, path, h.Message(), h.Hint())
+	} else {
+		d.add(n.Line, n.Column, path, err.Error(), "")
 	}
 }
 

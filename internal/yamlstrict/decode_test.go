@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf16"
 
 	"github.com/google/go-cmp/cmp"
@@ -117,6 +118,35 @@ func TestDecodeProblems(t *testing.T) {
 		if diff := cmp.Diff(tt.want, res.Problems); diff != "" {
 			t.Errorf("Decode(%q) problems (-want +got):\n%s", tt.doc, diff)
 		}
+	}
+}
+
+// TestDecodeDecoders: a Decoder decodes a type that is not an
+// Unmarshaler, wherever it is, and its errors are reported as an
+// Unmarshaler's, at the value's line.
+func TestDecodeDecoders(t *testing.T) {
+	type timing struct {
+		Wait  time.Duration   `yaml:"wait"`
+		Waits []time.Duration `yaml:"waits"`
+	}
+	o := Options{Decoders: map[reflect.Type]func(*yaml.Node, reflect.Value) error{
+		reflect.TypeFor[time.Duration](): func(n *yaml.Node, v reflect.Value) error {
+			if !strings.HasSuffix(n.Value, "ms") {
+				return &hintErr{msg: "no unit", hint: "write " + n.Value + "ms"}
+			}
+			d, err := time.ParseDuration(n.Value)
+			v.SetInt(int64(d))
+			return err
+		},
+	}}
+	var got timing
+	res := Decode([]byte("wait: 5ms\nwaits: [1ms, 2]\n"), &got, o)
+	if want := (timing{Wait: 5 * time.Millisecond, Waits: []time.Duration{time.Millisecond, 0}}); !cmp.Equal(got, want) {
+		t.Errorf("Decode(durations) = %+v, want %+v", got, want)
+	}
+	want := []Problem{{Line: 2, Column: 14, Field: "waits[1]", Message: "no unit", Hint: "write 2ms"}}
+	if diff := cmp.Diff(want, res.Problems); diff != "" {
+		t.Errorf("Decode(durations) problems (-want +got):\n%s", diff)
 	}
 }
 
