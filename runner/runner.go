@@ -433,7 +433,7 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 			return nil, err
 		}
 	}
-	if r.plan, err = faults.NewPlan(opts.Seed, sc.FaultSpecs()); err != nil {
+	if r.plan, err = faults.NewPlan(opts.Seed, sc.Faults); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -9,9 +9,6 @@ import (
 	"github.com/idemcheck/idemcheck/internal/yamlstrict"
 )
 
-// FaultSpecs returns the scenario's faults, for faults.NewPlan.
-func (s *Scenario) FaultSpecs() []faults.Spec { return s.Faults }
-
 func (c *checker) faults() {
 	kinds := faults.Kinds()
 	sum := 0.0

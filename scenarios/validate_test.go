@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/history"
 )
 
 func TestDefaults(t *testing.T) {
