@@ -170,6 +170,9 @@ func (w *worker) attempt(op int, v scenarios.Vars, intended time.Duration) (a hi
 	}
 	// The same Rand state for every attempt renders the same body.
 	w.pcg.Seed(r.tmplSeed, uint64(op))
+	if r.sender != nil {
+		return w.sendOther(v, f, a)
+	}
 	req, err := w.build(ctx, v, a.Target)
 	if err != nil {
 		return w.unrendered(op, v.Attempt, a.Fault, intended, err), false

@@ -81,6 +81,14 @@ func (w *worker) replays(op int, v scenarios.Vars, prev time.Duration) {
 		// The same Rand state as the op's attempts: the same body.
 		w.pcg.Seed(r.tmplSeed, uint64(op))
 		a := history.Attempt{Op: op, N: v.Attempt, Fault: p.fault, Intended: intended, Target: r.target(op, v.Attempt)}
+		if r.sender != nil {
+			// Another kind of target replays its own message, as sent.
+			a, _ = w.sendOther(v, nil, a)
+			w.rec.attempts.add(a)
+			r.recorded(a)
+			prev = a.End
+			continue
+		}
 		req, err := w.buildReplay(w.sendCtx, v, a.Target)
 		if err != nil {
 			w.rec.attempts.add(w.unrendered(op, v.Attempt, p.fault, intended, err))

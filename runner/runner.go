@@ -102,6 +102,12 @@ type Options struct {
 	// SpillAfter is taken as MaxSpillAfter when above it.
 	SpillAfter int
 	SpillDir   string
+	// Sender, when set, sends every attempt of the load (and its replays)
+	// instead of the HTTP client: a target that is not a request/response
+	// HTTP API (see Sender). Keys, fault placement, retries, pacing and
+	// the history are the runner's as ever; Transport and setup requests
+	// are not used.
+	Sender Sender
 }
 
 // MaxSpillAfter bounds Options.SpillAfter: the ops held in memory while
@@ -339,6 +345,7 @@ type run struct {
 	users     []string
 
 	plan       *faults.Plan
+	sender     Sender // nil: the HTTP client sends
 	attempts   int
 	retryOn    retryOn
 	backoff    backoff
@@ -376,6 +383,7 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 		return nil, err
 	}
 	r.shard = opts.Shard
+	r.sender = opts.Sender
 	var err error
 	if r.targets, err = targets(opts); err != nil {
 		return nil, err
