@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -55,11 +56,14 @@ func readSummary(t *testing.T, path string) *reports.Summary {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	sum, err := reports.ReadJSON(f)
-	if err != nil {
-		t.Fatal(err)
+	var sum reports.Summary
+	if err := json.NewDecoder(f).Decode(&sum); err != nil {
+		t.Fatalf("reading %s: %v", path, err)
 	}
-	return sum
+	if sum.FormatVersion != reports.FormatVersion {
+		t.Fatalf("%s: format_version %d, want %d", path, sum.FormatVersion, reports.FormatVersion)
+	}
+	return &sum
 }
 
 func readHistory(t *testing.T, path string) *history.History {
@@ -132,10 +136,13 @@ func TestShardedRunMatchesOneProcess(t *testing.T) {
 				attempts.Merge(a)
 				opsH.Merge(o)
 			}
-			if got, want := sum.Latency.Attempt, measure.PercentilesOf(attempts); got != want {
+			// as the report gives them, in ms
+			merged := reports.NewFrom("", history.Meta{}, nil, measure.Measures{Latency: measure.Latency{
+				Attempt: measure.PercentilesOf(attempts), Op: measure.PercentilesOf(opsH)}}, checks.Judgement{}, nil).Latency
+			if got, want := sum.Latency.Attempt, merged.Attempt; got != want {
 				t.Errorf("merged attempt percentiles %+v, want the shards' histograms merged: %+v", got, want)
 			}
-			if got, want := sum.Latency.Op, measure.PercentilesOf(opsH); got != want {
+			if got, want := sum.Latency.Op, merged.Op; got != want {
 				t.Errorf("merged op percentiles %+v, want %+v", got, want)
 			}
 			// The merged history is a run's: check judges it again alike.
