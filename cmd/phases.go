@@ -16,7 +16,6 @@ import (
 	"github.com/idemcheck/idemcheck/history"
 	redaction "github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/reports"
-	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 	"github.com/idemcheck/idemcheck/trial"
 )
@@ -135,28 +134,28 @@ func contains(l []string, s string) bool {
 
 // parseShardFlag parses --shard: i/N, or auto/N with i from
 // $JOB_COMPLETION_INDEX. With getenv nil, auto/N is only checked for form.
-func parseShardFlag(s string, getenv func(string) string) (runner.Shard, error) {
+func parseShardFlag(s string, getenv func(string) string) (history.Shard, error) {
 	i, n, ok := strings.Cut(s, "/")
 	if ok && i == "auto" {
 		if _, err := strconv.Atoi(n); err != nil {
-			return runner.Shard{}, fmt.Errorf("--shard %q: want i/N or auto/N, e.g. 0/4", s)
+			return history.Shard{}, fmt.Errorf("--shard %q: want i/N or auto/N, e.g. 0/4", s)
 		}
 		if getenv == nil {
-			return runner.ParseShard("0/" + n)
+			return history.ParseShard("0/" + n)
 		}
 		idx := getenv("JOB_COMPLETION_INDEX")
 		if idx == "" {
-			return runner.Shard{}, fmt.Errorf("--shard %s: JOB_COMPLETION_INDEX is not set (it is in a Kubernetes Indexed Job); give the index, --shard i/%s", s, n)
+			return history.Shard{}, fmt.Errorf("--shard %s: JOB_COMPLETION_INDEX is not set (it is in a Kubernetes Indexed Job); give the index, --shard i/%s", s, n)
 		}
-		sh, err := runner.ParseShard(idx + "/" + n)
+		sh, err := history.ParseShard(idx + "/" + n)
 		if err != nil {
-			return runner.Shard{}, fmt.Errorf("--shard %s with JOB_COMPLETION_INDEX=%s: %w", s, idx, err)
+			return history.Shard{}, fmt.Errorf("--shard %s with JOB_COMPLETION_INDEX=%s: %w", s, idx, err)
 		}
 		return sh, nil
 	}
-	sh, err := runner.ParseShard(s)
+	sh, err := history.ParseShard(s)
 	if err != nil {
-		return runner.Shard{}, fmt.Errorf("--shard: %w", err)
+		return history.Shard{}, fmt.Errorf("--shard: %w", err)
 	}
 	return sh, nil
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/measure"
 	"github.com/idemcheck/idemcheck/reports"
-	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/trial"
 )
 
@@ -122,7 +121,7 @@ func TestShardedRunMatchesOneProcess(t *testing.T) {
 			// Each shard's histogram, merged, is the run's.
 			attempts, opsH := measure.NewHistogram(), measure.NewHistogram()
 			for i := range 4 {
-				h := readHistory(t, filepath.Join(dir, trial.ShardFile(runner.Shard{Index: i, Count: 4})))
+				h := readHistory(t, filepath.Join(dir, trial.ShardFile(history.Shard{Index: i, Count: 4})))
 				a, o := measure.NewHistogram(), measure.NewHistogram()
 				for op := range h.Ops {
 					as := h.AttemptsOf(op)
@@ -192,7 +191,7 @@ func TestShardedRunLostShardWholeState(t *testing.T) {
 			t.Fatalf("load %d: exit %d\n%s", i, r.code, r.err)
 		}
 	}
-	lost := filepath.Join(dir, trial.ShardFile(runner.Shard{Index: 1, Count: 2}))
+	lost := filepath.Join(dir, trial.ShardFile(history.Shard{Index: 1, Count: 2}))
 	if err := os.Rename(lost, lost+".lost"); err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +229,7 @@ func TestShardedRunRefusesMixedRuns(t *testing.T) {
 	target := startTestLab(t, memoryBackend())
 	_, dir1 := shardedRun(t, target, "charges-lost-ack", 5, 20, 2, []int{0, 1})
 	_, dir2 := shardedRun(t, target, "charges-lost-ack", 6, 20, 2, []int{0})
-	name := trial.ShardFile(runner.Shard{Index: 1, Count: 2})
+	name := trial.ShardFile(history.Shard{Index: 1, Count: 2})
 	b, err := os.ReadFile(filepath.Join(dir1, name))
 	if err != nil {
 		t.Fatal(err)
@@ -255,7 +254,7 @@ func TestShardedRunRefusesMixedRuns(t *testing.T) {
 func TestShardAuto(t *testing.T) {
 	env := map[string]string{"JOB_COMPLETION_INDEX": "2"}
 	sh, err := parseShardFlag("auto/4", func(k string) string { return env[k] })
-	if err != nil || sh != (runner.Shard{Index: 2, Count: 4}) {
+	if err != nil || sh.String() != "2/4" {
 		t.Errorf("auto/4 with JOB_COMPLETION_INDEX=2 = %v, %v", sh, err)
 	}
 	env["JOB_COMPLETION_INDEX"] = "4"
@@ -412,7 +411,7 @@ func TestShardedRunWithoutTempDir(t *testing.T) {
 	if lost.code != ExitRuntime || !strings.Contains(lost.err, "history is lost") {
 		t.Errorf("load without TMPDIR: exit %d, want %d saying the history is lost\n%s", lost.code, ExitRuntime, lost.err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, trial.ShardFile(runner.Shard{Index: 0, Count: 2}))); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, trial.ShardFile(history.Shard{Index: 0, Count: 2}))); !os.IsNotExist(err) {
 		t.Errorf("a shard file was written for a lost history: %v", err)
 	}
 	if again := runMain(t, nil, "run", "--phase", "load", "--shard", "0/2", "--out", dir, "-q"); again.code != ExitUsage || !strings.Contains(again.err, "taken") {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/oracles"
-	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -35,7 +34,7 @@ const ManifestFormat = 1
 const ManifestFile = "manifest.json"
 
 // ShardFile is the name of shard's history in the run's directory.
-func ShardFile(s runner.Shard) string { return fmt.Sprintf("shard-%d-of-%d.jsonl", s.Index, s.Count) }
+func ShardFile(s history.Shard) string { return fmt.Sprintf("shard-%d-of-%d.jsonl", s.Index, s.Count) }
 
 // Manifest is what the prepare phase of a sharded run hands the load and
 // judge phases: the scenario as it was given, everything the command line
@@ -207,7 +206,7 @@ func ReadManifest(r io.Reader) (*Manifest, error) {
 // are redacted); its seed, nonce and run id are m's. The history is nil
 // only when nothing was sent (a bad shard, an interruption before the
 // start); else it is what the load recorded, as for Load.
-func LoadShard(ctx context.Context, sc *scenarios.Scenario, m *Manifest, shard runner.Shard, o Options) (*history.History, error) {
+func LoadShard(ctx context.Context, sc *scenarios.Scenario, m *Manifest, shard history.Shard, o Options) (*history.History, error) {
 	if err := shard.Check(); err != nil || shard.Count != m.Shards {
 		return nil, fmt.Errorf("%w: shard %s of a run prepared for %d shards", ErrConfig, shard, m.Shards)
 	}
@@ -272,7 +271,7 @@ func CollectShards(ctx context.Context, m *Manifest, dirs []string, deadline tim
 			if found[i] != "" {
 				continue
 			}
-			path, err := findShard(m, runner.Shard{Index: i, Count: m.Shards}, dirs)
+			path, err := findShard(m, history.Shard{Index: i, Count: m.Shards}, dirs)
 			if err != nil {
 				return nil, err
 			}
@@ -312,7 +311,7 @@ func CollectShards(ctx context.Context, m *Manifest, dirs []string, deadline tim
 // findShard returns the file of shard's history in the first of dirs
 // that has it, checked for its run, its shard and its trailer (the rest
 // is checked as it is merged); "" when none has.
-func findShard(m *Manifest, s runner.Shard, dirs []string) (string, error) {
+func findShard(m *Manifest, s history.Shard, dirs []string) (string, error) {
 	for _, dir := range dirs {
 		path := filepath.Join(dir, ShardFile(s))
 		meta, _, err := history.ShardEnds(path)
@@ -323,7 +322,7 @@ func findShard(m *Manifest, s runner.Shard, dirs []string) (string, error) {
 			return "", fmt.Errorf("%w: %s: %w", ErrShardFile, path, err)
 		case meta.RunID != m.RunID:
 			return "", fmt.Errorf("%w: %s is of run %s, not %s: two runs share this directory", ErrShardFile, path, meta.RunID, m.RunID)
-		case meta.Shard != s.String():
+		case meta.Shard.String() != s.String():
 			return "", fmt.Errorf("%w: %s says it is shard %q, not %s", ErrShardFile, path, meta.Shard, s)
 		}
 		return path, nil
