@@ -139,7 +139,7 @@ func (j *Judger) Judgement(m Measured) Judgement {
 		Verdicts:   verdicts,
 		Thresholds: Thresholds(meta.Judge.Thresholds, m),
 	}
-	miss := history.MissingShards(meta.Shard)
+	miss := meta.Shard.Missing()
 	if len(miss) > 0 {
 		lostShards(out.Verdicts, miss)
 	}

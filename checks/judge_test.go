@@ -171,7 +171,7 @@ func TestThinRunWarns(t *testing.T) {
 func TestJudgeMissingShard(t *testing.T) {
 	h := hist(o("k1", ok(201)), o("k2", lost(), ok(201)))
 	h.Meta.Judge = history.Judge{Expect: "pass", Invariants: []history.Invariant{{Check: ExactlyOnce, Oracle: "ledger"}}}
-	h.Meta.Shard = "0,2 of 3"
+	h.Meta.Shard = history.Shard{Count: 3, Delivered: []int{0, 2}} // "0,2 of 3"
 	h.Readings = []history.Reading{*effects(map[string]int{"k1": 1, "k2": 1})}
 	if j := Judge(h, Measured{}); j.Result != Inconclusive || !strings.Contains(j.Why, "shard 1 never delivered its history") {
 		t.Errorf("Judge(correct, shard 1 lost) = %s (%s), want inconclusive naming shard 1", j.Result, j.Why)
@@ -195,15 +195,15 @@ func TestJudgeMissingShard(t *testing.T) {
 func TestJudgeMissingShardWholeState(t *testing.T) {
 	h := hist(o("k1", ok(201)), o("k2", ok(201)))
 	h.Meta.Judge = history.Judge{Expect: "pass", Invariants: []history.Invariant{{Check: ExactCounter, Oracle: "likes"}}}
-	h.Meta.Shard = "0 of 2"
-	r := counter(0, 4) // the lost shard's two likes too
+	h.Meta.Shard = history.Shard{Count: 2, Delivered: []int{0}} // "0 of 2"
+	r := counter(0, 4)                                          // the lost shard's two likes too
 	r.Oracle = "likes"
 	h.Readings = []history.Reading{*r}
 	j := Judge(h, Measured{})
 	if j.Result != Inconclusive || j.Verdicts[0].Status != Unknown || !strings.Contains(j.Verdicts[0].Reason, "shard 1") {
 		t.Errorf("Judge(counter, shard lost) = %s (%s) %+v, want inconclusive, the counter unknown", j.Result, j.Why, j.Verdicts)
 	}
-	h.Meta.Shard = ""
+	h.Meta.Shard = history.Shard{}
 	if j := Judge(h, Measured{}); j.Result != NotMet {
 		t.Errorf("Judge(counter 2 over, whole run) = %s (%s), want not_met", j.Result, j.Why)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/atomicfile"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
@@ -53,16 +54,22 @@ type execution struct {
 	Written bool
 }
 
-// execute runs one scenario through trial.Run and turns what it returns
-// into a summary, an exit code and saved files. It returns an error only
-// for problems that leave nothing to report (bad config, unreachable
-// target); an interrupted or failed run still writes what it saw.
+// execute runs one scenario through trial.Run and concludes it. It
+// returns an error only for problems that leave nothing to report (bad
+// config, unreachable target); an interrupted or failed run still writes
+// what it saw.
 func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execution, error) {
 	j, err := trial.Run(ctx, sc, trial.Options{Target: o.Target, Targets: o.Targets, RequestTimeout: o.RequestTimeout, Seed: o.Seed, KeyNonce: o.KeyNonce,
 		Transport: o.Transport, Getenv: o.Getenv, Observer: o.Observer, FailOn: o.FailOn, RedactPath: o.RedactPath, SpillAfter: o.SpillAfter})
 	if err != nil {
 		return nil, prepareError(err)
 	}
+	return conclude(ctx, sc.Name, j, o), nil
+}
+
+// conclude turns the judged run of scenario name into a summary, an exit
+// code and saved files (in o.Out), and removes its spilled history.
+func conclude(ctx context.Context, name string, j *trial.Judged, o execOptions) *execution {
 	defer j.History.Spill.Remove()
 	j.History.Meta.Rerun = o.Rerun
 	sum := summarize(j)
@@ -82,7 +89,7 @@ func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execu
 		// Interrupted after the load (in the quiet period, during the
 		// reads): whatever the verdicts, the run did not finish.
 		ex.Code = ExitInterrupted
-		ex.Err = errors.Join(ex.Err, fmt.Errorf("%s: interrupted: %w", sc.Name, context.Canceled))
+		ex.Err = errors.Join(ex.Err, fmt.Errorf("%s: interrupted: %w", name, context.Canceled))
 	}
 	if o.Out != "" && errors.Is(j.Err, history.ErrSpill) {
 		// The load's record was lost: a history.jsonl of what is left
@@ -96,7 +103,7 @@ func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execu
 			ex.Written = true
 		}
 	}
-	return ex, nil
+	return ex
 }
 
 // prepareError gives a failed trial.Prepare its exit code and hint.
@@ -219,41 +226,8 @@ func writeRun(dir string, sum *reports.Summary, h *history.History) error {
 	})
 }
 
-// writeFile writes path atomically: into a temporary file beside it,
-// renamed over path only when the whole was written, so a reader never
-// sees half a file and a failed write leaves the old one.
-func writeFile(path string, write func(*os.File) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, unwrapPath(err))
-	}
-	tmp := f.Name()
-	fail := func(err error) error {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := write(f); err != nil {
-		return fail(err)
-	}
-	// On disk before the rename: a crash (a node lost under a shared
-	// volume) leaves the old file or the new, never an empty one.
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
-}
+// writeFile writes path whole or not at all (atomicfile.Write).
+func writeFile(path string, write func(*os.File) error) error { return atomicfile.Write(path, write) }
 
 func resultCode(r checks.Result) ExitCode {
 	switch r {

@@ -22,6 +22,7 @@ import (
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
+	"github.com/idemcheck/idemcheck/trial"
 )
 
 // RunOptions are the inputs of `idemcheck run`.
@@ -424,24 +425,7 @@ func applyOverrides(sc *scenarios.Scenario, ops int, d time.Duration, conc int, 
 	if conc > 0 && rate > 0 {
 		return withHint(ExitUsage, errors.New("--concurrency and --rate both set"), "choose the closed model (--concurrency) or the open model (--rate)")
 	}
-	if ops > 0 {
-		sc.Load.Ops = ops
-		if d == 0 {
-			sc.Load.Duration = 0
-		}
-	}
-	if d > 0 {
-		sc.Load.Duration = scenarios.Duration(d)
-		if ops == 0 {
-			sc.Load.Ops = 0
-		}
-	}
-	if conc > 0 {
-		sc.Load.Concurrency, sc.Load.Rate = conc, 0
-	}
-	if rate > 0 {
-		sc.Load.Rate, sc.Load.Concurrency = scenarios.Rate(rate), 0
-	}
+	trial.Overrides{Ops: ops, Duration: d, Concurrency: conc, Rate: rate}.Apply(sc)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +14,6 @@ import (
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/measure"
 	"github.com/idemcheck/idemcheck/reports"
-	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/trial"
 )
 
@@ -55,11 +55,14 @@ func readSummary(t *testing.T, path string) *reports.Summary {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	sum, err := reports.ReadJSON(f)
-	if err != nil {
-		t.Fatal(err)
+	var sum reports.Summary
+	if err := json.NewDecoder(f).Decode(&sum); err != nil {
+		t.Fatalf("reading %s: %v", path, err)
 	}
-	return sum
+	if sum.FormatVersion != reports.FormatVersion {
+		t.Fatalf("%s: format_version %d, want %d", path, sum.FormatVersion, reports.FormatVersion)
+	}
+	return &sum
 }
 
 func readHistory(t *testing.T, path string) *history.History {
@@ -118,7 +121,7 @@ func TestShardedRunMatchesOneProcess(t *testing.T) {
 			// Each shard's histogram, merged, is the run's.
 			attempts, opsH := measure.NewHistogram(), measure.NewHistogram()
 			for i := range 4 {
-				h := readHistory(t, filepath.Join(dir, trial.ShardFile(runner.Shard{Index: i, Count: 4})))
+				h := readHistory(t, filepath.Join(dir, trial.ShardFile(history.Shard{Index: i, Count: 4})))
 				a, o := measure.NewHistogram(), measure.NewHistogram()
 				for op := range h.Ops {
 					as := h.AttemptsOf(op)
@@ -132,10 +135,13 @@ func TestShardedRunMatchesOneProcess(t *testing.T) {
 				attempts.Merge(a)
 				opsH.Merge(o)
 			}
-			if got, want := sum.Latency.Attempt, measure.PercentilesOf(attempts); got != want {
+			// as the report gives them, in ms
+			merged := reports.NewFrom("", history.Meta{}, nil, measure.Measures{Latency: measure.Latency{
+				Attempt: measure.PercentilesOf(attempts), Op: measure.PercentilesOf(opsH)}}, checks.Judgement{}, nil).Latency
+			if got, want := sum.Latency.Attempt, merged.Attempt; got != want {
 				t.Errorf("merged attempt percentiles %+v, want the shards' histograms merged: %+v", got, want)
 			}
-			if got, want := sum.Latency.Op, measure.PercentilesOf(opsH); got != want {
+			if got, want := sum.Latency.Op, merged.Op; got != want {
 				t.Errorf("merged op percentiles %+v, want %+v", got, want)
 			}
 			// The merged history is a run's: check judges it again alike.
@@ -185,7 +191,7 @@ func TestShardedRunLostShardWholeState(t *testing.T) {
 			t.Fatalf("load %d: exit %d\n%s", i, r.code, r.err)
 		}
 	}
-	lost := filepath.Join(dir, trial.ShardFile(runner.Shard{Index: 1, Count: 2}))
+	lost := filepath.Join(dir, trial.ShardFile(history.Shard{Index: 1, Count: 2}))
 	if err := os.Rename(lost, lost+".lost"); err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +229,7 @@ func TestShardedRunRefusesMixedRuns(t *testing.T) {
 	target := startTestLab(t, memoryBackend())
 	_, dir1 := shardedRun(t, target, "charges-lost-ack", 5, 20, 2, []int{0, 1})
 	_, dir2 := shardedRun(t, target, "charges-lost-ack", 6, 20, 2, []int{0})
-	name := trial.ShardFile(runner.Shard{Index: 1, Count: 2})
+	name := trial.ShardFile(history.Shard{Index: 1, Count: 2})
 	b, err := os.ReadFile(filepath.Join(dir1, name))
 	if err != nil {
 		t.Fatal(err)
@@ -248,7 +254,7 @@ func TestShardedRunRefusesMixedRuns(t *testing.T) {
 func TestShardAuto(t *testing.T) {
 	env := map[string]string{"JOB_COMPLETION_INDEX": "2"}
 	sh, err := parseShardFlag("auto/4", func(k string) string { return env[k] })
-	if err != nil || sh != (runner.Shard{Index: 2, Count: 4}) {
+	if err != nil || sh.String() != "2/4" {
 		t.Errorf("auto/4 with JOB_COMPLETION_INDEX=2 = %v, %v", sh, err)
 	}
 	env["JOB_COMPLETION_INDEX"] = "4"
@@ -405,7 +411,7 @@ func TestShardedRunWithoutTempDir(t *testing.T) {
 	if lost.code != ExitRuntime || !strings.Contains(lost.err, "history is lost") {
 		t.Errorf("load without TMPDIR: exit %d, want %d saying the history is lost\n%s", lost.code, ExitRuntime, lost.err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, trial.ShardFile(runner.Shard{Index: 0, Count: 2}))); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, trial.ShardFile(history.Shard{Index: 0, Count: 2}))); !os.IsNotExist(err) {
 		t.Errorf("a shard file was written for a lost history: %v", err)
 	}
 	if again := runMain(t, nil, "run", "--phase", "load", "--shard", "0/2", "--out", dir, "-q"); again.code != ExitUsage || !strings.Contains(again.err, "taken") {

@@ -200,9 +200,10 @@ type Meta struct {
 	// Targets are every target's base URL, redacted, in the order
 	// Attempt.Target indexes them; empty for a single target.
 	Targets []string `json:"targets,omitempty"`
-	// Shard is "i/n" when the history is one shard of a run; "" for a
-	// run made in one process.
-	Shard string `json:"shard,omitempty"`
+	// Shard is which part of the run the history holds: one shard
+	// ("i/n"), a merged run that lacks shards ("0,1,3 of 4"), or the
+	// whole run (the zero Shard, left out).
+	Shard Shard  `json:"shard,omitzero"`
 	Seed  uint64 `json:"seed"`
 	// KeyNonce was mixed into the generated keys (0: keys from the seed
 	// alone); the same seed and nonce give the same keys.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +17,9 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
+// shardOf is a history of shard ("i/n", unchecked, or "") of run.
 func shardOf(run, shard string, started time.Time, ops ...string) *History {
-	h := &History{Meta: Meta{RunID: run, Shard: shard, Started: started, Ended: started.Add(time.Second)}}
+	h := &History{Meta: Meta{RunID: run, Shard: shardAt(shard), Started: started, Ended: started.Add(time.Second)}}
 	for i, k := range ops {
 		h.Ops = append(h.Ops, Op{ID: i, Key: k})
 		h.Attempts = append(h.Attempts, Attempt{Op: i, N: 1, Outcome: OK, Status: 201,
@@ -27,13 +29,169 @@ func shardOf(run, shard string, started time.Time, ops ...string) *History {
 	return h
 }
 
+// shardAt is the Shard "i/n" names, unchecked, so that a test can write
+// a shard out of its run; "" is the whole run.
+func shardAt(s string) Shard {
+	var sh Shard
+	fmt.Sscanf(s, "%d/%d", &sh.Index, &sh.Count)
+	return sh
+}
+
+// mergeShards is what MergeShardFiles gives, merged in memory: the
+// oracle the merge of files is held to. It merges the histories of the
+// shards of one run into the history of the whole run, as one process
+// would have recorded it.
+//
+// Shard i of n made the run's ops i, i+n, i+2n, … and numbered them 0, 1,
+// 2, …; the merged history gives each op its number in the run back, so
+// keys, faults and evidence name the same op as a run in one process
+// with the same seed. When the shards made different numbers of ops (a
+// load bound by its duration, an interruption), the ops are renumbered
+// densely in that order. Times are moved to the earliest shard's start
+// (Meta.Started), so that every offset is from one origin.
+//
+// Every history must carry the same run id and shard count, each shard
+// once. Missing shards are no error here: the result's Meta.Shard then
+// says which shards it holds ("0,1,3 of 4"), and the caller decides.
+// The merged history has no readings: the oracles read the state of the
+// whole run once, after every shard.
+func mergeShards(hs []*History) (*History, error) {
+	if len(hs) == 0 {
+		return nil, errors.New("no history to merge")
+	}
+	type part struct {
+		h    *History
+		i, n int
+	}
+	parts := make([]part, len(hs))
+	for k, h := range hs {
+		if err := oneShard(h.Meta.Shard); err != nil {
+			return nil, fmt.Errorf("history of run %s: %w", h.Meta.RunID, err)
+		}
+		i, n := h.Meta.Shard.Index, h.Meta.Shard.Count
+		parts[k] = part{h, i, n}
+		if h.Meta.RunID != hs[0].Meta.RunID {
+			return nil, fmt.Errorf("%w: run %s and run %s", ErrMixedRuns, hs[0].Meta.RunID, h.Meta.RunID)
+		}
+		if n != parts[0].n {
+			return nil, fmt.Errorf("%w: shard %s and shard %s of run %s", ErrMixedRuns, hs[0].Meta.Shard, h.Meta.Shard, h.Meta.RunID)
+		}
+	}
+	sort.Slice(parts, func(a, b int) bool { return parts[a].i < parts[b].i })
+	for k := 1; k < len(parts); k++ {
+		if parts[k].i == parts[k-1].i {
+			return nil, fmt.Errorf("shard %s of run %s given twice", parts[k].h.Meta.Shard, parts[k].h.Meta.RunID)
+		}
+	}
+	n := parts[0].n
+	// The header and the time origin come from the shards that sent
+	// something: one that stopped before its start has neither a target
+	// nor a meaningful start time.
+	first := parts[0].h
+	for _, p := range parts {
+		if len(p.h.Attempts) > 0 {
+			first = p.h
+			break
+		}
+	}
+	out := &History{Meta: first.Meta}
+	out.Meta.Shard = Shard{}
+	nOps, nAtt := 0, 0
+	for _, p := range parts {
+		m := p.h.Meta
+		if len(p.h.Attempts) > 0 && m.Started.Before(out.Meta.Started) {
+			out.Meta.Started = m.Started
+		}
+		if m.Ended.After(out.Meta.Ended) {
+			out.Meta.Ended = m.Ended
+		}
+		out.Meta.Interrupted = out.Meta.Interrupted || m.Interrupted
+		nOps += len(p.h.Ops)
+		nAtt += len(p.h.Attempts)
+	}
+	if len(parts) < n {
+		out.Meta.Shard = Shard{Count: n}
+		for _, p := range parts {
+			out.Meta.Shard.Delivered = append(out.Meta.Shard.Delivered, p.i)
+		}
+	}
+	// The run's number of every op, then a dense renumbering in that
+	// order (the identity when the shards made every op up to the last).
+	type ref struct{ part, local, global int }
+	refs := make([]ref, 0, nOps)
+	for k, p := range parts {
+		for _, o := range p.h.Ops {
+			refs = append(refs, ref{k, o.ID, p.i + o.ID*n})
+		}
+	}
+	sort.Slice(refs, func(a, b int) bool { return refs[a].global < refs[b].global })
+	ids := make([]map[int]int, len(parts))
+	for k := range ids {
+		ids[k] = make(map[int]int, len(parts[k].h.Ops))
+	}
+	out.Ops = make([]Op, len(refs))
+	for id, r := range refs {
+		ids[r.part][r.local] = id
+	}
+	for k, p := range parts {
+		for _, o := range p.h.Ops {
+			id := ids[k][o.ID]
+			o.ID = id
+			out.Ops[id] = o
+		}
+	}
+	out.Attempts = make([]Attempt, 0, nAtt)
+	for k, p := range parts {
+		shift := p.h.Meta.Started.Sub(out.Meta.Started)
+		for _, a := range p.h.Attempts {
+			id, ok := ids[k][a.Op]
+			if !ok {
+				return nil, fmt.Errorf("%w: shard %s: attempt for unknown op %d", ErrFormat, p.h.Meta.Shard, a.Op)
+			}
+			a.Op = id
+			a.Intended += shift
+			a.Start += shift
+			a.End += shift
+			if len(a.Answers) > 0 {
+				a.Answers = append([]Answer(nil), a.Answers...)
+				for x := range a.Answers {
+					a.Answers[x].End += shift
+				}
+			}
+			out.Attempts = append(out.Attempts, a)
+		}
+	}
+	out.Sort()
+	return out, nil
+}
+
+// mergedFiles merges hs as MergeShardFiles does, from files of their own,
+// and reads the merged history back into memory.
+func mergedFiles(t *testing.T, hs ...*History) (*History, error) {
+	t.Helper()
+	got, err := MergeShardFiles(writeShards(t, hs...), t.TempDir())
+	if err != nil {
+		return nil, err
+	}
+	defer got.Spill.Remove()
+	var buf bytes.Buffer
+	if err := Encode(&buf, got); err != nil {
+		t.Fatal(err)
+	}
+	dec, err := Decode(&buf)
+	if err != nil {
+		t.Fatalf("the merged history does not decode: %v", err)
+	}
+	return dec, nil
+}
+
 func TestMergeShards(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	// shard 1 of 2 made the run's ops 1 and 3, shard 0 ops 0, 2 and 4
 	s0 := shardOf("r", "0/2", t0.Add(5*time.Millisecond), "k0", "k2", "k4")
 	s1 := shardOf("r", "1/2", t0, "k1", "k3")
 	s1.Meta.Interrupted = true
-	m, err := MergeShards([]*History{s1, s0})
+	m, err := mergedFiles(t, s1, s0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +205,7 @@ func TestMergeShards(t *testing.T) {
 	if got := strings.Join(keys, ","); got != "k0,k1,k2,k3,k4" {
 		t.Errorf("merged keys %s, want k0..k4 in the run's order", got)
 	}
-	if !m.Meta.Started.Equal(t0) || !m.Meta.Interrupted || m.Meta.Shard != "" {
+	if !m.Meta.Started.Equal(t0) || !m.Meta.Interrupted || !m.Meta.Shard.IsZero() {
 		t.Errorf("meta %+v: want the earliest start, interrupted, no shard", m.Meta)
 	}
 	if len(m.Attempts) != 5 {
@@ -61,20 +219,20 @@ func TestMergeShards(t *testing.T) {
 	if s0.Attempts[1].Start != time.Millisecond || s0.Attempts[1].Answers[0].End != 2*time.Millisecond {
 		t.Errorf("merging changed a shard's own history: %+v", s0.Attempts[1])
 	}
-	if Missing(m) != nil {
-		t.Errorf("Missing = %v, want none", Missing(m))
+	if got := m.Meta.Shard.Missing(); got != nil {
+		t.Errorf("Missing = %v, want none", got)
 	}
 }
 
 func TestMergeShardsMissingAndUneven(t *testing.T) {
 	t0 := time.Now()
 	// shards 0 and 2 of 3; shard 0 made more ops (a duration-bound load)
-	m, err := MergeShards([]*History{shardOf("r", "0/3", t0, "a", "b", "c"), shardOf("r", "2/3", t0, "x")})
+	m, err := mergedFiles(t, shardOf("r", "0/3", t0, "a", "b", "c"), shardOf("r", "2/3", t0, "x"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := Missing(m); len(got) != 1 || got[0] != 1 {
-		t.Errorf("Missing = %v, want [1]", got)
+	if got := m.Meta.Shard.Missing(); len(got) != 1 || got[0] != 1 || m.Meta.Shard.String() != "0,2 of 3" {
+		t.Errorf("Missing = %v (shard %q), want [1] (0,2 of 3)", got, m.Meta.Shard)
 	}
 	var keys []string
 	for i, o := range m.Ops {
@@ -99,7 +257,7 @@ func TestMergeShardsRefusesMixedRuns(t *testing.T) {
 		"a bad shard":    {shardOf("r", "2/2", t0, "a")},
 		"nothing at all": nil,
 	} {
-		if _, err := MergeShards(hs); err == nil {
+		if _, err := mergedFiles(t, hs...); err == nil {
 			t.Errorf("%s: merged", name)
 		} else if name == "two runs" && !errors.Is(err, ErrMixedRuns) {
 			t.Errorf("%s: %v, want ErrMixedRuns", name, err)
@@ -111,10 +269,10 @@ func TestMergeShardsRefusesMixedRuns(t *testing.T) {
 // header nor the time origin.
 func TestMergeShardsEmptyShard(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	empty := &History{Meta: Meta{RunID: "r", Shard: "0/2", Started: t0.Add(-30 * time.Second), Interrupted: true}}
+	empty := &History{Meta: Meta{RunID: "r", Shard: Shard{Index: 0, Count: 2}, Started: t0.Add(-30 * time.Second), Interrupted: true}}
 	ran := shardOf("r", "1/2", t0, "k1")
 	ran.Meta.Target = "http://api"
-	m, err := MergeShards([]*History{empty, ran})
+	m, err := mergedFiles(t, empty, ran)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +297,7 @@ func writeShards(t *testing.T, hs ...*History) []string {
 }
 
 // TestMergeShardFilesAsInMemory: merging shard files one record at a time
-// gives the history MergeShards gives of the same shards in memory: even,
+// gives the history mergeShards gives of the same shards in memory: even,
 // uneven, missing, empty and late shards.
 func TestMergeShardFilesAsInMemory(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -159,7 +317,7 @@ func TestMergeShardFilesAsInMemory(t *testing.T) {
 		"empty":   {shardOf("r", "0/2", t0.Add(-time.Hour)), shardOf("r", "1/2", t0, keys("b", 10)...)},
 	}
 	for name, hs := range cases {
-		want, err := MergeShards(hs)
+		want, err := mergeShards(hs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,7 +387,7 @@ func TestMergedShardsFarFromTheirPlaces(t *testing.T) {
 		}
 		hs = append(hs, shardOf("r", fmt.Sprintf("%d/3", i), t0, keys...))
 	}
-	want, err := MergeShards(hs)
+	want, err := mergeShards(hs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,15 +41,14 @@ type Count struct {
 	Count int    `json:"count"`
 }
 
-// Percentiles of a latency distribution, in milliseconds.
+// Percentiles of a latency distribution. Reports give them in ms.
 type Percentiles struct {
-	Count int64   `json:"count"`
-	P50   float64 `json:"p50_ms"`
-	P90   float64 `json:"p90_ms"`
-	P99   float64 `json:"p99_ms"`
-	P999  float64 `json:"p99_9_ms"`
-	Max   float64 `json:"max_ms"`
-	Mean  float64 `json:"mean_ms"`
+	Count                    int64
+	P50, P90, P99, P999, Max time.Duration
+	// MeanUS is the mean in µs, as the histogram gives it: the mean of
+	// whole microseconds falls between nanoseconds, and a report shows
+	// it unrounded.
+	MeanUS float64
 }
 
 // Latency holds per-attempt (clean attempts only: no fault, an answer) and
@@ -57,8 +56,7 @@ type Percentiles struct {
 // left out) latency, both measured from the intended start so a stalled
 // scheduler cannot hide queueing.
 type Latency struct {
-	Attempt Percentiles `json:"attempt"`
-	Op      Percentiles `json:"op"`
+	Attempt, Op Percentiles
 }
 
 // Of measures the history h.
@@ -159,19 +157,23 @@ func Record(h *hdrhistogram.Histogram, d time.Duration) {
 	}
 }
 
-// PercentilesOf reads h's percentiles, in ms.
+// PercentilesOf reads the percentiles of h, a histogram in µs
+// (NewHistogram).
 func PercentilesOf(h *hdrhistogram.Histogram) Percentiles {
 	if h.TotalCount() == 0 {
 		return Percentiles{}
 	}
-	q := func(p float64) float64 { return float64(h.ValueAtQuantile(p)) / 1000 }
+	q := func(p float64) time.Duration { return micros(h.ValueAtQuantile(p)) }
 	return Percentiles{
 		Count: h.TotalCount(),
 		P50:   q(50), P90: q(90), P99: q(99), P999: q(99.9),
-		Max:  float64(h.Max()) / 1000,
-		Mean: h.Mean() / 1000,
+		Max:    micros(h.Max()),
+		MeanUS: h.Mean(),
 	}
 }
+
+// micros is a histogram's value, in µs, as a Duration.
+func micros(us int64) time.Duration { return time.Duration(us) * time.Microsecond }
 
 func counts(m map[string]int) []Count {
 	out := make([]Count, 0, len(m))

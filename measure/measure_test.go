@@ -27,7 +27,7 @@ func TestLatency(t *testing.T) {
 	}
 	h.Sort()
 	s := Of(h)
-	near := func(got, want float64) bool { return got > want*0.99 && got < want*1.01 }
+	near := func(got time.Duration, wantMS float64) bool { return MS(got) > wantMS*0.99 && MS(got) < wantMS*1.01 }
 	if a := s.Latency.Attempt; a.Count != 3 || !near(a.Max, 30) || !near(a.P50, 20) {
 		t.Errorf("attempt latency = %+v, want 3 clean attempts (10, 20, 30ms; the replay and faulted ones left out)", a)
 	}

@@ -32,8 +32,8 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"countList":   countList,
 	"quantity":    quantity,
 	"answer":      answerText,
-	"latencySVG":  func(c *Charts) template.HTML { return template.HTML(LatencyChart(c)) },
-	"distSVG":     func(c *Charts) template.HTML { return template.HTML(DistributionChart(c)) },
+	"latencySVG":  func(c *measure.Charts) template.HTML { return template.HTML(LatencyChart(c)) },
+	"distSVG":     func(c *measure.Charts) template.HTML { return template.HTML(DistributionChart(c)) },
 	"timelineSVG": func(ex checks.Example) template.HTML { return template.HTML(TimelineChart(ex)) },
 	"ms":          func(d time.Duration) string { return quantity(measure.MS(d), "ms") },
 	"latency":     func(a history.Attempt) string { return quantity(measure.MS(a.Latency()), "ms") },
@@ -44,7 +44,7 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 		return v.Examples[:min(len(v.Examples), htmlExamples)]
 	},
 	"more": func(v checks.Verdict) int { return max(len(v.Examples)-htmlExamples, 0) },
-	"percentiles": func(l measure.Latency) []namedPercentiles {
+	"percentiles": func(l Latency) []namedPercentiles {
 		return []namedPercentiles{{"attempt (clean)", l.Attempt}, {"op (retries included)", l.Op}}
 	},
 	"expected": expectedViolation,
@@ -53,7 +53,7 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 
 type namedPercentiles struct {
 	Name string
-	P    measure.Percentiles
+	P    Percentiles
 }
 
 // failing lists the verdicts that failed, the evidence the report draws.

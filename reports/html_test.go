@@ -10,9 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/internal/testenv"
+	"github.com/idemcheck/idemcheck/measure"
 )
 
 var remoteRef = regexp.MustCompile(`(?i)\b(src|href|xlink:href|action|poster|data)\s*=\s*["']?\s*(https?:|//)`)
@@ -80,10 +82,7 @@ func TestHTMLFromJSON(t *testing.T) {
 	if err := WriteJSON(&js, []*Summary{fixture(t)}); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadJSON(&js)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := readJSON(t, &js)
 	var buf bytes.Buffer
 	if err := WriteHTML(&buf, []*Summary{back}); err != nil {
 		t.Fatal(err)
@@ -97,7 +96,7 @@ func TestHTMLFromJSON(t *testing.T) {
 // TestChartsOf checks what the charts are drawn from on the load fixture.
 func TestChartsOf(t *testing.T) {
 	c := loadFixture(t).Charts
-	if c == nil || len(c.Buckets) < Columns/2 {
+	if c == nil || len(c.Buckets) < measure.Columns/2 {
 		t.Fatalf("charts: %+v; want a bucket in most columns", c)
 	}
 	if got, want := strings.Join(c.FaultKinds, ","), "delay,drop_ack,duplicate,reset,timeout"; got != want {
@@ -111,17 +110,17 @@ func TestChartsOf(t *testing.T) {
 		t.Errorf("%d faults marked, want every one of the ~125 injected", n)
 	}
 	// slow between 4 and 5 s: the p50 there is well above the p50 before
-	slow, fast := 0.0, 0.0
+	var slow, fast time.Duration
 	for _, b := range c.Buckets {
 		switch {
-		case b.Column > Columns*42/100 && b.Column < Columns*48/100:
+		case b.Column > measure.Columns*42/100 && b.Column < measure.Columns*48/100:
 			slow = max(slow, b.P50)
-		case b.Column < Columns*30/100:
+		case b.Column < measure.Columns*30/100:
 			fast = max(fast, b.P50)
 		}
 	}
-	if slow < fast+20 {
-		t.Errorf("p50 in the slow second %.1f ms, before %.1f ms; want the 40 ms stall to show", slow, fast)
+	if slow < fast+20*time.Millisecond {
+		t.Errorf("p50 in the slow second %.1f ms, before %.1f ms; want the 40 ms stall to show", measure.MS(slow), measure.MS(fast))
 	}
 	if c.Clean.Count == 0 || c.Faulted.Count == 0 || len(c.Clean.Points) < 60 {
 		t.Errorf("distributions: clean n=%d (%d points), faulted n=%d", c.Clean.Count, len(c.Clean.Points), c.Faulted.Count)
@@ -141,7 +140,7 @@ func TestHTMLChartsDrawn(t *testing.T) {
 			ex = ex2
 		}
 	}
-	empty := &Charts{}
+	empty := &measure.Charts{}
 	cases := []struct {
 		name   string
 		svg    string

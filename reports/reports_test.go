@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,8 +46,7 @@ func fixture(t *testing.T) *Summary {
 	h.Sort()
 	m := measure.Of(h)
 	op := m.Latency.Op
-	d := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-	j := checks.Judge(h, checks.Measured{P50: d(op.P50), P90: d(op.P90), P99: d(op.P99), P999: d(op.P999), Max: d(op.Max), ErrorRate: m.Load.ErrorRate})
+	j := checks.Judge(h, checks.Measured{P50: op.P50, P90: op.P90, P99: op.P99, P999: op.P999, Max: op.Max, ErrorRate: m.Load.ErrorRate})
 	return New("idemcheck test", h, m, j)
 }
 
@@ -102,10 +102,19 @@ func TestJSONNeverNull(t *testing.T) {
 	if back["format_version"] != float64(FormatVersion) {
 		t.Errorf("format_version = %v, want %d", back["format_version"], FormatVersion)
 	}
-	r, err := ReadJSON(&buf)
-	if err == nil && r.FormatVersion != FormatVersion {
-		t.Errorf("ReadJSON round trip format_version %d", r.FormatVersion)
+	if r := readJSON(t, &buf); r.FormatVersion != FormatVersion {
+		t.Errorf("JSON round trip format_version %d", r.FormatVersion)
 	}
+}
+
+// readJSON reads back one summary written by WriteJSON.
+func readJSON(t *testing.T, r io.Reader) *Summary {
+	t.Helper()
+	var s Summary
+	if err := json.NewDecoder(r).Decode(&s); err != nil {
+		t.Fatalf("reading report: %v", err)
+	}
+	return &s
 }
 
 func TestWriterUnknown(t *testing.T) {

@@ -30,7 +30,7 @@ type Summary struct {
 	Faults       []measure.Count    `json:"faults"`
 	Statuses     []measure.Count    `json:"statuses"`
 	Errors       []measure.Count    `json:"errors"`
-	Latency      measure.Latency    `json:"latency"`
+	Latency      Latency            `json:"latency"`
 	Verdicts     []checks.Verdict   `json:"verdicts"`
 	Thresholds   []checks.Threshold `json:"thresholds"`
 	Findings     []checks.Finding   `json:"findings"`
@@ -45,8 +45,35 @@ type Summary struct {
 	Error string `json:"error,omitempty"`
 
 	// Charts are the load's charts for the HTML report; nil when the
-	// summary was read back from JSON.
-	Charts *Charts `json:"-"`
+	// summary was read back from JSON (the JSON schema leaves them out):
+	// its HTML report shows the verdicts and evidence without them.
+	Charts *measure.Charts `json:"-"`
+}
+
+// Latency is measure.Latency as reports give it, in ms.
+type Latency struct {
+	Attempt Percentiles `json:"attempt"`
+	Op      Percentiles `json:"op"`
+}
+
+// Percentiles are measure.Percentiles as reports give them, in ms.
+type Percentiles struct {
+	Count int64   `json:"count"`
+	P50   float64 `json:"p50_ms"`
+	P90   float64 `json:"p90_ms"`
+	P99   float64 `json:"p99_ms"`
+	P999  float64 `json:"p99_9_ms"`
+	Max   float64 `json:"max_ms"`
+	Mean  float64 `json:"mean_ms"`
+}
+
+func latencyOf(l measure.Latency) Latency {
+	return Latency{Attempt: percentilesOf(l.Attempt), Op: percentilesOf(l.Op)}
+}
+
+func percentilesOf(p measure.Percentiles) Percentiles {
+	return Percentiles{Count: p.Count, P50: measure.MS(p.P50), P90: measure.MS(p.P90), P99: measure.MS(p.P99),
+		P999: measure.MS(p.P999), Max: measure.MS(p.Max), Mean: p.MeanUS / 1000}
 }
 
 // Errored is the Result of a scenario that could not run: it was never
@@ -65,13 +92,13 @@ type ScenarioInfo struct {
 // New assembles the summary of a judged run from its history, its
 // measures and its judgement. It decides nothing.
 func New(tool string, h *history.History, m measure.Measures, j checks.Judgement) *Summary {
-	return NewFrom(tool, h.Meta, h.Readings, m, j, chartsOf(h))
+	return NewFrom(tool, h.Meta, h.Readings, m, j, measure.ChartsOf(h))
 }
 
 // NewFrom assembles the summary of a judged run from what describes it
 // (a history's Meta and readings), its measures, judgement and charts:
 // what a run judged in parts (history.Split) has.
-func NewFrom(tool string, meta history.Meta, readings []history.Reading, m measure.Measures, j checks.Judgement, charts *Charts) *Summary {
+func NewFrom(tool string, meta history.Meta, readings []history.Reading, m measure.Measures, j checks.Judgement, charts *measure.Charts) *Summary {
 	s := &Summary{
 		FormatVersion: FormatVersion,
 		Tool:          tool,
@@ -88,7 +115,7 @@ func NewFrom(tool string, meta history.Meta, readings []history.Reading, m measu
 		Faults:       nonNil(m.Faults),
 		Statuses:     nonNil(m.Statuses),
 		Errors:       nonNil(m.Errors),
-		Latency:      m.Latency,
+		Latency:      latencyOf(m.Latency),
 		Verdicts:     nonNil(j.Verdicts),
 		Thresholds:   nonNil(j.Thresholds),
 		Findings:     nonNil(j.Findings),

@@ -11,6 +11,7 @@ import (
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/measure"
 )
 
 // The charts are inline SVG written here rather than by a plotting
@@ -131,7 +132,7 @@ func (p plot) empty(b *svgBuf, msg string) {
 // LatencyChart draws the clean attempts' latency over the run (p50, p99
 // and max of each time slice) with every injected fault marked below the
 // time axis, a row per kind.
-func LatencyChart(c *Charts) string {
+func LatencyChart(c *measure.Charts) string {
 	kinds := 0
 	if c != nil {
 		kinds = len(c.FaultKinds)
@@ -147,13 +148,13 @@ func LatencyChart(c *Charts) string {
 	}
 	top := 0.0
 	for _, k := range c.Buckets {
-		top = max(top, k.Max)
+		top = max(top, measure.MS(k.Max))
 	}
 	step := niceStep(top, 5)
 	top = niceTop(top, step)
 	p.yAxis(&b, top, step, "latency (ms)")
 	span := c.Span.Seconds()
-	colW := (p.x1() - p.x0()) / Columns
+	colW := (p.x1() - p.x0()) / measure.Columns
 	xOf := func(col int) float64 { return p.x0() + (float64(col)+0.5)*colW }
 	yOf := func(v float64) float64 { return p.y0() - v/top*(p.y0()-p.y1()) }
 	// time axis, in seconds
@@ -170,11 +171,11 @@ func LatencyChart(c *Charts) string {
 		num((p.x0()+p.x1())/2), num(p.y0()+32))
 	series := []struct {
 		name, colour, dash string
-		v                  func(Bucket) float64
+		v                  func(measure.Bucket) float64
 	}{
-		{"max", colMax, ` stroke-dasharray="3 3"`, func(k Bucket) float64 { return k.Max }},
-		{"p99", colP99, "", func(k Bucket) float64 { return k.P99 }},
-		{"p50", colP50, "", func(k Bucket) float64 { return k.P50 }},
+		{"max", colMax, ` stroke-dasharray="3 3"`, func(k measure.Bucket) float64 { return measure.MS(k.Max) }},
+		{"p99", colP99, "", func(k measure.Bucket) float64 { return measure.MS(k.P99) }},
+		{"p50", colP50, "", func(k measure.Bucket) float64 { return measure.MS(k.P50) }},
 	}
 	for i, s := range series {
 		var pts []string
@@ -202,9 +203,9 @@ func LatencyChart(c *Charts) string {
 	}
 	for _, m := range c.Faults {
 		y := p.y0() + 44 + float64(row[m.Kind])*16
-		t0 := float64(m.Column) * span / Columns
+		t0 := float64(m.Column) * span / measure.Columns
 		b.f(`<rect class="fault" x="%s" y="%s" width="%s" height="10" fill="%s"><title>%s ×%d at %.3g–%.3g s</title></rect>`,
-			num(p.x0()+float64(m.Column)*colW), num(y), num(max(colW-0.5, 1.5)), faultColour(m.Kind), esc(m.Kind), m.Count, t0, t0+span/Columns)
+			num(p.x0()+float64(m.Column)*colW), num(y), num(max(colW-0.5, 1.5)), faultColour(m.Kind), esc(m.Kind), m.Count, t0, t0+span/measure.Columns)
 	}
 	b.f(`</svg>`)
 	return b.String()
@@ -213,7 +214,7 @@ func LatencyChart(c *Charts) string {
 // DistributionChart draws the latency percentile distribution of clean
 // and faulted attempts, as HDR histograms are drawn: latency against the
 // percentile on a scale of nines (p90, p99, p99.9, …).
-func DistributionChart(c *Charts) string {
+func DistributionChart(c *measure.Charts) string {
 	p := plot{w: 860, h: 300, left: 64, right: 150, top: 14, bottom: 48}
 	var b svgBuf
 	p.open(&b, "distribution-chart", "Latency by percentile, clean and faulted attempts")
@@ -224,9 +225,9 @@ func DistributionChart(c *Charts) string {
 		return b.String()
 	}
 	top, nines := 0.0, 1.0
-	for _, d := range []Distribution{c.Clean, c.Faulted} {
+	for _, d := range []measure.Distribution{c.Clean, c.Faulted} {
 		for _, pt := range d.Points {
-			top, nines = max(top, pt.MS), max(nines, pt.Nines)
+			top, nines = max(top, measure.MS(pt.Latency)), max(nines, pt.Nines)
 		}
 	}
 	nines = math.Ceil(nines - 1e-9)
@@ -243,18 +244,18 @@ func DistributionChart(c *Charts) string {
 	b.f(`<text x="%s" y="%s" text-anchor="middle" class="axis">percentile</text>`, num((p.x0()+p.x1())/2), num(p.y0()+34))
 	for i, s := range []struct {
 		name, colour string
-		d            Distribution
+		d            measure.Distribution
 	}{{"clean", colClean, c.Clean}, {"faulted", colFaulted, c.Faulted}} {
 		label := fmt.Sprintf("%s (n=%d)", s.name, s.d.Count)
 		b.f(`<g class="series series-%s"><title>%s attempts, n=%d</title>`, s.name, s.name, s.d.Count)
 		var pts []string
 		for _, pt := range s.d.Points {
-			pts = append(pts, num(xOf(pt.Nines))+","+num(yOf(pt.MS)))
+			pts = append(pts, num(xOf(pt.Nines))+","+num(yOf(measure.MS(pt.Latency))))
 		}
 		if len(pts) > 0 {
 			b.f(`<polyline points="%s" fill="none" stroke="%s" stroke-width="2"/>`, strings.Join(pts, " "), s.colour)
 			last := s.d.Points[len(s.d.Points)-1]
-			b.f(`<circle cx="%s" cy="%s" r="3" fill="%s"><title>max %s</title></circle>`, num(xOf(last.Nines)), num(yOf(s.d.Max)), s.colour, quantity(s.d.Max, "ms"))
+			b.f(`<circle cx="%s" cy="%s" r="3" fill="%s"><title>max %s</title></circle>`, num(xOf(last.Nines)), num(yOf(measure.MS(s.d.Max))), s.colour, quantity(measure.MS(s.d.Max), "ms"))
 		}
 		b.f(`</g>`)
 		ly := p.y1() + 10 + float64(i)*16

@@ -128,7 +128,6 @@ func loadFixture(t *testing.T) *Summary {
 	h.Sort()
 	m := measure.Of(h)
 	op := m.Latency.Op
-	d := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-	j := checks.Judge(h, checks.Measured{P50: d(op.P50), P90: d(op.P90), P99: d(op.P99), P999: d(op.P999), Max: d(op.Max), ErrorRate: m.Load.ErrorRate})
+	j := checks.Judge(h, checks.Measured{P50: op.P50, P90: op.P90, P99: op.P99, P999: op.P999, Max: op.Max, ErrorRate: m.Load.ErrorRate})
 	return New("idemcheck test", h, m, j)
 }

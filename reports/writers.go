@@ -59,18 +59,6 @@ func WriteJSON(w io.Writer, ss []*Summary) error {
 	}{FormatVersion, ss})
 }
 
-// ReadJSON reads one summary written by WriteJSON.
-func ReadJSON(r io.Reader) (*Summary, error) {
-	var s Summary
-	if err := json.NewDecoder(r).Decode(&s); err != nil {
-		return nil, fmt.Errorf("reading report: %w", err)
-	}
-	if s.FormatVersion != FormatVersion {
-		return nil, fmt.Errorf("report format_version %d, this idemcheck reads %d", s.FormatVersion, FormatVersion)
-	}
-	return &s, nil
-}
-
 var statusMark = map[checks.Status]string{checks.Pass: "PASS", checks.Fail: "FAIL", checks.Unknown: "UNKNOWN"}
 
 // WriteText writes the terminal summary.
@@ -117,7 +105,7 @@ func writeText(w *errWriter, s *Summary) {
 	w.printf("latency     %9s %9s %9s %9s %9s\n", "p50", "p90", "p99", "p99.9", "max")
 	for _, row := range []struct {
 		name string
-		p    measure.Percentiles
+		p    Percentiles
 	}{{"attempt", s.Latency.Attempt}, {"op", s.Latency.Op}} {
 		w.printf("  %-9s %8.2fms %7.2fms %7.2fms %7.2fms %7.2fms  (n=%d)\n", row.name, row.p.P50, row.p.P90, row.p.P99, row.p.P999, row.p.Max, row.p.Count)
 	}

@@ -7,7 +7,7 @@
 // do: workers take the next op and wait for its time, and more are started
 // while ops are due that none took, up to load.max_in_flight). With
 // Options.Shard it makes one shard's ops of a run shared by several
-// processes (see Shard). Each op gets a key drawn from the seed and
+// processes (see history.Shard). Each op gets a key drawn from the seed and
 // its sequence number (or rendered from operation.key.value), so keys, fault
 // placement, jitter and rendered bodies are the same for the same seed
 // whatever the scheduling:

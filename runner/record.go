@@ -206,7 +206,7 @@ func merge(recs []*recorder) (ops []history.Op, attempts []history.Attempt) {
 // ops before their attempts, as the file needs), and starts a new one.
 type spiller struct {
 	each  int
-	shard Shard
+	shard history.Shard
 	file  *history.SpillFile
 	ch    chan *recorder
 	done  chan struct{}
@@ -217,7 +217,7 @@ type spiller struct {
 	err  error
 }
 
-func newSpiller(dir string, each int, shard Shard, stop func()) (*spiller, error) {
+func newSpiller(dir string, each int, shard history.Shard, stop func()) (*spiller, error) {
 	f, err := history.CreateSpill(dir)
 	if err != nil {
 		return nil, err
@@ -252,7 +252,7 @@ func (s *spiller) write() {
 	defer close(s.done)
 	recs := s.file.Records()
 	local := func(id int) int {
-		if s.shard.n() == 1 {
+		if s.shard.Count <= 1 {
 			return id
 		}
 		return s.shard.Local(id)

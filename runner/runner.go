@@ -87,10 +87,10 @@ type Options struct {
 	// usually name the API, which a report needs.
 	RedactPath bool
 	// Shard, when set, makes this run one shard of a run made by several
-	// processes (see Shard): it makes the shard's ops only, with its part
+	// processes (see history.Shard): it makes the shard's ops only, with its part
 	// of the workers, the rate and the ops in flight, and its history
 	// numbers them from 0 (Meta.Shard says which they are).
-	Shard Shard
+	Shard history.Shard
 	// SpillAfter, when above 0, bounds the attempts the run keeps in
 	// memory: once a worker holds SpillAfter/workers of them (at least
 	// 256, or SpillAfter when it is smaller), its ops
@@ -214,7 +214,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 	if now == nil {
 		now = time.Now
 	}
-	h := &history.History{Meta: history.Meta{Scenario: sc.Name, Seed: opts.Seed, KeyNonce: opts.KeyNonce, Shard: opts.Shard.String()}}
+	h := &history.History{Meta: history.Meta{Scenario: sc.Name, Seed: opts.Seed, KeyNonce: opts.KeyNonce, Shard: opts.Shard}}
 	// A password or a query value in a URL never reaches a report.
 	h.Meta.Target = r.redacted(r.targets[0])
 	if len(r.targets) > 1 {
@@ -283,7 +283,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 	} else {
 		h.Ops, h.Attempts = merge(recs)
 		h.Sort()
-		r.shard.localize(h)
+		localize(r.shard, h)
 	}
 
 	if err := ctx.Err(); err != nil {
@@ -353,8 +353,8 @@ type run struct {
 	attemptObs AttemptObserver // obs, when it hears attempts too
 	runToken   string          // scenarios.Vars.Run
 
-	shard Shard    // the part of the run's ops this process makes
-	spill *spiller // nil when the history is kept in memory
+	shard history.Shard // the part of the run's ops this process makes
+	spill *spiller      // nil when the history is kept in memory
 
 	stop atomic.Bool // set when the load's duration is over
 }
@@ -548,11 +548,11 @@ func compilePaths(field string, m map[string]string) ([]namedPath, error) {
 func (r *run) workers() int {
 	if r.load.Rate > 0 {
 		if r.load.MaxInFlight > 0 {
-			return r.shard.part(r.load.MaxInFlight)
+			return part(r.shard, r.load.MaxInFlight)
 		}
-		return r.shard.part(512)
+		return part(r.shard, 512)
 	}
-	return r.shard.part(max(r.load.Concurrency, 1))
+	return part(r.shard, max(r.load.Concurrency, 1))
 }
 
 // closed runs the closed model: workers take the next op number from a

@@ -1,6 +1,10 @@
 package runner
 
 import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -9,34 +13,6 @@ import (
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
-
-func TestParseShard(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want Shard
-		ok   bool
-	}{
-		{"0/4", Shard{0, 4}, true},
-		{"3/4", Shard{3, 4}, true},
-		{"0/1", Shard{0, 1}, true},
-		{"4/4", Shard{}, false},
-		{"-1/4", Shard{}, false},
-		{"0/0", Shard{}, false},
-		{"1", Shard{}, false},
-		{"a/4", Shard{}, false},
-	} {
-		got, err := ParseShard(tc.in)
-		if (err == nil) != tc.ok || (tc.ok && got != tc.want) {
-			t.Errorf("ParseShard(%q) = %v, %v; want %v, ok %v", tc.in, got, err, tc.want, tc.ok)
-		}
-	}
-	if got := (Shard{1, 4}).Ops(10); got != 3 { // ops 1, 5, 9
-		t.Errorf("shard 1/4 of 10 ops makes %d, want 3", got)
-	}
-	if got := (Shard{3, 4}).Ops(3); got != 0 {
-		t.Errorf("shard 3/4 of 3 ops makes %d, want 0", got)
-	}
-}
 
 // The shards of a run, merged, are the run: the same ops with the same
 // keys and users, and every attempt with the same fault and outcome, as
@@ -61,13 +37,13 @@ func TestShardsMergeIntoTheRun(t *testing.T) {
 			var parts []*history.History
 			sent := 0
 			for i := range 4 {
-				sh := Shard{Index: i, Count: 4}
+				sh := history.Shard{Index: i, Count: 4}
 				obs := &countingObserver{}
 				h, err := Run(runCtx(t), sc, Options{Target: s.URL, Seed: 42, Shard: sh, Observer: obs})
 				if err != nil {
 					t.Fatalf("shard %s: %v", sh, err)
 				}
-				if h.Meta.Shard != sh.String() {
+				if !cmp.Equal(h.Meta.Shard, sh) {
 					t.Errorf("shard %s: Meta.Shard = %q", sh, h.Meta.Shard)
 				}
 				if want := sh.Ops(43); len(h.Ops) != want || obs.total != want {
@@ -82,10 +58,7 @@ func TestShardsMergeIntoTheRun(t *testing.T) {
 				sent += len(h.Attempts)
 				parts = append(parts, h)
 			}
-			merged, err := history.MergeShards(parts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			merged := mergeFiles(t, parts)
 			if diff := cmp.Diff(whole.Ops, merged.Ops); diff != "" {
 				t.Errorf("ops of the merged shards differ from the run's (-run +shards):\n%s", diff)
 			}
@@ -106,6 +79,40 @@ func TestShardsMergeIntoTheRun(t *testing.T) {
 	}
 }
 
+// mergeFiles merges the shards' histories as a judge does, from files of
+// their own, and reads the merged history back.
+func mergeFiles(t *testing.T, parts []*history.History) *history.History {
+	t.Helper()
+	dir := t.TempDir()
+	var files []string
+	for _, h := range parts {
+		path := filepath.Join(dir, fmt.Sprintf("shard-%d.jsonl", h.Meta.Shard.Index))
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := history.Encode(f, h); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		files = append(files, path)
+	}
+	merged, err := history.MergeShardFiles(files, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer merged.Spill.Remove()
+	var buf bytes.Buffer
+	if err := history.Encode(&buf, merged); err != nil {
+		t.Fatal(err)
+	}
+	h, err := history.Decode(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 func faultSeqs(h *history.History) []faultSeq {
 	out := make([]faultSeq, len(h.Attempts))
 	for i, a := range h.Attempts {
@@ -121,7 +128,7 @@ func TestOpenShardKeepsTheRunsSchedule(t *testing.T) {
 		sc.Load = scenarios.Load{Ops: 40, Rate: 200, MaxInFlight: 8}
 	})
 	s := newServer(t, nil)
-	h, err := Run(runCtx(t), sc, Options{Target: s.URL, Seed: 1, Shard: Shard{Index: 1, Count: 2}})
+	h, err := Run(runCtx(t), sc, Options{Target: s.URL, Seed: 1, Shard: history.Shard{Index: 1, Count: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,21 +146,21 @@ func TestOpenShardKeepsTheRunsSchedule(t *testing.T) {
 func TestShardWorkersSplit(t *testing.T) {
 	sum := 0
 	for i := range 4 {
-		r := &run{load: scenarios.Load{Concurrency: 10}, shard: Shard{Index: i, Count: 4}}
+		r := &run{load: scenarios.Load{Concurrency: 10}, shard: history.Shard{Index: i, Count: 4}}
 		sum += r.workers()
 	}
 	if sum != 10 {
 		t.Errorf("concurrency 10 over 4 shards: %d workers in all, want 10", sum)
 	}
-	r := &run{load: scenarios.Load{Concurrency: 10}, shard: Shard{Index: 1, Count: 4}}
+	r := &run{load: scenarios.Load{Concurrency: 10}, shard: history.Shard{Index: 1, Count: 4}}
 	if got := r.workers(); got != 3 {
 		t.Errorf("concurrency 10, shard 1 of 4: %d workers, want 3", got)
 	}
-	r = &run{load: scenarios.Load{Concurrency: 2}, shard: Shard{Index: 3, Count: 4}}
+	r = &run{load: scenarios.Load{Concurrency: 2}, shard: history.Shard{Index: 3, Count: 4}}
 	if got := r.workers(); got != 1 {
 		t.Errorf("concurrency 2 over 4 shards: %d workers, want 1", got)
 	}
-	r = &run{load: scenarios.Load{Rate: 100, MaxInFlight: 64}, shard: Shard{Index: 0, Count: 4}}
+	r = &run{load: scenarios.Load{Rate: 100, MaxInFlight: 64}, shard: history.Shard{Index: 0, Count: 4}}
 	if got := r.workers(); got != 16 {
 		t.Errorf("max_in_flight 64 over 4 shards: %d, want 16", got)
 	}

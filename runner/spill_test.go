@@ -38,10 +38,10 @@ func TestSpilledRunIsTheSameHistory(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		rate   float64
-		shard  Shard
+		shard  history.Shard
 		replay bool
-	}{{"closed", 0, Shard{}, false}, {"open", 4000, Shard{}, false}, {"shard 1/3", 0, Shard{Index: 1, Count: 3}, false},
-		{"replays", 0, Shard{}, true}} {
+	}{{"closed", 0, history.Shard{}, false}, {"open", 4000, history.Shard{}, false}, {"shard 1/3", 0, history.Shard{Index: 1, Count: 3}, false},
+		{"replays", 0, history.Shard{}, true}} {
 		t.Run(c.name, func(t *testing.T) {
 			s := newServer(t, nil)
 			sc := spillScenario(1500, c.rate)

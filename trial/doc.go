@@ -1,5 +1,7 @@
 // Package trial is one run's sequence, shared by every command that runs
-// or judges a scenario (run, check, demo, and the audit and bench to come):
+// or judges a scenario (run, its sharded phases and report merge, check,
+// demo; audit and bench drive the runner themselves, with their own
+// probes and loads):
 //
 //	Prepare ──> Load ──> Settle ──> Observe ──> Judge
 //	  │          │         │          │           │
@@ -15,8 +17,17 @@
 // the history, which carries what it is judged against: a saved run is
 // judged exactly as the live one.
 //
+// A run made by several processes shares a directory (dir.go): prepare
+// publishes the run there (Publish: the oracles' readings, then the
+// manifest), each load process claims its shard (ClaimShard), makes it
+// (LoadShard) and writes its history (Claim.Write); the judge reads the
+// run back (ReadRun, Resume), waits for the shards (CollectShards) and
+// judges them merged (JudgeShards).
+//
 // Errors that a caller must tell apart are types or sentinels: a
 // configuration problem wraps ErrConfig, a target that could not be
 // reached or set up is a *TargetError, an interrupted run wraps
-// context.Canceled.
+// context.Canceled; a run's directory has its own (ErrRunExists,
+// ErrNoManifest, ErrManifest, ErrNoReadings, ErrTargetSecret,
+// ErrScenarioTarget, *ClaimError, ErrShardFile, ErrNoShards).
 package trial

@@ -9,38 +9,31 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/oracles"
-	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
 // A run can be made by several processes, in three phases: one prepares
 // it (setup requests, the oracles' readings before the load) and writes a
-// Manifest; n processes each make one shard of the load from it
+// Manifest (Publish); n processes each make one shard of the load from it
 // (LoadShard), all starting at the manifest's start time; one judges the
-// run (Resume, then Observe and Judge on the shards' merged history). A
-// run in one process is the same three phases in one Run.
+// run (Resume, then JudgeShards on the shards' histories). A run in one
+// process is the same three phases in one Run.
 
 // ManifestFormat is the version of the manifest this idemcheck writes and
 // reads.
 const ManifestFormat = 1
 
-// ManifestFile and ShardFile name the files the phases of a sharded run
-// leave in its directory.
-const ManifestFile = "manifest.json"
-
-// ShardFile is the name of shard's history in the run's directory.
-func ShardFile(s runner.Shard) string { return fmt.Sprintf("shard-%d-of-%d.jsonl", s.Index, s.Count) }
-
 // Manifest is what the prepare phase of a sharded run hands the load and
 // judge phases: the scenario as it was given, everything the command line
-// changed, the seed and key nonce, the shard count, when the load starts,
-// and the oracles' readings before it.
+// changed, the seed and key nonce, the shard count and when the load
+// starts. The oracles' readings before it are beside it (BeforeFile).
 type Manifest struct {
 	Format int    `json:"format"`
 	RunID  string `json:"run_id"`
@@ -72,11 +65,6 @@ type Manifest struct {
 	TargetDigests []string `json:"target_digests,omitempty"`
 }
 
-// BeforeFile names the file of the oracles' readings before the load, in
-// the run's directory: only the judge reads it, and a bulk oracle's
-// reading of every key can be large.
-const BeforeFile = "before.json"
-
 // Readings are the oracles' readings before the load of a sharded run.
 type Readings struct {
 	RunID string `json:"run_id"`
@@ -104,10 +92,48 @@ type Overrides struct {
 	RedactPath     bool          `json:"redact_path,omitempty"`
 }
 
-// Manifest returns the manifest of a prepared trial, to be completed with
+// Apply applies the load's overrides to sc: ops or a duration replace
+// the scenario's bound (both set keep both), a concurrency the open
+// model, a rate the closed one. Check says whether they can be applied.
+func (o Overrides) Apply(sc *scenarios.Scenario) {
+	if o.Ops > 0 {
+		sc.Load.Ops = o.Ops
+		if o.Duration == 0 {
+			sc.Load.Duration = 0
+		}
+	}
+	if o.Duration > 0 {
+		sc.Load.Duration = scenarios.Duration(o.Duration)
+		if o.Ops == 0 {
+			sc.Load.Ops = 0
+		}
+	}
+	if o.Concurrency > 0 {
+		sc.Load.Concurrency, sc.Load.Rate = o.Concurrency, 0
+	}
+	if o.Rate > 0 {
+		sc.Load.Rate, sc.Load.Concurrency = scenarios.Rate(o.Rate), 0
+	}
+}
+
+// Check reports what keeps the overrides from being applied: a negative
+// value, a rate that is no number, both a concurrency and a rate.
+func (o Overrides) Check() error {
+	switch {
+	case math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0):
+		return fmt.Errorf("rate %v: want a number of ops per second", o.Rate)
+	case o.Ops < 0 || o.Duration < 0 || o.Concurrency < 0 || o.Rate < 0 || o.RequestTimeout < 0:
+		return errors.New("ops, duration, concurrency, rate and request timeout must not be negative")
+	case o.Concurrency > 0 && o.Rate > 0:
+		return errors.New("concurrency and rate both set: the closed model or the open one")
+	}
+	return nil
+}
+
+// manifest returns the manifest of a prepared trial, to be completed with
 // the scenario's Spec, the overrides, the targets, the shard count and the
-// start time, and the oracles' readings before the load.
-func (t *Trial) Manifest() (*Manifest, *Readings, error) {
+// start time (Publish), and the oracles' readings before the load.
+func (t *Trial) manifest() (*Manifest, *Readings, error) {
 	m := &Manifest{Format: ManifestFormat, RunID: t.opts.RunID, Scenario: t.sc.Name, Source: t.sc.Source,
 		Seed: t.opts.Seed, KeyNonce: t.opts.KeyNonce, Prepared: time.Now()}
 	rd := &Readings{RunID: t.opts.RunID}
@@ -131,15 +157,15 @@ func (t *Trial) Manifest() (*Manifest, *Readings, error) {
 	return m, rd, nil
 }
 
-// WriteReadings writes rd as JSON.
-func WriteReadings(w io.Writer, rd *Readings) error { return json.NewEncoder(w).Encode(rd) }
+// writeReadings writes rd as JSON.
+func writeReadings(w io.Writer, rd *Readings) error { return json.NewEncoder(w).Encode(rd) }
 
 // maxReadings bounds a readings file: one count for every key a bulk
 // oracle listed before the load.
 const maxReadings = 1 << 30
 
-// ReadReadings reads the readings of run m from r.
-func ReadReadings(r io.Reader, m *Manifest) (*Readings, error) {
+// readReadings reads the readings of run m from r.
+func readReadings(r io.Reader, m *Manifest) (*Readings, error) {
 	var rd Readings
 	dec := json.NewDecoder(io.LimitReader(r, maxReadings))
 	dec.DisallowUnknownFields()
@@ -153,7 +179,7 @@ func ReadReadings(r io.Reader, m *Manifest) (*Readings, error) {
 }
 
 // Check reports what makes m unusable: another format, no run id, no
-// shard, a scenario with no text.
+// shard, a scenario with no text, overrides that cannot be applied.
 func (m *Manifest) Check() error {
 	switch {
 	case m.Format != ManifestFormat:
@@ -165,11 +191,14 @@ func (m *Manifest) Check() error {
 	case m.Spec == "":
 		return errors.New("manifest has no scenario (spec)")
 	}
+	if err := m.Overrides.Check(); err != nil {
+		return fmt.Errorf("manifest: overrides: %w", err)
+	}
 	return nil
 }
 
-// WriteManifest writes m as indented JSON.
-func WriteManifest(w io.Writer, m *Manifest) error {
+// writeManifest writes m as indented JSON.
+func writeManifest(w io.Writer, m *Manifest) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(m)
@@ -179,8 +208,8 @@ func WriteManifest(w io.Writer, m *Manifest) error {
 // every key an oracle listed before the load.
 const maxManifest = 256 << 20
 
-// ReadManifest reads a manifest written by WriteManifest and checks it.
-func ReadManifest(r io.Reader) (*Manifest, error) {
+// readManifest reads a manifest written by writeManifest and checks it.
+func readManifest(r io.Reader) (*Manifest, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxManifest+1))
 	if err != nil {
 		return nil, err
@@ -200,14 +229,25 @@ func ReadManifest(r io.Reader) (*Manifest, error) {
 	return &m, nil
 }
 
-// LoadShard makes shard's part of the load of the run m describes, sc
-// being m's scenario with its overrides applied: it waits for m's start
-// time (or ctx's end), then sends. o gives what a manifest does not hold
-// (the transport, the environment, the observer, the targets when m's
-// are redacted); its seed, nonce and run id are m's. The history is nil
-// only when nothing was sent (a bad shard, an interruption before the
-// start); else it is what the load recorded, as for Load.
-func LoadShard(ctx context.Context, sc *scenarios.Scenario, m *Manifest, shard runner.Shard, o Options) (*history.History, error) {
+// LoadShard makes the load of the shard c claims (ClaimShard) of the run
+// m describes, sc being m's scenario with its overrides applied: it waits
+// for m's start time (or ctx's end), then sends. o gives what a manifest
+// does not hold (the transport, the environment, the observer, the
+// targets when m's are redacted); its seed, nonce and run id are m's. The
+// history is nil only when nothing was sent (a bad shard, an
+// interruption before the start): the claim is then released, so that
+// the shard may run again. Else it is what the load recorded, as for
+// Load, for c.Write; the claim stays, even when the history is lost
+// (history.ErrSpill), so that the shard is not sent twice.
+func LoadShard(ctx context.Context, sc *scenarios.Scenario, m *Manifest, c *Claim, o Options) (*history.History, error) {
+	h, err := loadShard(ctx, sc, m, c.Shard, o)
+	if h == nil {
+		c.Release()
+	}
+	return h, err
+}
+
+func loadShard(ctx context.Context, sc *scenarios.Scenario, m *Manifest, shard history.Shard, o Options) (*history.History, error) {
 	if err := shard.Check(); err != nil || shard.Count != m.Shards {
 		return nil, fmt.Errorf("%w: shard %s of a run prepared for %d shards", ErrConfig, shard, m.Shards)
 	}
@@ -218,7 +258,6 @@ func LoadShard(ctx context.Context, sc *scenarios.Scenario, m *Manifest, shard r
 	}
 	t.ropts.Shard = shard
 	if !sleep(ctx, time.Until(m.Start)) {
-		// Nothing was sent: no history, so the shard can be run again.
 		return nil, fmt.Errorf("%s: shard %s interrupted before its start, nothing sent: %w", sc.Name, shard, context.Canceled)
 	}
 	return t.Load(ctx)
@@ -226,8 +265,13 @@ func LoadShard(ctx context.Context, sc *scenarios.Scenario, m *Manifest, shard r
 
 // Resume is the trial of the run m describes, for its judge phase: its
 // oracles are built from sc (m's scenario, overrides applied) and given
-// rd, their readings before the load. It sends nothing.
-func Resume(sc *scenarios.Scenario, m *Manifest, rd *Readings, o Options) (*Trial, error) {
+// their readings before the load, from the first of dirs that holds them
+// (else an error wrapping ErrNoReadings). It sends nothing.
+func Resume(sc *scenarios.Scenario, m *Manifest, dirs []string, o Options) (*Trial, error) {
+	rd, err := loadReadings(dirs, m)
+	if err != nil {
+		return nil, err
+	}
 	o.Seed, o.KeyNonce, o.RunID = m.Seed, m.KeyNonce, m.RunID
 	t, _, err := newTrial(sc, o)
 	if err != nil {
@@ -272,7 +316,7 @@ func CollectShards(ctx context.Context, m *Manifest, dirs []string, deadline tim
 			if found[i] != "" {
 				continue
 			}
-			path, err := findShard(m, runner.Shard{Index: i, Count: m.Shards}, dirs)
+			path, err := findShard(m, history.Shard{Index: i, Count: m.Shards}, dirs)
 			if err != nil {
 				return nil, err
 			}
@@ -312,7 +356,7 @@ func CollectShards(ctx context.Context, m *Manifest, dirs []string, deadline tim
 // findShard returns the file of shard's history in the first of dirs
 // that has it, checked for its run, its shard and its trailer (the rest
 // is checked as it is merged); "" when none has.
-func findShard(m *Manifest, s runner.Shard, dirs []string) (string, error) {
+func findShard(m *Manifest, s history.Shard, dirs []string) (string, error) {
 	for _, dir := range dirs {
 		path := filepath.Join(dir, ShardFile(s))
 		meta, _, err := history.ShardEnds(path)
@@ -323,7 +367,7 @@ func findShard(m *Manifest, s runner.Shard, dirs []string) (string, error) {
 			return "", fmt.Errorf("%w: %s: %w", ErrShardFile, path, err)
 		case meta.RunID != m.RunID:
 			return "", fmt.Errorf("%w: %s is of run %s, not %s: two runs share this directory", ErrShardFile, path, meta.RunID, m.RunID)
-		case meta.Shard != s.String():
+		case meta.Shard.String() != s.String():
 			return "", fmt.Errorf("%w: %s says it is shard %q, not %s", ErrShardFile, path, meta.Shard, s)
 		}
 		return path, nil
@@ -331,16 +375,41 @@ func findShard(m *Manifest, s runner.Shard, dirs []string) (string, error) {
 	return "", nil
 }
 
-// Merge merges a run's shard histories into the history of the whole run,
-// one record at a time into a file in the system's temporary directory
-// (the history returned holds it in Spill, which the caller removes), so
-// that the judge's memory does not grow with the run; a shard missing
-// leaves the run inconclusive (history.MergeShardFiles, and the
-// judgement's rule on missing shards).
-func Merge(set *ShardSet, m *Manifest) (*history.History, error) {
+// ErrNoShards is wrapped by JudgeShards' error when no shard of the run
+// delivered its history.
+var ErrNoShards = errors.New("no shard delivered its history")
+
+// JudgeShards judges the run m from the shards' histories in set: it
+// merges them, has the oracles read the state after the run (Observe)
+// and judges the whole (Judge). A shard missing leaves the run
+// inconclusive, unless a violation was caught on the others; none at all
+// is an error wrapping ErrNoShards. An unusable shard file is an error
+// wrapping ErrShardFile; a merge the disk cannot hold, history.ErrSpill.
+// The merged history is on disk (Judged.History.Spill): the caller
+// removes it.
+func (t *Trial) JudgeShards(ctx context.Context, m *Manifest, set *ShardSet) (*Judged, error) {
 	if len(set.Files) == 0 {
-		return nil, fmt.Errorf("no shard of run %s delivered its history (%d expected)", m.RunID, m.Shards)
+		return nil, &kindError{fmt.Errorf("no shard of run %s delivered its history (%d expected)", m.RunID, m.Shards), ErrNoShards}
 	}
+	h, err := merge(set)
+	if err != nil {
+		return nil, err
+	}
+	t.Observe(ctx, h)
+	j, err := Judge(h)
+	if err != nil {
+		h.Spill.Remove()
+		return nil, err
+	}
+	return j, nil
+}
+
+// merge merges a run's shard histories into the history of the whole run,
+// one record at a time into a file in the system's temporary directory
+// (the history returned holds it in Spill), so that the judge's memory
+// does not grow with the run; a shard missing leaves the run inconclusive
+// (history.MergeShardFiles, and the judgement's rule on missing shards).
+func merge(set *ShardSet) (*history.History, error) {
 	h, err := history.MergeShardFiles(set.Files, "")
 	switch {
 	case errors.Is(err, history.ErrSpill):

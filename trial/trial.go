@@ -18,7 +18,6 @@ import (
 	"github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/measure"
 	"github.com/idemcheck/idemcheck/oracles"
-	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
@@ -355,7 +354,7 @@ type Judged struct {
 	Measures  measure.Measures
 	Judgement checks.Judgement
 	// Charts are what the HTML report draws of the load.
-	Charts *reports.Charts
+	Charts *measure.Charts
 	// Err is a problem during the load, beside the judgement of what it
 	// recorded: an interruption (wrapping context.Canceled) or a target
 	// that failed mid-run.
@@ -386,7 +385,7 @@ func Judge(h *history.History) (*Judged, error) {
 // memory at a time, against meta (its own, or another judge's). It stops
 // between parts when ctx ends, with ctx's error.
 func JudgeParts(ctx context.Context, p *history.Parts, meta history.Meta) (*Judged, error) {
-	j, m, c := checks.NewJudger(meta, p.Readings), measure.NewAcc(), reports.NewChartsAcc(p.Span)
+	j, m, c := checks.NewJudger(meta, p.Readings), measure.NewAcc(), measure.NewChartsAcc(p.Span)
 	err := p.Each(func(h *history.History) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -407,9 +406,7 @@ func JudgeParts(ctx context.Context, p *history.Parts, meta history.Meta) (*Judg
 // MeasuredOf is what a run's thresholds are judged on, of its measures.
 func MeasuredOf(m measure.Measures) checks.Measured {
 	op := m.Latency.Op
-	d := func(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
-	return checks.Measured{P50: d(op.P50), P90: d(op.P90), P99: d(op.P99), P999: d(op.P999), Max: d(op.Max),
-		ErrorRate: m.Load.ErrorRate}
+	return checks.Measured{P50: op.P50, P90: op.P90, P99: op.P99, P999: op.P999, Max: op.Max, ErrorRate: m.Load.ErrorRate}
 }
 
 // Run prepares, loads, observes and judges one scenario. The error is a

@@ -120,7 +120,7 @@ func run(target string, workers int, duration time.Duration, cpuprofile, client 
 		fmt.Printf("error        %d× %s\n", k, e)
 	}
 	fmt.Printf("req/s        %.0f\n", float64(n)/elapsed.Seconds())
-	fmt.Printf("latency      p50 %.2fms  p99 %.2fms  max %.2fms\n", att.P50, att.P99, att.Max)
+	fmt.Printf("latency      p50 %.2fms  p99 %.2fms  max %.2fms\n", measure.MS(att.P50), measure.MS(att.P99), measure.MS(att.Max))
 	fmt.Printf("bytes/attempt %.0f (live heap of the history after GC)\n",
 		float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(max(n, 1)))
 	runtime.KeepAlive(h)

@@ -1,4 +1,4 @@
-package reports
+package measure
 
 import (
 	"math"
@@ -8,13 +8,11 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/idemcheck/idemcheck/history"
-	"github.com/idemcheck/idemcheck/measure"
 )
 
-// Charts is what the HTML report draws of a run's load, taken from its
-// history by New. A summary read back from report.json has none (the
-// JSON schema leaves it out): its HTML report shows the verdicts and
-// evidence without the load charts.
+// Charts are the figures of a run's load that the HTML report draws:
+// latency over time with the injected faults, and the percentile
+// distributions of clean and faulted attempts.
 type Charts struct {
 	// Span is when the last attempt ended, from the run's start.
 	Span time.Duration
@@ -35,11 +33,11 @@ type Charts struct {
 // Columns is how many time slices Charts gathers a run's attempts into.
 const Columns = 120
 
-// Bucket is the clean attempts' latency in one time slice, in ms.
+// Bucket is the clean attempts' latency in one time slice.
 type Bucket struct {
 	Column        int
 	Count         int
-	P50, P99, Max float64
+	P50, P99, Max time.Duration
 }
 
 // FaultMark counts the faults of one kind injected in one time slice.
@@ -49,30 +47,30 @@ type FaultMark struct {
 	Count  int
 }
 
-// Distribution is a latency distribution drawn as HDR histograms are:
-// latency (ms) against the percentile on a scale of nines.
+// Distribution is a latency distribution as HDR histograms are drawn:
+// latency against the percentile on a scale of nines.
 type Distribution struct {
 	Count int64
-	// Points are (nines, ms) pairs: Nines is -log10(1 - percentile/100),
-	// so 0 is p0, 1 is p90, 2 is p99, 3 is p99.9.
+	// Points are (nines, latency) pairs: Nines is -log10(1 -
+	// percentile/100), so 0 is p0, 1 is p90, 2 is p99, 3 is p99.9.
 	Points []Point
-	Max    float64
+	Max    time.Duration
 }
 
 // Point is one point of a Distribution.
 type Point struct {
-	Nines float64
-	MS    float64
+	Nines   float64
+	Latency time.Duration
 }
 
-// chartsOf measures h for the charts.
-func chartsOf(h *history.History) *Charts {
+// ChartsOf measures the history h for the charts.
+func ChartsOf(h *history.History) *Charts {
 	c := NewChartsAcc(history.Span(h.Attempts))
 	c.Add(h)
 	return c.Charts()
 }
 
-// ChartsAcc measures a history given in parts for the charts, as chartsOf
+// ChartsAcc measures a history given in parts for the charts, as ChartsOf
 // measures it whole; its memory does not grow with the history.
 type ChartsAcc struct {
 	span   time.Duration
@@ -87,7 +85,7 @@ type ChartsAcc struct {
 // end by span (history.Span).
 func NewChartsAcc(span time.Duration) *ChartsAcc {
 	return &ChartsAcc{span: span, lat: make([]*hdrhistogram.Histogram, Columns), marks: map[FaultMark]int{},
-		kinds: map[string]bool{}, cleanH: measure.NewHistogram(), faultH: measure.NewHistogram()}
+		kinds: map[string]bool{}, cleanH: NewHistogram(), faultH: NewHistogram()}
 }
 
 func (c *ChartsAcc) column(t time.Duration) int {
@@ -106,7 +104,7 @@ func (c *ChartsAcc) Add(h *history.History) {
 		case a.Fault != "":
 			c.marks[FaultMark{Column: c.column(a.Intended), Kind: a.Fault}]++
 			c.kinds[a.Fault] = true
-			measure.Record(c.faultH, a.Latency())
+			Record(c.faultH, a.Latency())
 		case a.Outcome == history.OK:
 			col := c.column(a.Intended)
 			if c.lat[col] == nil {
@@ -114,8 +112,8 @@ func (c *ChartsAcc) Add(h *history.History) {
 				// a 20th of the memory of 3
 				c.lat[col] = hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 2)
 			}
-			measure.Record(c.lat[col], a.Latency())
-			measure.Record(c.cleanH, a.Latency())
+			Record(c.lat[col], a.Latency())
+			Record(c.cleanH, a.Latency())
 		}
 	}
 }
@@ -127,7 +125,7 @@ func (c *ChartsAcc) Charts() *Charts {
 		if h == nil {
 			continue
 		}
-		p := measure.PercentilesOf(h)
+		p := PercentilesOf(h)
 		out.Buckets = append(out.Buckets, Bucket{Column: col, Count: int(p.Count), P50: p.P50, P99: p.P99, Max: p.Max})
 	}
 	for m, n := range c.marks {
@@ -154,11 +152,7 @@ const nineStep = 0.05
 
 // distribution reads h's percentile distribution, up to the nines its
 // count can resolve (p99.9 needs a thousand values) and at most five.
-func distribution(h interface {
-	TotalCount() int64
-	ValueAtQuantile(float64) int64
-	Max() int64
-}) Distribution {
+func distribution(h *hdrhistogram.Histogram) Distribution {
 	d := Distribution{Count: h.TotalCount(), Points: []Point{}}
 	if d.Count == 0 {
 		return d
@@ -166,8 +160,8 @@ func distribution(h interface {
 	top := min(math.Log10(float64(d.Count)), 5)
 	for k := 0.0; k <= top+1e-9; k += nineStep {
 		p := 100 * (1 - math.Pow(10, -k))
-		d.Points = append(d.Points, Point{Nines: math.Round(k*100) / 100, MS: float64(h.ValueAtQuantile(p)) / 1000})
+		d.Points = append(d.Points, Point{Nines: math.Round(k*100) / 100, Latency: micros(h.ValueAtQuantile(p))})
 	}
-	d.Max = float64(h.Max()) / 1000
+	d.Max = micros(h.Max())
 	return d
 }

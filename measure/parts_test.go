@@ -1,4 +1,4 @@
-package reports
+package measure
 
 import (
 	"fmt"
@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/history"
-	"github.com/idemcheck/idemcheck/measure"
 )
 
 // TestMeasuredInPartsAsWhole: the measures and charts of a history taken
@@ -34,12 +33,12 @@ func TestMeasuredInPartsAsWhole(t *testing.T) {
 		}
 	}
 	h.Sort()
-	wantM, wantC := measure.Of(h), chartsOf(h)
+	wantM, wantC := Of(h), ChartsOf(h)
 	if len(wantC.Buckets) < Columns/2 || len(wantC.Faults) == 0 || wantM.Load.Ops != 2000 {
 		t.Fatalf("the history is too thin to compare: %d buckets, %d fault marks, %d ops", len(wantC.Buckets), len(wantC.Faults), wantM.Load.Ops)
 	}
 	for _, n := range []int{2, 5, 33} {
-		m, c := measure.NewAcc(), NewChartsAcc(history.Span(h.Attempts))
+		m, c := NewAcc(), NewChartsAcc(history.Span(h.Attempts))
 		for _, p := range history.Partition(h, n) {
 			m.Add(p)
 			c.Add(p)
