@@ -236,10 +236,10 @@ func New(cfg Config) (*Auditor, error) {
 		if o.Effects == nil {
 			continue
 		}
-		// The oracle reads the state, it does not send the operation: a
-		// plain client, bounded per reading.
-		client := &http.Client{Transport: cfg.Transport}
-		built, err := oracles.FromScenarioTargets(&scenarios.Scenario{Oracles: []scenarios.Oracle{o}}, cfg.Targets, client, getenv)
+		// The oracle reads the state, it does not send the operation: the
+		// oracles' own client over the audit's transport, bounded per
+		// reading (effects).
+		built, err := oracles.FromScenarioTargets(&scenarios.Scenario{Oracles: []scenarios.Oracle{o}}, cfg.Targets, cfg.Transport, 0, getenv)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 		}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/idemcheck/idemcheck/history"
 )
 
 // Fault kinds, as scenarios name them.
@@ -166,16 +168,24 @@ func unexpected(s Spec, kind string) []error {
 	return errs
 }
 
-// Kinds returns the known fault kinds, in a fixed order: alphabetical for
-// the kinds of today, then each kind added since in the order it came. A
-// kind's place in it never changes, so a table indexed by it stays put
-// when a kind is added.
-func Kinds() []string {
-	out := make([]string, len(kinds))
-	for i, k := range kinds {
-		out[i] = k.name
+// Kinds returns the known fault kinds in their fixed order
+// (history.FaultKinds: alphabetical for the kinds of today, then each
+// kind added since in the order it came). A kind's place in it never
+// changes, so a table indexed by it stays put when a kind is added.
+func Kinds() []string { return slices.Clone(history.FaultKinds) }
+
+func init() {
+	// The kinds a history can name and those this package builds are one
+	// list: a kind added to one and not the other is a programming error,
+	// caught by the first test that loads the package.
+	if len(kinds) != len(history.FaultKinds) {
+		panic(fmt.Sprintf("faults: %d kinds built, history.FaultKinds names %d", len(kinds), len(history.FaultKinds)))
 	}
-	return out
+	for i, k := range kinds {
+		if k.name != history.FaultKinds[i] {
+			panic(fmt.Sprintf("faults: kind %d is %q here and %q in history.FaultKinds", i, k.name, history.FaultKinds[i]))
+		}
+	}
 }
 
 // New builds the fault a Spec declares and validates every parameter,

@@ -405,6 +405,13 @@ const (
 	Rejected
 )
 
+// FaultKinds are the kinds of fault an attempt can carry (Attempt.Fault),
+// as package faults injects them, in a fixed order: a new kind goes at
+// the end, so what is indexed by a kind's place (a compact record of an
+// attempt, a chart's colour) stays put. faults builds its table of
+// constructors from it, and refuses a kind this list lacks.
+var FaultKinds = []string{"delay", "drop_ack", "duplicate", "reset", "timeout"}
+
 // FaultDuplicate is the fault that sends an attempt several times at once
 // (faults.KindDuplicate); the first answer is the attempt's, the other
 // copies' answers are in Attempt.Answers, so a 4xx to the first says

@@ -181,7 +181,7 @@ invariants: [{check: exactly_once, oracle: ledger}]
 		if err != nil {
 			t.Fatal(err)
 		}
-		os, err := FromScenarioTargets(sc, []*url.URL{a, b}, nil, nil)
+		os, err := FromScenarioTargets(sc, []*url.URL{a, b}, nil, 0, nil)
 		if err != nil || len(os) != 1 {
 			t.Fatalf("FromScenarioTargets = %v, %v", os, err)
 		}

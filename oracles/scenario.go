@@ -5,19 +5,22 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
 // FromScenarioTargets builds the oracles a scenario declares. Their HTTP
-// requests are rendered from the scenario's templates and sent with
-// client; database URLs may read the environment through getenv
+// requests are rendered from the scenario's templates and sent through
+// rt (nil: http.DefaultTransport), each bounded by timeout (0: none but
+// the caller's context); database URLs may read the environment through getenv
 // ('{{env "LEDGER_URL"}}'). An HTTP effects oracle with across: sum reads
 // every target and adds up the counts (a SumEffects); every other HTTP
 // oracle reads the first target. SQL and Redis oracles read their own
 // store, whatever the targets. An error is a configuration problem that
 // names the field.
-func FromScenarioTargets(sc *scenarios.Scenario, targets []*url.URL, client *http.Client, getenv func(string) string) ([]Oracle, error) {
+func FromScenarioTargets(sc *scenarios.Scenario, targets []*url.URL, rt http.RoundTripper, timeout time.Duration, getenv func(string) string) ([]Oracle, error) {
+	client := &http.Client{Transport: rt, Timeout: timeout}
 	if len(targets) == 0 {
 		return nil, fmt.Errorf("oracles: no target URL")
 	}

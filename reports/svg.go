@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/checks"
-	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/measure"
 )
@@ -37,8 +36,8 @@ const (
 )
 
 // faultPalette colours the fault kinds package faults injects, by their
-// place in faults.Kinds, which never changes: a kind added there takes
-// the next colour. It holds spare colours for those.
+// place in history.FaultKinds, which never changes: a kind added there
+// takes the next colour. It holds spare colours for those.
 var faultPalette = []string{
 	"#65a30d", "#dc2626", "#0891b2", "#db2777", "#ca8a04", // delay, drop_ack, duplicate, reset, timeout
 	"#0d9488", "#4f46e5", "#a16207", "#be123c", "#15803d",
@@ -48,7 +47,7 @@ var faultPalette = []string{
 // replays, a kind from another version) are drawn grey.
 var faultColours = func() map[string]string {
 	m := map[string]string{}
-	for i, k := range faults.Kinds() {
+	for i, k := range history.FaultKinds {
 		m[k] = faultPalette[i%len(faultPalette)]
 	}
 	return m

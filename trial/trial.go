@@ -181,7 +181,7 @@ func newTrial(sc *scenarios.Scenario, o Options) (*Trial, *http.Client, error) {
 		timeout = time.Duration(sc.Load.RequestTimeout)
 	}
 	client := &http.Client{Transport: o.Transport, Timeout: timeout}
-	ors, err := oracles.FromScenarioTargets(sc, targets, client, o.Getenv)
+	ors, err := oracles.FromScenarioTargets(sc, targets, o.Transport, timeout, o.Getenv)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %s: %w", ErrConfig, sc.Name, err)
 	}
