@@ -447,3 +447,48 @@ func TestAuditReportFiles(t *testing.T) {
 		t.Errorf("--report yaml: exit %d, want %d\n%s", r.code, ExitUsage, r.err)
 	}
 }
+
+// TestAuditSavedAndCheckedAgain: an audit saved with --out is judged again
+// by 'idemcheck check' from its history alone, to the same scorecard and
+// exit code, correct lab and broken.
+func TestAuditSavedAndCheckedAgain(t *testing.T) {
+	t.Parallel()
+	for _, bug := range []string{"", "check-then-act"} {
+		var bugs []string
+		if bug != "" {
+			bugs = []string{bug}
+		}
+		target := startTestLab(t, memoryBackend(), bugs...)
+		dir := t.TempDir()
+		code, live, out := runAudit(t, labAuditArgs(target, "--checks", "C03,C06,C09,C12,C15", "--out", dir)...)
+		for _, f := range []string{"history.jsonl", "scorecard.json", "report.html"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Fatalf("bug %q: audit --out wrote no %s: %v\n%s", bug, f, err, out)
+			}
+		}
+		r := runMain(t, nil, "check", dir, "--format", "json")
+		var again checks.Scorecard
+		if err := json.Unmarshal([]byte(r.out), &again); err != nil {
+			t.Fatalf("bug %q: check %s: exit %d, no JSON scorecard: %v\n%s%s", bug, dir, r.code, err, r.out, r.err)
+		}
+		if r.code != code {
+			t.Errorf("bug %q: check exits %d, the audit exited %d", bug, r.code, code)
+		}
+		a, b := mustJSON(t, live), mustJSON(t, &again)
+		if a != b {
+			t.Errorf("bug %q: check's scorecard differs from the audit's:\naudit: %s\ncheck: %s", bug, a, b)
+		}
+		if bug != "" && code != ExitFailed {
+			t.Errorf("bug %q: exit %d, want %d", bug, code, ExitFailed)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

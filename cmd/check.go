@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/scenarios"
@@ -43,12 +44,14 @@ it reads DIR/history.jsonl alone (every attempt, the oracles' readings, and
 the invariants, thresholds and expectation the run was judged against) and
 reports as run did, without sending a request. report.json is output only.
 Use it to re-judge evidence, after upgrading idemcheck, or with --scenario to
-judge a saved run against other invariants or thresholds.`,
+judge a saved run against other invariants or thresholds. An audit saved
+with 'idemcheck audit --out DIR' is judged again to its scorecard.`,
 		Example: `  idemcheck run charges.yaml --out ./report
   idemcheck check ./report
   idemcheck check ./report --format json
   idemcheck check ./report --scenario stricter.yaml   # other invariants and thresholds
-  idemcheck demo --out ./demo && idemcheck check ./demo`,
+  idemcheck demo --out ./demo && idemcheck check ./demo
+  idemcheck audit POST http://127.0.0.1:8080/charges -d '{"amount":100}' --out ./audit && idemcheck check ./audit`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Dir = args[0]
@@ -90,8 +93,16 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 		}
 	}
 	var sums []*reports.Summary
+	var audits []judgedAudit
 	code := ExitOK
 	for _, dir := range dirs {
+		if a, ok, err := recheckAudit(dir, sc, opts); err != nil {
+			return err
+		} else if ok {
+			audits = append(audits, a)
+			code = worst(code, resultCode(a.card.Result))
+			continue
+		}
 		sum, err := recheck(ctx, dir, sc, opts)
 		if err != nil {
 			return err
@@ -99,14 +110,70 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 		sums = append(sums, sum)
 		code = worst(code, resultCode(sum.Result))
 	}
-	write, _ := opts.Reports.writer(opts.Format)
-	if err := opts.Reports.write(sums); err != nil {
-		return err
+	if len(sums) > 0 || len(audits) == 0 {
+		write, _ := opts.Reports.writer(opts.Format)
+		if err := opts.Reports.write(sums); err != nil {
+			return err
+		}
+		if err := write(opts.Streams.Out, sums); err != nil {
+			return withCode(ExitRuntime, err)
+		}
 	}
-	if err := write(opts.Streams.Out, sums); err != nil {
-		return withCode(ExitRuntime, err)
+	for _, a := range audits {
+		if err := a.write(opts); err != nil {
+			return err
+		}
 	}
 	return finish(code, nil)
+}
+
+// judgedAudit is an audit saved with 'idemcheck audit --out DIR', judged
+// again.
+type judgedAudit struct {
+	h    *history.History
+	card *checks.Scorecard
+}
+
+// recheckAudit judges the audit saved in dir again, from its history
+// alone; ok is false when dir holds a run, not an audit.
+func recheckAudit(dir string, sc *scenarios.Scenario, opts *CheckOptions) (judgedAudit, bool, error) {
+	path := filepath.Join(dir, "history.jsonl")
+	meta, _, err := history.ShardEnds(path)
+	if err != nil || meta.Judge.Contract == nil {
+		return judgedAudit{}, false, nil // a run (or an error the run's path reports)
+	}
+	if sc != nil {
+		return judgedAudit{}, false, withHint(ExitUsage, fmt.Errorf("%s holds an audit, judged against the contract checks: --scenario applies to runs", dir),
+			"drop --scenario to judge the audit again as it was audited")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return judgedAudit{}, false, withCode(ExitRuntime, err)
+	}
+	defer f.Close()
+	h, err := history.Decode(f)
+	if err != nil {
+		return judgedAudit{}, false, withCode(ExitUsage, fmt.Errorf("%s: %w", path, err))
+	}
+	if opts.FailOnSet {
+		h.Meta.Judge.FailOn = opts.FailOn
+	}
+	return judgedAudit{h: h, card: checks.JudgeContract(h)}, true, nil
+}
+
+// write renders the audit's scorecard on stdout and in the --report
+// files, as 'idemcheck audit' does.
+func (a judgedAudit) write(opts *CheckOptions) error {
+	o := reports.Options{JUnitInconclusive: opts.Reports.Inconclusive}
+	if err := reports.WriteScorecard(opts.Streams.Out, opts.Format, a.card, a.h, o); err != nil {
+		return withCode(ExitRuntime, err)
+	}
+	for _, f := range opts.Reports.files {
+		if err := writeFile(f.Path, func(out *os.File) error { return reports.WriteScorecard(out, f.Format, a.card, a.h, o) }); err != nil {
+			return withCode(ExitRuntime, err)
+		}
+	}
+	return nil
 }
 
 // runDirs is dir when it holds a saved run, else its subdirectories that

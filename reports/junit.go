@@ -77,8 +77,16 @@ type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
 	Time      string        `xml:"time,attr"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 	Error     *junitMessage `xml:"error,omitempty"`
 	Failure   *junitMessage `xml:"failure,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+// junitSkipped is a case that did not run (an audit's skipped check; a
+// run's checks are never skipped).
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitMessage struct {

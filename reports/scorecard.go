@@ -38,7 +38,7 @@ func WriteScorecard(w io.Writer, format string, sc *checks.Scorecard, h *history
 		if err := o.validate(); err != nil {
 			return err
 		}
-		return writeScorecardJUnit(w, sc, o.JUnitInconclusive == JUnitFailure)
+		return writeScorecardJUnit(w, sc, h, o.JUnitInconclusive == JUnitFailure)
 	case "html":
 		return writeScorecardHTML(w, sc, h)
 	}
@@ -165,47 +165,26 @@ func writeScorecardMarkdown(w io.Writer, sc *checks.Scorecard) error {
 	return err
 }
 
-type scJunitSuites struct {
-	XMLName  xml.Name       `xml:"testsuites"`
-	Name     string         `xml:"name,attr"`
-	Tests    int            `xml:"tests,attr"`
-	Failures int            `xml:"failures,attr"`
-	Errors   int            `xml:"errors,attr"`
-	Skipped  int            `xml:"skipped,attr"`
-	Suites   []scJunitSuite `xml:"testsuite"`
-}
-
-type scJunitSuite struct {
-	Name     string        `xml:"name,attr"`
-	Tests    int           `xml:"tests,attr"`
-	Failures int           `xml:"failures,attr"`
-	Errors   int           `xml:"errors,attr"`
-	Skipped  int           `xml:"skipped,attr"`
-	Cases    []scJunitCase `xml:"testcase"`
-}
-
-type scJunitCase struct {
-	Name      string          `xml:"name,attr"`
-	Classname string          `xml:"classname,attr"`
-	Failure   *scJunitMessage `xml:"failure,omitempty"`
-	Error     *scJunitMessage `xml:"error,omitempty"`
-	Skipped   *scJunitMessage `xml:"skipped,omitempty"`
-	SystemOut string          `xml:"system-out,omitempty"`
-}
-
-type scJunitMessage struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr,omitempty"`
-	Text    string `xml:",chardata"`
-}
-
-// writeJUnit writes one testcase per check: a failure for a check that
-// fails at the failing severity, an error (a failure with
-// unknownFails) for an unknown one, skipped for a skipped one.
-func writeScorecardJUnit(w io.Writer, sc *checks.Scorecard, unknownFails bool) error {
-	suite := scJunitSuite{Name: "idemcheck audit " + sc.Method + " " + sc.Target}
+// writeScorecardJUnit writes the audit as the run's JUnit is written (the
+// same elements, valid against the Jenkins schema): a suite for the
+// audited request, its profile, oracle and target as properties, and a
+// case per check: a failure for a check that fails at the failing
+// severity, an error (a failure with unknownFails) for an unknown one,
+// skipped for a skipped one, the summary as system-out for the others.
+func writeScorecardJUnit(w io.Writer, sc *checks.Scorecard, h *history.History, unknownFails bool) error {
+	suite := junitSuite{Name: "idemcheck audit " + sc.Method + " " + sc.Target, Time: "0.000",
+		Properties: []junitProperty{{"profile", sc.Profile}, {"oracle", sc.Oracle}, {"target", sc.Target}, {"requests", fmt.Sprint(sc.Requests)}}}
+	if h != nil {
+		if !h.Meta.Started.IsZero() {
+			suite.Timestamp = h.Meta.Started.UTC().Format("2006-01-02T15:04:05")
+		}
+		if h.Meta.Ended.After(h.Meta.Started) {
+			suite.Time = seconds(h.Meta.Ended.Sub(h.Meta.Started))
+		}
+		suite.Properties = append(suite.Properties, junitProperty{"run_id", h.Meta.RunID})
+	}
 	for _, c := range sc.Checks {
-		tc := scJunitCase{Name: c.ID + " " + c.Name, Classname: "idemcheck.audit"}
+		tc := junitCase{Name: c.ID + " " + c.Name, Classname: "idemcheck.audit", Time: "0.000"}
 		var lines []string
 		for _, e := range c.Evidence {
 			lines = append(lines, evidenceLine(e))
@@ -213,16 +192,16 @@ func writeScorecardJUnit(w io.Writer, sc *checks.Scorecard, unknownFails bool) e
 		text := strings.Join(lines, "\n")
 		switch {
 		case c.Failed(sc.FailOn):
-			tc.Failure = &scJunitMessage{Message: c.Summary, Type: string(c.Severity), Text: text}
+			tc.Failure = &junitMessage{Message: c.Summary, Type: string(c.Severity), Text: text}
 			suite.Failures++
 		case c.Result == checks.Unknown && unknownFails:
-			tc.Failure = &scJunitMessage{Message: "unknown: " + c.Summary, Type: "inconclusive", Text: text}
+			tc.Failure = &junitMessage{Message: "unknown: " + c.Summary, Type: "inconclusive", Text: text}
 			suite.Failures++
 		case c.Result == checks.Unknown:
-			tc.Error = &scJunitMessage{Message: "unknown: " + c.Summary, Type: "inconclusive", Text: text}
+			tc.Error = &junitMessage{Message: "unknown: " + c.Summary, Type: "inconclusive", Text: text}
 			suite.Errors++
 		case c.Result == checks.Skipped:
-			tc.Skipped = &scJunitMessage{Message: c.Summary}
+			tc.Skipped = &junitSkipped{Message: c.Summary}
 			suite.Skipped++
 		default:
 			tc.SystemOut = fmt.Sprintf("%s (%s): %s", c.Result, c.Severity, c.Summary)
@@ -230,7 +209,7 @@ func writeScorecardJUnit(w io.Writer, sc *checks.Scorecard, unknownFails bool) e
 		suite.Tests++
 		suite.Cases = append(suite.Cases, tc)
 	}
-	doc := scJunitSuites{Name: "idemcheck audit", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Skipped: suite.Skipped, Suites: []scJunitSuite{suite}}
+	doc := junitSuites{Name: "idemcheck audit", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Time: suite.Time, Suites: []junitSuite{suite}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
