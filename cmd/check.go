@@ -138,8 +138,7 @@ type judgedAudit struct {
 // alone; ok is false when dir holds a run, not an audit.
 func recheckAudit(dir string, sc *scenarios.Scenario, opts *CheckOptions) (judgedAudit, bool, error) {
 	path := filepath.Join(dir, "history.jsonl")
-	meta, _, err := history.ShardEnds(path)
-	if err != nil || meta.Judge.Contract == nil {
+	if !history.IsAudit(path) {
 		return judgedAudit{}, false, nil // a run (or an error the run's path reports)
 	}
 	if sc != nil {

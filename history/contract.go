@@ -1,6 +1,13 @@
 package history
 
-import "time"
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"time"
+)
 
 // Contract is what an audit's history is judged against: the contract
 // checks of docs/audit.md the audit ran, and what it was told of the API.
@@ -42,3 +49,30 @@ type ContractCheck struct {
 
 // CheckCalibration is the Op.Check of an audit's calibration requests.
 const CheckCalibration = "calibration"
+
+// maxAuditHeader bounds the header line IsAudit reads: an audit's is a
+// few kilobytes, and a file whose first line is longer is not one.
+const maxAuditHeader = 1 << 20
+
+// IsAudit reports whether the history in the file at path is an audit's
+// (its header holds a Contract). It reads the first line only, at most
+// maxAuditHeader bytes of it: a file that is not a history, or a header
+// too long, is not an audit (Decode says what is wrong with it).
+func IsAudit(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(io.LimitReader(f, maxAuditHeader)).ReadBytes('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false
+	}
+	var h struct {
+		Type  string `json:"type"`
+		Judge struct {
+			Contract *Contract `json:"contract"`
+		} `json:"judge"`
+	}
+	return json.Unmarshal(line, &h) == nil && h.Type == "header" && h.Judge.Contract != nil
+}
