@@ -21,9 +21,32 @@
 //	  first 2xx --> replayer (operation.replay: wait after, same key,
 //	                same or other body, Fault "replay" / "mismatch")
 //
-// Requests go through internal/h1, an HTTP/1.1 client that writes each
-// request once and never resends one, over net/http for what it does not
-// handle (https, proxies), unless Options.Transport is given.
+// Requests go through the Client, over internal/h1, an HTTP/1.1 client
+// that writes each request once and never resends one, over net/http for
+// what it does not handle (https, proxies), unless Options.Transport is
+// given. The Client is the one way idemcheck sends to the API under test:
+// the audit's probes send through it too (Client.Send), so every exchange
+// of every command is recorded alike.
+//
+// A target that is not a request/response HTTP API (a message queue, a
+// webhook receiver) plugs in as a Sender (Options.Sender): one package
+// that renders and sends an attempt and records what came of it. The
+// runner's keys, fault placement, retries, pacing and history, and the
+// oracles, checks and reports after them, stay as they are:
+//
+//	type publisher struct{ ch *amqp.Channel }
+//
+//	func (p publisher) Send(ctx context.Context, v scenarios.Vars, f faults.Fault, a *history.Attempt, now func() time.Duration) error {
+//		a.Start = now()
+//		err := p.ch.PublishWithContext(ctx, "", "charges", false, false, amqp.Publishing{MessageId: v.Key, ...})
+//		a.End = now()
+//		... // ok when confirmed, info when the confirm was lost, fail when certainly not published
+//	}
+//
+//	runner.Run(ctx, sc, runner.Options{Target: u, Seed: seed, Sender: publisher{ch}})
+//
+// sender_test.go runs one against an in-memory queue and catches its
+// naive consumer with the exactly_once checker, unchanged.
 //
 // Latency is measured from each attempt's intended start (the pacer's
 // schedule in the open model), so queueing is not hidden (coordinated
