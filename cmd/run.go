@@ -16,7 +16,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/idemcheck/idemcheck/history"
 	redaction "github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/metrics"
 	"github.com/idemcheck/idemcheck/reports"
@@ -306,7 +305,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		prog := newProgressMode(opts.Streams, progressModeOf(opts.Streams, opts.Quiet), sc.Name)
 		var obs runner.Observer = prog
 		if mets != nil {
-			obs = fanOut{prog, mets.Observer(sc.Name)}
+			obs = runner.Observers{prog, mets.Observer(sc.Name)}
 		}
 		var rerun string
 		if opts.rerun != nil {
@@ -468,39 +467,6 @@ func runTargets(opts *RunOptions) []string {
 		return []string{opts.Target}
 	}
 	return nil
-}
-
-// fanOut is several observers of one run: progress and metrics.
-type fanOut []runner.Observer
-
-func (f fanOut) Start(total int, d time.Duration) {
-	for _, o := range f {
-		o.Start(total, d)
-	}
-}
-
-func (f fanOut) OpDone(op int, state history.OpState) {
-	for _, o := range f {
-		o.OpDone(op, state)
-	}
-}
-
-// AttemptDone tells every observer that hears attempts.
-func (f fanOut) AttemptDone(a history.Attempt) {
-	for _, o := range f {
-		if ao, ok := o.(runner.AttemptObserver); ok {
-			ao.AttemptDone(a)
-		}
-	}
-}
-
-// Phase tells every observer that hears phases.
-func (f fanOut) Phase(what string) {
-	for _, o := range f {
-		if p, ok := o.(interface{ Phase(string) }); ok {
-			p.Phase(what)
-		}
-	}
 }
 
 // exitCodeOf is the code err exits with (see report).
