@@ -241,8 +241,8 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
-			if err := dryRun(ctx, opts.Streams.Out, sc, targets, opts.Getenv, 3); err != nil {
-				return err
+			if err := runner.DryRun(ctx, opts.Streams.Out, sc, targets, opts.Getenv, 3); err != nil {
+				return withCode(ExitUsage, err)
 			}
 		}
 		return nil
