@@ -9,7 +9,6 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -267,31 +266,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	defer opts.closeTransport()
 	seed, nonce := opts.seedAndNonce()
 	// Each scenario's files go to a directory of its own when there are
-	// several, named after it, safe as a path and unique; every directory
-	// is checked before any request is sent.
+	// several; every directory is checked before any request is sent.
 	outs := make([]string, len(list))
 	if opts.Out != "" {
-		names := make([]string, len(list))
-		for i, sc := range list {
-			names[i] = sc.Name
-		}
-		dirs := dirNames(names)
-		// Two scenarios of one name in one run are two runs: the later
-		// ones take their directory's unique name (pay-2), which their
-		// keys derive from too, so they do not resend the first's keys.
-		seen := map[string]bool{}
-		for i, sc := range list {
-			if seen[sc.Name] {
-				sc.Name = dirs[i]
-			}
-			seen[sc.Name] = true
-		}
-		for i := range list {
-			outs[i] = opts.Out
-			if len(list) > 1 {
-				outs[i] = filepath.Join(opts.Out, dirs[i])
-			}
-			if err := checkOut(outs[i]); err != nil {
+		outs = trial.RunDirs(opts.Out, list)
+		for _, out := range outs {
+			if err := checkOut(out); err != nil {
 				return err
 			}
 		}
