@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -82,4 +83,14 @@ func serveOn(srv http.Handler, addr string) (url string, stop func(), err error)
 		_ = hs.Shutdown(sctx)
 		<-done
 	}, nil
+}
+
+// InstancesFor is how many instances of the lab show bugs: two under the
+// in-process-lock bug, whose lock holds within one instance and fails
+// between two that share the store and the ledger; one otherwise.
+func InstancesFor(bugs []string) int {
+	if slices.Contains(bugs, BugInProcessLock) {
+		return 2
+	}
+	return 1
 }

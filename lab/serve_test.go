@@ -41,3 +41,12 @@ func TestStart(t *testing.T) {
 		t.Errorf("Start on a taken address = %v, want a ListenError saying lab: …", err)
 	}
 }
+
+func TestInstancesFor(t *testing.T) {
+	if n := InstancesFor([]string{BugCheckThenAct, BugInProcessLock}); n != 2 {
+		t.Errorf("InstancesFor(in-process-lock) = %d, want 2", n)
+	}
+	if n := InstancesFor(nil); n != 1 {
+		t.Errorf("InstancesFor(no bug) = %d, want 1", n)
+	}
+}
