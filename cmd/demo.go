@@ -16,6 +16,7 @@ import (
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
+	"github.com/idemcheck/idemcheck/trial"
 )
 
 // DemoOptions are the inputs of `idemcheck demo`.
@@ -147,7 +148,8 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 			if opts.rerun != nil {
 				rerun = opts.rerun(opts.Seed, opts.KeyNonce)
 			}
-			ex, err := execute(ctx, sc, execOptions{Target: rl.URL, Targets: targets, Seed: opts.Seed, KeyNonce: opts.KeyNonce, Out: filepath.Join(opts.Out, name), Getenv: opts.Getenv, Observer: prog, Rerun: rerun})
+			ex, err := execute(ctx, sc, execOptions{Out: filepath.Join(opts.Out, name), Rerun: rerun,
+				Options: trial.Options{Target: rl.URL, Targets: targets, Seed: opts.Seed, KeyNonce: opts.KeyNonce, Getenv: opts.Getenv, Observer: prog}})
 			prog.Close()
 			if err != nil {
 				return err

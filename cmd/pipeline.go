@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
-	"time"
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
@@ -18,24 +16,13 @@ import (
 	"github.com/idemcheck/idemcheck/trial"
 )
 
-// execOptions tune one scenario's execution.
+// execOptions tune one scenario's execution: its trial, and where and
+// how it is saved.
 type execOptions struct {
-	Target string // overrides the scenario's target when set
-	// Targets, when set, are every target of the run (replicas).
-	Targets        []string
-	RequestTimeout time.Duration // 0: the scenario's load.request_timeout
-	Seed           uint64
-	KeyNonce       uint64 // mixed into generated keys; 0 for keys from the seed alone
-	Out            string // directory for report.json and history.jsonl; "" writes nothing
-	Transport      http.RoundTripper
-	Getenv         func(string) string
-	Observer       runner.Observer
-	FailOn         string // "medium": a deviation from the profile fails the run
-	RedactPath     bool   // mask the targets' path segments in every output
+	trial.Options
+	Out string // directory for report.json and history.jsonl; "" writes nothing
 	// Rerun is the command line that repeats the run (history.Meta.Rerun).
 	Rerun string
-	// SpillAfter bounds the attempts kept in memory; 0 keeps them all.
-	SpillAfter int
 }
 
 // defaultSpillAfter is how many attempts a run keeps in memory before its
@@ -57,8 +44,7 @@ type execution struct {
 // config, unreachable target); an interrupted or failed run still writes
 // what it saw.
 func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execution, error) {
-	j, err := trial.Run(ctx, sc, trial.Options{Target: o.Target, Targets: o.Targets, RequestTimeout: o.RequestTimeout, Seed: o.Seed, KeyNonce: o.KeyNonce,
-		Transport: o.Transport, Getenv: o.Getenv, Observer: o.Observer, FailOn: o.FailOn, RedactPath: o.RedactPath, SpillAfter: o.SpillAfter})
+	j, err := trial.Run(ctx, sc, o.Options)
 	if err != nil {
 		return nil, prepareError(err)
 	}
