@@ -152,23 +152,9 @@ func benchArms(opts *BenchOverheadOptions) (a, b *scenarios.Scenario, err error)
 	if err != nil {
 		return nil, nil, err
 	}
-	// same_response needs no oracle; the A/B judges no invariant
-	arm := func(name string) scenarios.RequestSpec {
-		spec := op.spec(name)
-		spec.Load = scenarios.Load{Rate: 1, Duration: scenarios.Duration(time.Second)}
-		spec.Retry = scenarios.Retry{Attempts: 1}
-		spec.Invariants = []scenarios.Invariant{{Check: "same_response"}}
-		return spec
-	}
-	if a, err = fromRequest(arm("bench-a")); err != nil {
+	as, bs := abtest.ArmSpecs(op.spec(""), opts.BaselinePath, opts.BaselineNoKey)
+	if a, err = fromRequest(as); err != nil {
 		return nil, nil, err
-	}
-	bs := arm("bench-b")
-	if opts.BaselinePath != "" {
-		bs.Request.Path = opts.BaselinePath
-	}
-	if opts.BaselineNoKey {
-		bs.Key = scenarios.KeyPlace{None: true}
 	}
 	if b, err = fromRequest(bs); err != nil {
 		return nil, nil, err
