@@ -82,15 +82,7 @@ func addLabFlags(c *cobra.Command, opts *LabOptions) {
 	fl.DurationVar(&opts.ProcessorLatency, "processor-latency", 20*time.Millisecond, "how long the card processor takes per charge (0 for none)")
 	fl.DurationVar(&opts.KeyTTL, "key-ttl", 24*time.Hour, "how long idempotency keys are kept")
 	fl.StringVar(&opts.Namespace, "namespace", "", "keep this lab's data apart on shared Redis/Postgres servers (a Postgres schema and a Redis key prefix of this name)")
-	fl.StringArrayVar(&opts.Bugs, "bug", nil, "seed a classic bug into the protected endpoints (repeatable): "+strings.Join(bugNames(), ", "))
-}
-
-func bugNames() []string {
-	var out []string
-	for _, b := range lab.Bugs() {
-		out = append(out, b.Name)
-	}
-	return out
+	fl.StringArrayVar(&opts.Bugs, "bug", nil, "seed a classic bug into the protected endpoints (repeatable): "+strings.Join(lab.BugNames(), ", "))
 }
 
 func bugList() string {
