@@ -45,6 +45,14 @@ func Probes(o RateOptions) int {
 	return int(n)
 }
 
+// AutoOps estimates the most requests a bench at the rate FindRates
+// finds sends: both arms' rate searches (o), then Run with ab at half the
+// highest rate the search tries.
+func AutoOps(ab Options, o RateOptions) int {
+	ab.Rate = o.defaults().Max / 2
+	return 2*Probes(o) + Ops(ab)
+}
+
 func (o RateOptions) defaults() RateOptions {
 	if o.Start <= 0 {
 		o.Start = 100

@@ -60,3 +60,11 @@ func TestFindRatesAndHGRMFiles(t *testing.T) {
 		}
 	}
 }
+
+// AutoOps counts both arms' searches and the A/B at half the search's cap.
+func TestAutoOps(t *testing.T) {
+	o := Options{Rate: 100, Duration: 2 * time.Second, Warmup: 500 * time.Millisecond}
+	if got, want := AutoOps(o, RateOptions{}), 2*Probes(RateOptions{})+2*5*MaxProbeRate/4; got != want {
+		t.Errorf("AutoOps = %d, want %d (2 searches, then 2 arms × 2.5s × %d/s)", got, want, MaxProbeRate/2)
+	}
+}

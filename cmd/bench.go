@@ -220,16 +220,12 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 		kind = "mutating requests"
 	}
 	what := fmt.Sprintf("%s %s (A) and %s %s (B%s)", a.Operation.Method, a.Operation.Path, b.Operation.Method, b.Operation.Path, map[bool]string{true: ", no key", false: ""}[opts.BaselineNoKey])
-	var total int
+	total := abtest.Ops(ab)
 	if auto {
-		probes := 2 * abtest.Probes(ro)
-		// the bench runs at half the rate found, at most half the search's cap
-		ab.Rate = abtest.MaxProbeRate / 2
-		total = probes + abtest.Ops(ab)
+		total = abtest.AutoOps(ab, ro)
 		fmt.Fprintf(streams.Err, "bench overhead: %s to %s; --rate auto: at most %d %s (the rate search, then 2 arms × %v at half the rate found)\n",
 			what, targets[0].Redacted(), total, kind, opts.Warmup+opts.Duration)
 	} else {
-		total = abtest.Ops(ab)
 		fmt.Fprintf(streams.Err, "bench overhead: %s to %s; about %d %s (2 arms × %v × %.0f/s, warm-up %v included), a fresh key per op\n",
 			what, targets[0].Redacted(), total, kind, opts.Warmup+opts.Duration, rate, opts.Warmup)
 	}
