@@ -218,16 +218,11 @@ func tcpFaults(opts *ProxyTCPOptions) (faults.TCPFaults, error) {
 		if _, err := faults.New(spec); err != nil {
 			return f, withCode(ExitUsage, fmt.Errorf("--fault %q: %s", s, strings.ReplaceAll(err.Error(), "\n", "; ")))
 		}
-		switch spec.Kind {
-		case faults.KindDelay:
-			if opts.Latency != 0 {
-				return f, withHint(ExitUsage, fmt.Errorf("--fault %q and --latency both set", s), "one hold per exchange: --latency D, or --fault delay=RATE,delay=D for a share of them")
-			}
-			f.Latency, f.LatencyRate = spec.Delay, spec.Rate
-		case faults.KindReset:
-			f.ResetRate = spec.Rate
-		default:
-			return f, withHint(ExitUsage, fmt.Errorf("--fault %q: %s is an HTTP fault", s, spec.Kind), "the TCP proxy shares delay and reset with the HTTP proxy; see --latency, --down, --reset-after, --bandwidth")
+		if spec.Kind == faults.KindDelay && opts.Latency != 0 {
+			return f, withHint(ExitUsage, fmt.Errorf("--fault %q and --latency both set", s), "one hold per exchange: --latency D, or --fault delay=RATE,delay=D for a share of them")
+		}
+		if err := f.Add(spec); err != nil {
+			return f, withHint(ExitUsage, fmt.Errorf("--fault %q: %w", s, err), "the TCP proxy shares delay and reset with the HTTP proxy; see --latency, --down, --reset-after, --bandwidth")
 		}
 	}
 	if err := f.Validate(); err != nil {

@@ -2,11 +2,13 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"testing"
+	"time"
 )
 
 // Serve serves the proxy until its context ends, then returns nil with
@@ -45,5 +47,26 @@ func TestParseBytes(t *testing.T) {
 		if _, err := ParseBytes(bad); err == nil {
 			t.Errorf("ParseBytes(%q) = nil error, want one", bad)
 		}
+	}
+}
+
+// The TCP proxy takes delay and reset in the HTTP proxy's syntax, no other.
+func TestTCPFaultsAdd(t *testing.T) {
+	var f TCPFaults
+	for _, s := range []string{"delay=0.5,delay=2ms", "reset=0.1"} {
+		spec, err := ParseSpec(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Add(spec); err != nil {
+			t.Errorf("Add(%s) = %v", s, err)
+		}
+	}
+	if want := (TCPFaults{Latency: 2 * time.Millisecond, LatencyRate: 0.5, ResetRate: 0.1}); f != want {
+		t.Errorf("Add(delay, reset) = %+v, want %+v", f, want)
+	}
+	spec, _ := ParseSpec("drop_ack=0.1")
+	if err := f.Add(spec); !errors.Is(err, ErrNotTCP) || err.Error() != "drop_ack is an HTTP fault" {
+		t.Errorf("Add(drop_ack) = %v, want ErrNotTCP saying drop_ack is an HTTP fault", err)
 	}
 }
