@@ -16,5 +16,6 @@
 //	         └─────┴──> per-arm blocks ──> Compare (block bootstrap) ──> Judge
 //
 // FindRate looks for the highest rate an arm sustains, for --rate auto.
+// Costs runs the A/B over the built-in protected/naive pairs, for the demo.
 // The package never prints: it returns values.
 package abtest

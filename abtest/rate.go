@@ -3,7 +3,10 @@ package abtest
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/idemcheck/idemcheck/measure"
@@ -40,6 +43,14 @@ func Probes(o RateOptions) int {
 	}
 	n += 3 * r / 2 * o.Probe.Seconds() // the bisection's three probes, at most
 	return int(n)
+}
+
+// AutoOps estimates the most requests a bench at the rate FindRates
+// finds sends: both arms' rate searches (o), then Run with ab at half the
+// highest rate the search tries.
+func AutoOps(ab Options, o RateOptions) int {
+	ab.Rate = o.defaults().Max / 2
+	return 2*Probes(o) + Ops(ab)
 }
 
 func (o RateOptions) defaults() RateOptions {
@@ -116,4 +127,36 @@ func FindRate(ctx context.Context, sc *scenarios.Scenario, o RateOptions) (float
 		}
 	}
 	return good, nil
+}
+
+// ParseRate reads a rate per arm: ops per second (200, or 200/s), or
+// "auto" for the rate FindRates finds.
+func ParseRate(s string) (rate float64, auto bool, err error) {
+	if s == "auto" {
+		return 0, true, nil
+	}
+	rate, err = strconv.ParseFloat(strings.TrimSuffix(s, "/s"), 64)
+	if err != nil || rate <= 0 || math.IsInf(rate, 0) {
+		return 0, false, fmt.Errorf("rate %q: want ops per second or auto", s)
+	}
+	return rate, false, nil
+}
+
+// FindRates finds the highest rate each arm sustains (FindRate, a then b)
+// and the rate to bench them at: half the lower, in whole ops per second.
+// onArm, when not nil, hears "A" or "B" before each arm's search.
+func FindRates(ctx context.Context, a, b *scenarios.Scenario, o RateOptions, onArm func(arm string)) (maxA, maxB, rate float64, err error) {
+	for _, arm := range []struct {
+		name string
+		sc   *scenarios.Scenario
+		max  *float64
+	}{{"A", a, &maxA}, {"B", b, &maxB}} {
+		if onArm != nil {
+			onArm(arm.name)
+		}
+		if *arm.max, err = FindRate(ctx, arm.sc, o); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	return maxA, maxB, math.Floor(min(maxA, maxB) / 2), nil
 }

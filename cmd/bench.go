@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -155,23 +152,9 @@ func benchArms(opts *BenchOverheadOptions) (a, b *scenarios.Scenario, err error)
 	if err != nil {
 		return nil, nil, err
 	}
-	// same_response needs no oracle; the A/B judges no invariant
-	arm := func(name string) scenarios.RequestSpec {
-		spec := op.spec(name)
-		spec.Load = scenarios.Load{Rate: 1, Duration: scenarios.Duration(time.Second)}
-		spec.Retry = scenarios.Retry{Attempts: 1}
-		spec.Invariants = []scenarios.Invariant{{Check: "same_response"}}
-		return spec
-	}
-	if a, err = fromRequest(arm("bench-a")); err != nil {
+	as, bs := abtest.ArmSpecs(op.spec(""), opts.BaselinePath, opts.BaselineNoKey)
+	if a, err = fromRequest(as); err != nil {
 		return nil, nil, err
-	}
-	bs := arm("bench-b")
-	if opts.BaselinePath != "" {
-		bs.Request.Path = opts.BaselinePath
-	}
-	if opts.BaselineNoKey {
-		bs.Key = scenarios.KeyPlace{None: true}
 	}
 	if b, err = fromRequest(bs); err != nil {
 		return nil, nil, err
@@ -203,13 +186,9 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 	default:
 		return withHint(ExitUsage, fmt.Errorf("--format %q", opts.Format), "text, json or markdown")
 	}
-	auto := opts.Rate == "auto"
-	var rate float64
-	if !auto {
-		rate, err = strconv.ParseFloat(strings.TrimSuffix(opts.Rate, "/s"), 64)
-		if err != nil || rate <= 0 || math.IsInf(rate, 0) {
-			return withHint(ExitUsage, fmt.Errorf("--rate %q", opts.Rate), "ops per second per arm, like --rate 200, or --rate auto")
-		}
+	rate, auto, err := abtest.ParseRate(opts.Rate)
+	if err != nil {
+		return withHint(ExitUsage, fmt.Errorf("--rate %q", opts.Rate), "ops per second per arm, like --rate 200, or --rate auto")
 	}
 	if opts.Duration <= 0 || opts.Warmup < 0 || opts.Block <= 0 || opts.MaxInFlight <= 0 || opts.Resamples <= 0 || opts.Timeout <= 0 {
 		return usageError("--duration, --block, --max-in-flight, --resamples and --request-timeout must be positive, --warmup not negative")
@@ -241,16 +220,12 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 		kind = "mutating requests"
 	}
 	what := fmt.Sprintf("%s %s (A) and %s %s (B%s)", a.Operation.Method, a.Operation.Path, b.Operation.Method, b.Operation.Path, map[bool]string{true: ", no key", false: ""}[opts.BaselineNoKey])
-	var total int
+	total := abtest.Ops(ab)
 	if auto {
-		probes := 2 * abtest.Probes(ro)
-		// the bench runs at half the rate found, at most half the search's cap
-		ab.Rate = abtest.MaxProbeRate / 2
-		total = probes + abtest.Ops(ab)
+		total = abtest.AutoOps(ab, ro)
 		fmt.Fprintf(streams.Err, "bench overhead: %s to %s; --rate auto: at most %d %s (the rate search, then 2 arms × %v at half the rate found)\n",
 			what, targets[0].Redacted(), total, kind, opts.Warmup+opts.Duration)
 	} else {
-		total = abtest.Ops(ab)
 		fmt.Fprintf(streams.Err, "bench overhead: %s to %s; about %d %s (2 arms × %v × %.0f/s, warm-up %v included), a fresh key per op\n",
 			what, targets[0].Redacted(), total, kind, opts.Warmup+opts.Duration, rate, opts.Warmup)
 	}
@@ -270,15 +245,12 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 		ro.OnProbe = func(r float64, held bool) {
 			fmt.Fprintf(streams.Err, "  probe %.0f ops/s: %s\n", r, map[bool]string{true: "held", false: "not held"}[held])
 		}
-		fmt.Fprintln(streams.Err, "finding the highest rate arm A sustains")
-		if maxA, err = abtest.FindRate(ctx, a, ro); err != nil {
+		maxA, maxB, ab.Rate, err = abtest.FindRates(ctx, a, b, ro, func(arm string) {
+			fmt.Fprintf(streams.Err, "finding the highest rate arm %s sustains\n", arm)
+		})
+		if err != nil {
 			return benchErr(ctx, err)
 		}
-		fmt.Fprintln(streams.Err, "finding the highest rate arm B sustains")
-		if maxB, err = abtest.FindRate(ctx, b, ro); err != nil {
-			return benchErr(ctx, err)
-		}
-		ab.Rate = math.Floor(min(maxA, maxB) / 2)
 		fmt.Fprintf(streams.Err, "A sustains %.0f ops/s, B %.0f ops/s (A/B %.0f%%); benching at %.0f ops/s\n", maxA, maxB, pct(maxA, maxB), ab.Rate)
 		if ab.Rate < 1 {
 			return withCode(ExitInconclusive, errors.New("an arm sustains less than 2 ops/s: nothing to bench at"))
@@ -291,7 +263,7 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 	sum := abtest.Report(what, res, abtest.Compare(res, opts.Resamples, rand.New(rand.NewPCG(opts.Seed, 0xb007))), budget)
 	sum.MaxA, sum.MaxB = maxA, maxB
 	if opts.Out != "" {
-		if err := writeHGRM(opts.Out, res); err != nil {
+		if err := res.WriteHGRMFiles(opts.Out); err != nil {
 			return withCode(ExitRuntime, err)
 		}
 	}
@@ -337,27 +309,6 @@ func pct(a, b float64) float64 {
 		return 0
 	}
 	return a / b * 100
-}
-
-func writeHGRM(dir string, res *abtest.Result) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	for _, arm := range res.Arms() {
-		path := filepath.Join(dir, arm.Name+".hgrm")
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		err = arm.WriteHGRM(f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("writing %s: %w", path, err)
-		}
-	}
-	return nil
 }
 
 // BenchStoreOptions are the inputs of `idemcheck bench store`.
@@ -457,8 +408,7 @@ func benchStoreRun(ctx context.Context, opts *BenchStoreOptions) error {
 		if err != nil {
 			return storeErr(ctx, out.RedisURL, err)
 		}
-		out.Redis = storeResult(r.Primitives, r.BytesPerRecord)
-		out.Redis.Roundtrip = r.Roundtrip("set_nx_px")
+		out.Redis = r.Report()
 		per = r.BytesPerRecord
 	}
 	if opts.Postgres != "" {
@@ -466,7 +416,7 @@ func benchStoreRun(ctx context.Context, opts *BenchStoreOptions) error {
 		if err != nil {
 			return storeErr(ctx, out.PostgresURL, err)
 		}
-		out.Postgres = storeResult(p.Primitives, p.BytesPerRecord)
+		out.Postgres = p.Report()
 		if out.Redis == nil {
 			per = p.BytesPerRecord
 		}
@@ -480,15 +430,6 @@ func benchStoreRun(ctx context.Context, opts *BenchStoreOptions) error {
 		return withCode(ExitRuntime, err)
 	}
 	return nil
-}
-
-// storeResult is a store's figures as reports show them.
-func storeResult(ps []storebench.Primitive, bytesPerRecord int64) *reports.StoreResult {
-	r := &reports.StoreResult{BytesPerRecord: bytesPerRecord}
-	for _, p := range ps {
-		r.Primitives = append(r.Primitives, reports.StorePrimitive(p))
-	}
-	return r
 }
 
 func storeErr(ctx context.Context, where string, err error) error {

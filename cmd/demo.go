@@ -2,13 +2,10 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"net/url"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -19,29 +16,8 @@ import (
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
+	"github.com/idemcheck/idemcheck/trial"
 )
-
-// demoFirst are the built-in scenarios the demo runs first, in this order;
-// every other built-in follows. Each runs its naive variant (when it has
-// one) and then its protected one.
-var demoFirst = []string{"charges-lost-ack", "charges-timeout", "likes-duplicate", "debit-cas"}
-
-// demoScenarios lists the protected built-ins in demo order.
-func demoScenarios() []string {
-	out := append([]string(nil), demoFirst...)
-	seen := map[string]bool{}
-	for _, n := range out {
-		seen[n] = true
-	}
-	for _, n := range scenarios.BuiltinNames() {
-		if !strings.HasSuffix(n, "-naive") && !seen[n] {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-func hasBuiltin(name string) bool { return slices.Contains(scenarios.BuiltinNames(), name) }
 
 // DemoOptions are the inputs of `idemcheck demo`.
 type DemoOptions struct {
@@ -113,20 +89,10 @@ the ledger and the card processor, as two replicas of one service would.`,
 	return c
 }
 
-// demoInstances is how many instances of the lab the demo starts: two
-// under the in-process-lock bug, whose lock holds within one instance and
-// fails between two that share the store and the ledger; one otherwise.
-func demoInstances(bugs []string) int {
-	if slices.Contains(bugs, lab.BugInProcessLock) {
-		return 2
-	}
-	return 1
-}
-
 func demoRun(ctx context.Context, opts *DemoOptions) error {
 	streams := opts.Lab.Streams
 	if opts.Lab.Instances == 0 {
-		opts.Lab.Instances = demoInstances(opts.Lab.Bugs)
+		opts.Lab.Instances = lab.InstancesFor(opts.Lab.Bugs)
 	}
 	rl, err := startLab(ctx, &opts.Lab, "127.0.0.1:0")
 	if err != nil {
@@ -147,7 +113,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 		// must not send its keys again.
 		opts.KeyNonce = randomSeed()
 	}
-	pairs := demoScenarios()
+	pairs := scenarios.Showcase()
 	if len(opts.Only) > 0 {
 		pairs = opts.Only
 	}
@@ -156,7 +122,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	var errs []error
 	for _, pair := range pairs {
 		variants := []string{"protected"}
-		if hasBuiltin(pair + "-naive") {
+		if scenarios.HasNaive(pair) {
 			variants = []string{"naive", "protected"}
 		}
 		for _, variant := range variants {
@@ -182,13 +148,14 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 			if opts.rerun != nil {
 				rerun = opts.rerun(opts.Seed, opts.KeyNonce)
 			}
-			ex, err := execute(ctx, sc, execOptions{Target: rl.URL, Targets: targets, Seed: opts.Seed, KeyNonce: opts.KeyNonce, Out: filepath.Join(opts.Out, name), Getenv: opts.Getenv, Observer: prog, Rerun: rerun})
+			ex, err := execute(ctx, sc, execOptions{Out: filepath.Join(opts.Out, name), Rerun: rerun,
+				Options: trial.Options{Target: rl.URL, Targets: targets, Seed: opts.Seed, KeyNonce: opts.KeyNonce, Getenv: opts.Getenv, Observer: prog}})
 			prog.Close()
 			if err != nil {
 				return err
 			}
 			rows = append(rows, reports.DemoRow{Pair: pair, Variant: variant, Summary: ex.Summary,
-				Met: ex.Code == ExitOK, Inconclusive: ex.Code == ExitInconclusive, ChargeCents: chargeCents(sc)})
+				Met: ex.Code == ExitOK, Inconclusive: ex.Code == ExitInconclusive, ChargeCents: sc.ChargeCents()})
 			code = worst(code, ex.Code)
 			if ex.Err != nil {
 				errs = append(errs, ex.Err)
@@ -229,76 +196,20 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 // so ("within noise") rather than print noise as a cost.
 var demoAB = abtest.Options{Rate: 100, Duration: time.Second, Warmup: 200 * time.Millisecond, Block: 100 * time.Millisecond}
 
-// demoCosts measures, for each distinct protected/naive pair of requests
-// among pairs, the protected request (A) against the naive one (B) with
-// the A/B machinery of bench overhead. Pairs whose ops need a setup or a
-// read before each op (the compare-and-set debit) are left out.
+// demoCosts measures what the protection of each pair's operation
+// costs (abtest.Costs) on the lab at target (and targets, its instances).
 func demoCosts(ctx context.Context, pairs []string, target string, targets []string, opts *DemoOptions) []reports.DemoCost {
 	base, err := url.Parse(target)
 	if err != nil {
 		return nil
 	}
-	ro := runner.Options{Target: base, Env: opts.Getenv, Seed: opts.Seed, RequestTimeout: 10 * time.Second}
+	o := demoAB
+	o.Runner = runner.Options{Target: base, Env: opts.Getenv, Seed: opts.Seed, RequestTimeout: 10 * time.Second}
 	for _, t := range targets {
 		if u, err := url.Parse(t); err == nil {
-			ro.Targets = append(ro.Targets, u)
+			o.Runner.Targets = append(o.Runner.Targets, u)
 		}
 	}
-	var out []reports.DemoCost
-	seen := map[string]bool{}
-	for _, pair := range pairs {
-		if !hasBuiltin(pair + "-naive") {
-			continue
-		}
-		a, errA := scenarios.Builtin(pair)
-		b, errB := scenarios.Builtin(pair + "-naive")
-		if errA != nil || errB != nil || len(a.Setup) > 0 || len(b.Setup) > 0 || a.Operation.Before != nil || b.Operation.Before != nil {
-			continue
-		}
-		what := a.Operation.Method + " " + a.Operation.Path + " vs " + b.Operation.Method + " " + b.Operation.Path
-		if seen[what] {
-			continue
-		}
-		seen[what] = true
-		c := reports.DemoCost{What: what}
-		o := demoAB
-		o.Runner = ro
-		o.Rand = rand.New(rand.NewPCG(randomSeed(), randomSeed())) // new keys on every demo
-		res, err := abtest.Run(ctx, a, b, o)
-		switch {
-		case err != nil:
-			c.Err = err.Error()
-		default:
-			ra, rb := res.A.Report(), res.B.Report()
-			c.A, c.B = &ra, &rb
-			c.Deltas = abtest.ReportDeltas(abtest.Compare(res, 400, rand.New(rand.NewPCG(opts.Seed, 0xde70))))
-			if ok, why := res.Held(); !ok {
-				c.Err = why
-			}
-		}
-		out = append(out, c)
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return out
-}
-
-// chargeCents is what each op of sc charges, in cents: the amount of its
-// JSON body when the body also names a currency (the built-in charges send
-// {"amount":100,"currency":"usd",…}); 0 when it charges nothing.
-func chargeCents(sc *scenarios.Scenario) int64 {
-	t, err := scenarios.NewTemplate("operation", sc.Operation.Request, http.MethodPost, func(string) string { return "" })
-	if err != nil {
-		return 0
-	}
-	body, err := t.Body(context.Background(), scenarios.Vars{})
-	var charge struct {
-		Amount   int64  `json:"amount"`
-		Currency string `json:"currency"`
-	}
-	if err != nil || json.Unmarshal(body, &charge) != nil || charge.Currency == "" {
-		return 0
-	}
-	return max(charge.Amount, 0)
+	o.Rand = rand.New(rand.NewPCG(randomSeed(), randomSeed())) // new keys on every demo
+	return abtest.Costs(ctx, pairs, o, 400, opts.Seed)
 }

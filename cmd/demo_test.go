@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/internal/testenv"
-	"github.com/idemcheck/idemcheck/scenarios"
 )
 
 // TestDemo runs the whole demo, then check DIR on its --out, which must
@@ -68,19 +67,5 @@ func TestDemoOnRedisAndPostgres(t *testing.T) {
 	r = runMain(t, nil, "demo", "--ops", "40", "--out", t.TempDir(), "--store", be.store, "--ledger", be.ledger, "--namespace", "demo_test")
 	if r.code != ExitOK {
 		t.Fatalf("second demo on the same Redis+Postgres: exit %d, want 0\n%s%s", r.code, r.out, r.err)
-	}
-}
-
-// What a charge costs comes from the scenario's request, not its name:
-// every built-in charge sends 100 cents; likes and debits charge nothing.
-func TestChargeCents(t *testing.T) {
-	for name, want := range map[string]int64{"charges-lost-ack": 100, "charges-replay-naive": 100, "likes-duplicate": 0, "debit-cas": 0} {
-		sc, err := scenarios.Builtin(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := chargeCents(sc); got != want {
-			t.Errorf("chargeCents(%s) = %d, want %d", name, got, want)
-		}
 	}
 }

@@ -105,7 +105,7 @@ func initRun(_ context.Context, opts *InitOptions) error {
 	}
 	name := opts.Name
 	if name == "" {
-		name = scenarioName(op.Method, op.Path)
+		name = scenarios.StarterName(op.Method, op.Path)
 	}
 	method, effects, err := effectsPath(opts.Effects, op)
 	if err != nil {
@@ -148,18 +148,6 @@ func initSource(out string) string {
 		return "init"
 	}
 	return out
-}
-
-var nonName = regexp.MustCompile(`[^a-z0-9]+`)
-
-// scenarioName is "post-v1-charges" for POST /v1/charges?x=1.
-func scenarioName(method, path string) string {
-	path, _, _ = strings.Cut(path, "?")
-	n := strings.Trim(nonName.ReplaceAllString(strings.ToLower(method+"-"+path), "-"), "-")
-	if n == "" {
-		return "my-operation"
-	}
-	return n
 }
 
 // effectsPath is --effects as a method ("" for GET) and a path on the

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net"
-	"net/http"
 	"strings"
 	"time"
 
@@ -85,15 +82,7 @@ func addLabFlags(c *cobra.Command, opts *LabOptions) {
 	fl.DurationVar(&opts.ProcessorLatency, "processor-latency", 20*time.Millisecond, "how long the card processor takes per charge (0 for none)")
 	fl.DurationVar(&opts.KeyTTL, "key-ttl", 24*time.Hour, "how long idempotency keys are kept")
 	fl.StringVar(&opts.Namespace, "namespace", "", "keep this lab's data apart on shared Redis/Postgres servers (a Postgres schema and a Redis key prefix of this name)")
-	fl.StringArrayVar(&opts.Bugs, "bug", nil, "seed a classic bug into the protected endpoints (repeatable): "+strings.Join(bugNames(), ", "))
-}
-
-func bugNames() []string {
-	var out []string
-	for _, b := range lab.Bugs() {
-		out = append(out, b.Name)
-	}
-	return out
+	fl.StringArrayVar(&opts.Bugs, "bug", nil, "seed a classic bug into the protected endpoints (repeatable): "+strings.Join(lab.BugNames(), ", "))
 }
 
 func bugList() string {
@@ -108,73 +97,24 @@ func bugList() string {
 	return b.String()
 }
 
-// runningLab is a lab, or several instances of it, serving on loopback
-// listeners.
+// runningLab is a started lab (lab.Start).
 type runningLab struct {
-	// URL is the first instance's base URL.
-	URL string
-	// URLs are every instance's base URL, URL first (LabOptions.Instances).
-	URLs []string
+	*lab.Running
 	stop func()
 }
 
-// startLab builds the lab's backends and serves it on addr; further
-// instances (LabOptions.Instances) serve on free ports of addr's host.
+// startLab starts the lab of opts on addr (lab.Start), its errors given
+// their exit codes and hints.
 func startLab(ctx context.Context, opts *LabOptions, addr string) (*runningLab, error) {
 	cfg := lab.Config{ProcessorLatency: opts.ProcessorLatency, KeyTTL: opts.KeyTTL, Bugs: opts.Bugs, AllowReset: opts.AllowReset}
 	if cfg.ProcessorLatency == 0 {
 		cfg.ProcessorLatency = lab.NoProcessorLatency // the flag's 0 means none; lab.Config's 0 means its default
 	}
-	srvs, closeBackends, err := lab.Open(ctx, cfg, lab.Backends{Store: opts.Store, Ledger: opts.Ledger, Namespace: opts.Namespace}, opts.Instances)
+	r, err := lab.Start(ctx, cfg, lab.Backends{Store: opts.Store, Ledger: opts.Ledger, Namespace: opts.Namespace}, opts.Instances, addr)
 	if err != nil {
 		return nil, labError(err)
 	}
-	rl := &runningLab{}
-	var stops []func()
-	rl.stop = func() {
-		for i := len(stops) - 1; i >= 0; i-- {
-			stops[i]()
-		}
-		closeBackends()
-	}
-	for i, srv := range srvs {
-		if i > 0 {
-			host, _, err := net.SplitHostPort(addr)
-			if err != nil {
-				host = "127.0.0.1"
-			}
-			addr = net.JoinHostPort(host, "0")
-		}
-		url, stop, err := serveLab(srv, addr)
-		if err != nil {
-			rl.stop()
-			return nil, err
-		}
-		stops = append(stops, stop)
-		rl.URLs = append(rl.URLs, url)
-	}
-	rl.URL = rl.URLs[0]
-	return rl, nil
-}
-
-// serveLab serves srv on addr until stop is called.
-func serveLab(srv http.Handler, addr string) (url string, stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", nil, withHint(ExitRuntime, fmt.Errorf("lab: %w", err), "choose another --addr, e.g. 127.0.0.1:0 for any free port")
-	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = hs.Serve(ln)
-	}()
-	return "http://" + ln.Addr().String(), func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-		<-done
-	}, nil
+	return &runningLab{Running: r, stop: r.Stop}, nil
 }
 
 func labRun(ctx context.Context, opts *LabOptions) error {
@@ -200,13 +140,16 @@ func redact(raw string) string {
 	return redaction.Options{Keep: redaction.ConnParams}.String(raw)
 }
 
-// labError gives an error of lab.Open its exit code and hint: a bad
+// labError gives an error of lab.Start its exit code and hint: a bad
 // --store, --ledger or --namespace (or --bug) is a usage error, a backend
-// that cannot be reached a runtime one.
+// that cannot be reached or an address taken a runtime one.
 func labError(err error) error {
 	var ce *lab.ConfigError
 	var xe *lab.ConnectError
+	var le *lab.ListenError
 	switch {
+	case errors.As(err, &le):
+		return withHint(ExitRuntime, err, "choose another --addr, e.g. 127.0.0.1:0 for any free port")
 	case errors.As(err, &ce):
 		hint := map[string]string{
 			"namespace": "e.g. --namespace lab_ci_1",

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,7 +66,7 @@ func (p *phaseFlags) check(c *cobra.Command, args []string, out string) error {
 		return usageError("--phase %q: want prepare, load or judge", p.Phase)
 	}
 	for _, name := range []string{"shards", "shard", "start-in", "wait"} {
-		if set(name) && !contains(allowed, name) {
+		if set(name) && !slices.Contains(allowed, name) {
 			return usageError("--%s does not apply to --phase %s", name, p.Phase)
 		}
 	}
@@ -115,15 +116,6 @@ func (p *phaseFlags) check(c *cobra.Command, args []string, out string) error {
 		}
 	}
 	return nil
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // parseShardFlag parses --shard: i/N, or auto/N with i from

@@ -4,12 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
@@ -20,24 +16,13 @@ import (
 	"github.com/idemcheck/idemcheck/trial"
 )
 
-// execOptions tune one scenario's execution.
+// execOptions tune one scenario's execution: its trial, and where and
+// how it is saved.
 type execOptions struct {
-	Target string // overrides the scenario's target when set
-	// Targets, when set, are every target of the run (replicas).
-	Targets        []string
-	RequestTimeout time.Duration // 0: the scenario's load.request_timeout
-	Seed           uint64
-	KeyNonce       uint64 // mixed into generated keys; 0 for keys from the seed alone
-	Out            string // directory for report.json and history.jsonl; "" writes nothing
-	Transport      http.RoundTripper
-	Getenv         func(string) string
-	Observer       runner.Observer
-	FailOn         string // "medium": a deviation from the profile fails the run
-	RedactPath     bool   // mask the targets' path segments in every output
+	trial.Options
+	Out string // directory for report.json and history.jsonl; "" writes nothing
 	// Rerun is the command line that repeats the run (history.Meta.Rerun).
 	Rerun string
-	// SpillAfter bounds the attempts kept in memory; 0 keeps them all.
-	SpillAfter int
 }
 
 // defaultSpillAfter is how many attempts a run keeps in memory before its
@@ -59,8 +44,7 @@ type execution struct {
 // config, unreachable target); an interrupted or failed run still writes
 // what it saw.
 func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execution, error) {
-	j, err := trial.Run(ctx, sc, trial.Options{Target: o.Target, Targets: o.Targets, RequestTimeout: o.RequestTimeout, Seed: o.Seed, KeyNonce: o.KeyNonce,
-		Transport: o.Transport, Getenv: o.Getenv, Observer: o.Observer, FailOn: o.FailOn, RedactPath: o.RedactPath, SpillAfter: o.SpillAfter})
+	j, err := trial.Run(ctx, sc, o.Options)
 	if err != nil {
 		return nil, prepareError(err)
 	}
@@ -96,7 +80,7 @@ func conclude(ctx context.Context, name string, j *trial.Judged, o execOptions) 
 		// would be a run that never was.
 		ex.Err = fmt.Errorf("%w; nothing written to %s", ex.Err, o.Out)
 	} else if o.Out != "" {
-		if err := writeRun(o.Out, sum, j.History); err != nil {
+		if err := trial.Save(o.Out, sum, j.History); err != nil {
 			ex.Code = worst(ex.Code, ExitRuntime)
 			ex.Err = errors.Join(ex.Err, err)
 		} else {
@@ -140,90 +124,14 @@ func summarize(j *trial.Judged) *reports.Summary {
 	return reports.NewFrom("idemcheck "+Version, j.History.Meta, j.History.Readings, j.Measures, j.Judgement, j.Charts)
 }
 
-// checkOut makes dir and checks that a file can be written in it, so that
-// an unwritable --out is found before any request is sent.
+// checkOut makes dir and checks that a file can be written in it
+// (trial.CheckWritable), so that an unwritable --out is found before any
+// request is sent.
 func checkOut(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return withHint(ExitRuntime, fmt.Errorf("--out %s: %w", dir, err), "choose a directory you can write to; nothing was sent")
+	if err := trial.CheckWritable(dir); err != nil {
+		return withHint(ExitRuntime, fmt.Errorf("--out %w", err), "choose a directory you can write to; nothing was sent")
 	}
-	f, err := os.CreateTemp(dir, ".idemcheck-write-check-*")
-	if err != nil {
-		return withHint(ExitRuntime, fmt.Errorf("--out %s: cannot write there: %w", dir, unwrapPath(err)), "choose a directory you can write to; nothing was sent")
-	}
-	f.Close()
-	os.Remove(f.Name())
 	return nil
-}
-
-// unwrapPath is a path error's cause, as the path is named already.
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-// dirNames returns a directory name for each scenario name, safe as one
-// path element (letters, digits, ".", "_" and "-"; no "..") and unique
-// among them: "../x" becomes "x", two "pay" become "pay" and "pay-2".
-func dirNames(names []string) []string {
-	out := make([]string, len(names))
-	used := map[string]bool{}
-	for i, n := range names {
-		base := safeName(n)
-		name := base
-		for k := 2; used[strings.ToLower(name)]; k++ {
-			name = fmt.Sprintf("%s-%d", base, k)
-		}
-		used[strings.ToLower(name)] = true // case-insensitive file systems
-		out[i] = name
-	}
-	return out
-}
-
-// safeName is n as one path element: every run of characters other than
-// letters, digits, ".", "_" and "-" becomes "-", leading dots and dashes
-// and trailing dots go; "scenario" when nothing is left.
-func safeName(n string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range n {
-		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'
-		if !ok {
-			if !dash {
-				b.WriteByte('-')
-				dash = true
-			}
-			continue
-		}
-		b.WriteRune(r)
-		dash = r == '-'
-	}
-	s := strings.TrimLeft(b.String(), ".-")
-	s = strings.TrimRight(s, ".-")
-	if len(s) > 100 {
-		s = s[:100]
-	}
-	if s == "" {
-		return "scenario"
-	}
-	return s
-}
-
-func writeRun(dir string, sum *reports.Summary, h *history.History) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("writing report: %w", err)
-	}
-	if err := writeFile(filepath.Join(dir, "history.jsonl"), func(f *os.File) error { return history.Encode(f, h) }); err != nil {
-		return err
-	}
-	if err := writeRunHTML(dir, sum); err != nil {
-		return err
-	}
-	return writeFile(filepath.Join(dir, "report.json"), func(f *os.File) error {
-		return reports.WriteJSON(f, []*reports.Summary{sum})
-	})
 }
 
 // writeFile writes path whole or not at all (atomicfile.Write).

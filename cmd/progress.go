@@ -5,10 +5,8 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
@@ -48,10 +46,10 @@ func progressModeOf(s Streams, quiet bool) progressMode {
 // a plain line every 10 s elsewhere, nothing with --quiet. It never
 // writes to stdout, so a report there never holds a progress byte.
 //
-// It counts ops by how they ended (OpDone) and, when the runner reports
-// attempts (AttemptDone), faults, retries, 4xx and 5xx answers and the
-// clean attempts' p99 so far; Phase announces the steps after the load
-// (the quiet period, the oracle reads).
+// Its measure.Tally counts ops by how they ended (OpDone) and, when the
+// runner reports attempts (AttemptDone), faults, retries, 4xx and 5xx
+// answers and the clean attempts' p99 so far; Phase announces the steps
+// after the load (the quiet period, the oracle reads).
 type progress struct {
 	mode progressMode
 	w    io.Writer
@@ -73,11 +71,7 @@ type progress struct {
 	wg       sync.WaitGroup
 	outMu    sync.Mutex // lines and phases from two goroutines
 
-	ops, acked, indeterminate, rejected, notSent atomic.Int64
-	attempts, faults, retries, s4xx, s5xx        atomic.Int64
-
-	histMu sync.Mutex
-	hist   *hdrhistogram.Histogram
+	tally measure.Tally
 }
 
 // newProgressMode shows a scenario's progress on s.Err in mode.
@@ -163,17 +157,7 @@ func (p *progress) OpDone(op int, state history.OpState) {
 	if p.mode == progressOff {
 		return
 	}
-	p.ops.Add(1)
-	switch state {
-	case history.Acked:
-		p.acked.Add(1)
-	case history.Rejected:
-		p.rejected.Add(1)
-	case history.NotSent:
-		p.notSent.Add(1)
-	default:
-		p.indeterminate.Add(1)
-	}
+	p.tally.OpDone(op, state)
 	if p.bar != nil && p.total > 0 {
 		p.bar.Increment()
 	}
@@ -186,31 +170,7 @@ func (p *progress) AttemptDone(a history.Attempt) {
 	if p.mode == progressOff {
 		return
 	}
-	p.attempts.Add(1)
-	switch {
-	case history.IsReplay(a.Fault):
-	case a.Fault != "":
-		p.faults.Add(1)
-	}
-	if a.N > 1 && !history.IsReplay(a.Fault) {
-		p.retries.Add(1)
-	}
-	if a.Outcome == history.OK {
-		switch {
-		case a.Status >= 500:
-			p.s5xx.Add(1)
-		case a.Status >= 400:
-			p.s4xx.Add(1)
-		}
-		if a.Fault == "" {
-			p.histMu.Lock()
-			if p.hist == nil {
-				p.hist = measure.NewHistogram()
-			}
-			measure.Record(p.hist, a.Latency())
-			p.histMu.Unlock()
-		}
-	}
+	p.tally.AttemptDone(a)
 }
 
 // Phase announces a step after the load, such as "quiet period 2s" or
@@ -253,48 +213,41 @@ func (p *progress) printf(format string, args ...any) {
 func (p *progress) live() string { return p.counters(time.Now()) }
 
 func (p *progress) counters(now time.Time) string {
-	parts := []string{fmt.Sprintf("%.0f ops/s", p.rate(now))}
-	if n := p.attempts.Load(); n > 0 {
-		parts = append(parts, fmt.Sprintf("faults %d", p.faults.Load()), fmt.Sprintf("retries %d", p.retries.Load()),
-			fmt.Sprintf("4xx %d", p.s4xx.Load()), fmt.Sprintf("5xx %d", p.s5xx.Load()))
+	n := p.tally.Counts()
+	parts := []string{fmt.Sprintf("%.0f ops/s", p.rate(now, n.Ops))}
+	if n.Attempts > 0 {
+		parts = append(parts, fmt.Sprintf("faults %d", n.Faults), fmt.Sprintf("retries %d", n.Retries),
+			fmt.Sprintf("4xx %d", n.S4xx), fmt.Sprintf("5xx %d", n.S5xx))
 	}
-	if q := p.p99(); q != "" {
-		parts = append(parts, "p99 "+q)
+	if q, ok := p.tally.P99(); ok {
+		parts = append(parts, fmt.Sprintf("p99 %.1fms", measure.MS(q)))
 	}
-	if n := p.indeterminate.Load(); n > 0 {
-		parts = append(parts, fmt.Sprintf("indeterminate %d", n))
+	if n.Indeterminate > 0 {
+		parts = append(parts, fmt.Sprintf("indeterminate %d", n.Indeterminate))
 	}
 	return strings.Join(parts, " · ")
 }
 
 // status is one line of progress for logs, at now.
 func (p *progress) status(now time.Time) string {
-	el := now.Sub(p.start).Truncate(time.Second)
-	done := fmt.Sprintf("%d ops", p.ops.Load())
+	el, ops := now.Sub(p.start).Truncate(time.Second), p.tally.Counts().Ops
+	done := fmt.Sprintf("%d ops", ops)
 	switch {
 	case p.total > 0:
-		done = fmt.Sprintf("%d/%d ops", p.ops.Load(), p.total)
+		done = fmt.Sprintf("%d/%d ops", ops, p.total)
 	case p.dur > 0:
-		done = fmt.Sprintf("%s/%s, %d ops", el, p.dur, p.ops.Load())
+		done = fmt.Sprintf("%s/%s, %d ops", el, p.dur, ops)
 	}
 	return fmt.Sprintf("%s after %s; %s", done, el, p.counters(now))
 }
 
-func (p *progress) rate(now time.Time) float64 {
+// rate is ops per second since the start, at now.
+func (p *progress) rate(now time.Time, ops int64) float64 {
 	el := now.Sub(p.start).Seconds()
 	if el <= 0 {
 		return 0
 	}
-	return float64(p.ops.Load()) / el
-}
-
-func (p *progress) p99() string {
-	p.histMu.Lock()
-	defer p.histMu.Unlock()
-	if p.hist == nil || p.hist.TotalCount() == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%.1fms", float64(p.hist.ValueAtQuantile(99))/1000)
+	return float64(ops) / el
 }
 
 // Close ends the progress: the bar completes, the log gets a last line.

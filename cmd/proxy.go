@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -108,18 +107,10 @@ func proxyRun(ctx context.Context, opts *ProxyOptions) error {
 		return withHint(ExitRuntime, fmt.Errorf("proxy: %w", err), "choose another --listen address")
 	}
 	p := faults.NewProxy(target, plan)
-	hs := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
 	fmt.Fprintf(opts.Streams.Err, "proxy on http://%s → %s (faults: %s; seed %d); Ctrl-C to stop\n", ln.Addr(), redaction.URL(target), faultList(opts.Faults), opts.Seed)
-	select {
-	case <-ctx.Done():
-	case err := <-done:
+	if err := p.Serve(ctx, ln); err != nil {
 		return withCode(ExitRuntime, fmt.Errorf("proxy: %w", err))
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = hs.Shutdown(sctx)
 	fmt.Fprintf(opts.Streams.Err, "proxy stopped after %d requests\n", p.Requests())
 	return nil
 }
@@ -213,7 +204,7 @@ and restore it:
 func tcpFaults(opts *ProxyTCPOptions) (faults.TCPFaults, error) {
 	f := faults.TCPFaults{Latency: opts.Latency, Jitter: opts.Jitter, Down: opts.Down, ResetAfter: opts.ResetAfter}
 	if opts.Bandwidth != "" {
-		bw, err := parseBytes(opts.Bandwidth)
+		bw, err := faults.ParseBytes(opts.Bandwidth)
 		if err != nil {
 			return f, withHint(ExitUsage, fmt.Errorf("--bandwidth %q: %w", opts.Bandwidth, err), "bytes per second: 1MB, 64KB or 10000")
 		}
@@ -227,43 +218,17 @@ func tcpFaults(opts *ProxyTCPOptions) (faults.TCPFaults, error) {
 		if _, err := faults.New(spec); err != nil {
 			return f, withCode(ExitUsage, fmt.Errorf("--fault %q: %s", s, strings.ReplaceAll(err.Error(), "\n", "; ")))
 		}
-		switch spec.Kind {
-		case faults.KindDelay:
-			if opts.Latency != 0 {
-				return f, withHint(ExitUsage, fmt.Errorf("--fault %q and --latency both set", s), "one hold per exchange: --latency D, or --fault delay=RATE,delay=D for a share of them")
-			}
-			f.Latency, f.LatencyRate = spec.Delay, spec.Rate
-		case faults.KindReset:
-			f.ResetRate = spec.Rate
-		default:
-			return f, withHint(ExitUsage, fmt.Errorf("--fault %q: %s is an HTTP fault", s, spec.Kind), "the TCP proxy shares delay and reset with the HTTP proxy; see --latency, --down, --reset-after, --bandwidth")
+		if spec.Kind == faults.KindDelay && opts.Latency != 0 {
+			return f, withHint(ExitUsage, fmt.Errorf("--fault %q and --latency both set", s), "one hold per exchange: --latency D, or --fault delay=RATE,delay=D for a share of them")
+		}
+		if err := f.Add(spec); err != nil {
+			return f, withHint(ExitUsage, fmt.Errorf("--fault %q: %w", s, err), "the TCP proxy shares delay and reset with the HTTP proxy; see --latency, --down, --reset-after, --bandwidth")
 		}
 	}
 	if err := f.Validate(); err != nil {
 		return f, withCode(ExitUsage, err)
 	}
 	return f, nil
-}
-
-// parseBytes reads 1MB, 64KB, 1GB (powers of 1000; KiB, MiB, GiB powers
-// of 1024) or a plain number of bytes.
-func parseBytes(s string) (int64, error) {
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
-	mult := int64(1)
-	for _, u := range units {
-		if n, ok := strings.CutSuffix(s, u.suffix); ok {
-			s, mult = n, u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || n <= 0 {
-		return 0, errors.New("not a positive size")
-	}
-	return int64(n * float64(mult)), nil
 }
 
 func proxyTCPRun(ctx context.Context, opts *ProxyTCPOptions) error {

@@ -131,11 +131,3 @@ func (r *reportFlags) writeNotRun(name, target string, cause error) error {
 	}
 	return r.write([]*reports.Summary{reports.NotRun("idemcheck "+Version, name, target, time.Now(), cause)})
 }
-
-// writeRunHTML writes report.html beside report.json in a saved run's
-// directory.
-func writeRunHTML(dir string, sum *reports.Summary) error {
-	return writeFile(filepath.Join(dir, "report.html"), func(f *os.File) error {
-		return reports.WriteHTML(f, []*reports.Summary{sum})
-	})
-}

@@ -9,14 +9,12 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/idemcheck/idemcheck/history"
 	redaction "github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/metrics"
 	"github.com/idemcheck/idemcheck/reports"
@@ -242,8 +240,8 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
-			if err := dryRun(ctx, opts.Streams.Out, sc, targets, opts.Getenv, 3); err != nil {
-				return err
+			if err := runner.DryRun(ctx, opts.Streams.Out, sc, targets, opts.Getenv, 3); err != nil {
+				return withCode(ExitUsage, err)
 			}
 		}
 		return nil
@@ -268,31 +266,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	defer opts.closeTransport()
 	seed, nonce := opts.seedAndNonce()
 	// Each scenario's files go to a directory of its own when there are
-	// several, named after it, safe as a path and unique; every directory
-	// is checked before any request is sent.
+	// several; every directory is checked before any request is sent.
 	outs := make([]string, len(list))
 	if opts.Out != "" {
-		names := make([]string, len(list))
-		for i, sc := range list {
-			names[i] = sc.Name
-		}
-		dirs := dirNames(names)
-		// Two scenarios of one name in one run are two runs: the later
-		// ones take their directory's unique name (pay-2), which their
-		// keys derive from too, so they do not resend the first's keys.
-		seen := map[string]bool{}
-		for i, sc := range list {
-			if seen[sc.Name] {
-				sc.Name = dirs[i]
-			}
-			seen[sc.Name] = true
-		}
-		for i := range list {
-			outs[i] = opts.Out
-			if len(list) > 1 {
-				outs[i] = filepath.Join(opts.Out, dirs[i])
-			}
-			if err := checkOut(outs[i]); err != nil {
+		outs = trial.RunDirs(opts.Out, list)
+		for _, out := range outs {
+			if err := checkOut(out); err != nil {
 				return err
 			}
 		}
@@ -306,13 +285,14 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		prog := newProgressMode(opts.Streams, progressModeOf(opts.Streams, opts.Quiet), sc.Name)
 		var obs runner.Observer = prog
 		if mets != nil {
-			obs = fanOut{prog, mets.Observer(sc.Name)}
+			obs = runner.Observers{prog, mets.Observer(sc.Name)}
 		}
 		var rerun string
 		if opts.rerun != nil {
 			rerun = opts.rerun(strings.TrimPrefix(sc.Source, "builtin:"), seed, nonce)
 		}
-		ex, err := execute(ctx, sc, execOptions{Target: opts.Target, Targets: opts.Targets, RequestTimeout: opts.RequestTimeout, Seed: seed, KeyNonce: nonce, Out: outs[i], Transport: opts.Transport, Getenv: opts.Getenv, Observer: obs, FailOn: opts.FailOn, RedactPath: opts.RedactPath, Rerun: rerun, SpillAfter: opts.SpillAfter})
+		ex, err := execute(ctx, sc, execOptions{Out: outs[i], Rerun: rerun, Options: trial.Options{Target: opts.Target, Targets: opts.Targets, RequestTimeout: opts.RequestTimeout,
+			Seed: seed, KeyNonce: nonce, Transport: opts.Transport, Getenv: opts.Getenv, Observer: obs, FailOn: opts.FailOn, RedactPath: opts.RedactPath, SpillAfter: opts.SpillAfter}})
 		prog.Close()
 		if err != nil && len(list) == 1 {
 			return errors.Join(err, opts.Reports.writeNotRun(sc.Name, opts.Target, err))
@@ -468,39 +448,6 @@ func runTargets(opts *RunOptions) []string {
 		return []string{opts.Target}
 	}
 	return nil
-}
-
-// fanOut is several observers of one run: progress and metrics.
-type fanOut []runner.Observer
-
-func (f fanOut) Start(total int, d time.Duration) {
-	for _, o := range f {
-		o.Start(total, d)
-	}
-}
-
-func (f fanOut) OpDone(op int, state history.OpState) {
-	for _, o := range f {
-		o.OpDone(op, state)
-	}
-}
-
-// AttemptDone tells every observer that hears attempts.
-func (f fanOut) AttemptDone(a history.Attempt) {
-	for _, o := range f {
-		if ao, ok := o.(runner.AttemptObserver); ok {
-			ao.AttemptDone(a)
-		}
-	}
-}
-
-// Phase tells every observer that hears phases.
-func (f fanOut) Phase(what string) {
-	for _, o := range f {
-		if p, ok := o.(interface{ Phase(string) }); ok {
-			p.Phase(what)
-		}
-	}
 }
 
 // exitCodeOf is the code err exits with (see report).

@@ -16,8 +16,11 @@
 //
 // Proxy serves the same faults to clients that are not idemcheck: an
 // httputil.ReverseProxy over the same Transport that picks a fault for every
-// incoming request. ParseSpec reads a fault as its --fault flag writes it
+// incoming request; Proxy.Serve serves it on a listener until its context
+// ends. ParseSpec reads a fault as its --fault flag writes it
 // (timeout=0.05,after=50ms); a scenario writes the same Spec in YAML.
+// TCPProxy does the same for a service's dependencies (Redis, Postgres),
+// with the faults of TCPFaults (ParseBytes reads its bandwidth).
 //
 // The faults that read an answer ahead of the client (timeout, duplicate,
 // drop_ack) keep at most Transport.MaxBody bytes of it, as a *Body that

@@ -61,6 +61,27 @@ func (f TCPFaults) Validate() error {
 	return nil
 }
 
+// ErrNotTCP is wrapped by TCPFaults.Add's error for a fault only the HTTP
+// proxy injects.
+var ErrNotTCP = errors.New("an HTTP fault")
+
+// Add adds a fault the TCP proxy shares with the HTTP one, written as
+// ParseSpec reads it: delay holds a share Rate of the exchanges Delay
+// long (Latency, LatencyRate), reset resets a share Rate of new
+// connections at their first answer (ResetRate). Any other kind is an
+// error wrapping ErrNotTCP.
+func (f *TCPFaults) Add(s Spec) error {
+	switch s.Kind {
+	case KindDelay:
+		f.Latency, f.LatencyRate = s.Delay, s.Rate
+	case KindReset:
+		f.ResetRate = s.Rate
+	default:
+		return fmt.Errorf("%s is %w", s.Kind, ErrNotTCP)
+	}
+	return nil
+}
+
 // TCPStats count what a TCPProxy carried.
 type TCPStats struct {
 	// Conns is how many connections were accepted.

@@ -22,7 +22,8 @@
 //
 // Open builds labs from the store and ledger URLs the lab command is
 // given (Backends): memory, Redis or Postgres, under a namespace, one
-// lab or several instances of one service sharing them.
+// lab or several instances of one service sharing them; Start serves them
+// over HTTP, on loopback ports for the lab and demo commands.
 //
 // The protected charge (POST /charges):
 //

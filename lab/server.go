@@ -169,7 +169,8 @@ func Bugs() []BugInfo {
 	return append([]BugInfo(nil), bugs...)
 }
 
-func bugNames() []string {
+// BugNames are the names of Bugs, in their order.
+func BugNames() []string {
 	names := make([]string, len(bugs))
 	for i, b := range bugs {
 		names[i] = b.Name
@@ -208,7 +209,7 @@ func New(cfg Config, ledger Ledger, cache Cache) (*Server, error) {
 		return nil, errors.New("lab: ledger and cache are required")
 	}
 	s := &Server{ledger: ledger, cache: cache, bugs: map[string]bool{}, raceWindow: raceWindow}
-	known := bugNames()
+	known := BugNames()
 	for _, b := range cfg.Bugs {
 		b = strings.TrimSpace(b)
 		if !slices.Contains(known, b) {

@@ -14,4 +14,6 @@
 // time.Duration here; reports turn them into milliseconds as they render.
 // Acc and ChartsAcc take a history in parts (history.Split), one part in
 // memory at a time, and give what Of and ChartsOf give of it whole.
+// Tally counts a run while it goes, from the runner's observer calls, for
+// live progress.
 package measure

@@ -63,5 +63,7 @@
 // seed, as a load balancer would spread them. Setup sends a scenario's
 // setup requests before the load. A target's userinfo is sent as Basic
 // authorization with every request; the secrets a run sends are scrubbed
-// from the evidence, fields and errors it records.
+// from the evidence, fields and errors it records. DebugTransport traces
+// the first exchanges and DryRun renders a run's plan and first requests
+// without sending them, both with secrets masked.
 package runner

@@ -80,3 +80,25 @@ func ResolveContext(ctx context.Context, arg string) (*Scenario, error) {
 	}
 	return Builtin(arg)
 }
+
+// showcaseFirst are the built-ins Showcase lists first, in this order.
+var showcaseFirst = []string{"charges-lost-ack", "charges-timeout", "likes-duplicate", "debit-cas"}
+
+// Showcase lists the protected built-ins in the order the demo shows
+// them: the classic four first (a lost acknowledgement, a client timeout,
+// duplicate sends, a compare-and-set debit), then every other. Each is a
+// pair with its naive variant when it has one (HasNaive).
+func Showcase() []string {
+	out := slices.Clone(showcaseFirst)
+	for _, n := range BuiltinNames() {
+		if !strings.HasSuffix(n, "-naive") && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// HasNaive reports whether the built-in name has a naive variant, the
+// built-in NAME-naive: the same load and faults against an endpoint
+// without the protection.
+func HasNaive(name string) bool { return slices.Contains(BuiltinNames(), name+"-naive") }

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
 	"text/template"
 
@@ -137,3 +138,17 @@ invariants:
 thresholds:
   p99: 2s
 `))
+
+var nonName = regexp.MustCompile(`[^a-z0-9]+`)
+
+// StarterName is a starting scenario's name from its operation's method
+// and path: "post-v1-charges" for POST /v1/charges?x=1, "my-operation"
+// when nothing is left.
+func StarterName(method, path string) string {
+	path, _, _ = strings.Cut(path, "?")
+	n := strings.Trim(nonName.ReplaceAllString(strings.ToLower(method+"-"+path), "-"), "-")
+	if n == "" {
+		return "my-operation"
+	}
+	return n
+}

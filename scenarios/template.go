@@ -3,6 +3,7 @@ package scenarios
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -342,4 +343,24 @@ func Join(base *url.URL, p string) (string, error) {
 	u.RawPath = ""
 	u.RawQuery = ref.RawQuery
 	return u.String(), nil
+}
+
+// ChargeCents is what each op of sc charges, in cents: the amount of its
+// rendered JSON body when the body also names a currency (the built-in
+// charges send {"amount":100,"currency":"usd",…}); 0 when it charges
+// nothing or its body does not render without the environment.
+func (sc *Scenario) ChargeCents() int64 {
+	t, err := NewTemplate("operation", sc.Operation.Request, http.MethodPost, func(string) string { return "" })
+	if err != nil {
+		return 0
+	}
+	body, err := t.Body(context.Background(), Vars{})
+	var charge struct {
+		Amount   int64  `json:"amount"`
+		Currency string `json:"currency"`
+	}
+	if err != nil || json.Unmarshal(body, &charge) != nil || charge.Currency == "" {
+		return 0
+	}
+	return max(charge.Amount, 0)
 }

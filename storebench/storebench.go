@@ -12,7 +12,8 @@
 //	                          merged ──> p50, p99, ops/s
 //
 // It writes only under its own namespace (a Redis key prefix, a Postgres
-// schema) and deletes what it wrote before returning. It never prints.
+// schema) and deletes what it wrote before returning. It never prints:
+// RedisResult.Report and PostgresResult.Report give its figures to reports.
 package storebench
 
 import (

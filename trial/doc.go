@@ -22,7 +22,9 @@
 // manifest), each load process claims its shard (ClaimShard), makes it
 // (LoadShard) and writes its history (Claim.Write); the judge reads the
 // run back (ReadRun, Resume), waits for the shards (CollectShards) and
-// judges them merged (JudgeShards).
+// judges them merged (JudgeShards). A judged run is saved to a directory
+// of its own (Save: history.jsonl, report.json, report.html), one per
+// scenario when a command runs several (RunDirs).
 //
 // Errors that a caller must tell apart are types or sentinels: a
 // configuration problem wraps ErrConfig, a target that could not be

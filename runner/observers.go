@@ -1,0 +1,45 @@
+package runner
+
+import (
+	"time"
+
+	"github.com/idemcheck/idemcheck/history"
+)
+
+// Observers are several observers of one run heard as one (progress and
+// metrics): each call goes to each, in order. AttemptDone goes to those
+// that are AttemptObservers, Phase (the steps trial announces after the
+// load) to those that have the method.
+type Observers []Observer
+
+// Start implements Observer.
+func (all Observers) Start(total int, d time.Duration) {
+	for _, o := range all {
+		o.Start(total, d)
+	}
+}
+
+// OpDone implements Observer.
+func (all Observers) OpDone(op int, state history.OpState) {
+	for _, o := range all {
+		o.OpDone(op, state)
+	}
+}
+
+// AttemptDone implements AttemptObserver.
+func (all Observers) AttemptDone(a history.Attempt) {
+	for _, o := range all {
+		if ao, ok := o.(AttemptObserver); ok {
+			ao.AttemptDone(a)
+		}
+	}
+}
+
+// Phase tells every observer that hears phases.
+func (all Observers) Phase(what string) {
+	for _, o := range all {
+		if p, ok := o.(interface{ Phase(string) }); ok {
+			p.Phase(what)
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package trial
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/atomicfile"
+	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/scenarios"
+)
+
+// CheckWritable makes dir and checks that a file can be written in it, so
+// that a directory a run cannot save to is found before any request is
+// sent. Its error names dir first.
+func CheckWritable(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".idemcheck-write-check-*")
+	if err != nil {
+		return fmt.Errorf("%s: cannot write there: %w", dir, unwrapPath(err))
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
+// unwrapPath is a path error's cause, as the path is named already.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// RunDirs are the directories the runs of list save to under out: out
+// itself for one scenario; for several, a directory of its own each,
+// named after it, safe as a path and unique (DirNames). Two scenarios of
+// one name are two runs: the later ones are renamed after their
+// directory (pay-2), and their keys derive from that name, so they do not
+// resend the first's keys.
+func RunDirs(out string, list []*scenarios.Scenario) []string {
+	names := make([]string, len(list))
+	for i, sc := range list {
+		names[i] = sc.Name
+	}
+	dirs := DirNames(names)
+	seen := map[string]bool{}
+	for i, sc := range list {
+		if seen[sc.Name] {
+			sc.Name = dirs[i]
+		}
+		seen[sc.Name] = true
+	}
+	outs := make([]string, len(list))
+	for i := range list {
+		outs[i] = out
+		if len(list) > 1 {
+			outs[i] = filepath.Join(out, dirs[i])
+		}
+	}
+	return outs
+}
+
+// DirNames returns a directory name for each scenario name, safe as one
+// path element (letters, digits, ".", "_" and "-"; no "..") and unique
+// among them: "../x" becomes "x", two "pay" become "pay" and "pay-2".
+func DirNames(names []string) []string {
+	out := make([]string, len(names))
+	used := map[string]bool{}
+	for i, n := range names {
+		base := safeName(n)
+		name := base
+		for k := 2; used[strings.ToLower(name)]; k++ {
+			name = fmt.Sprintf("%s-%d", base, k)
+		}
+		used[strings.ToLower(name)] = true // case-insensitive file systems
+		out[i] = name
+	}
+	return out
+}
+
+// safeName is n as one path element: every run of characters other than
+// letters, digits, ".", "_" and "-" becomes "-", leading dots and dashes
+// and trailing dots go; "scenario" when nothing is left.
+func safeName(n string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range n {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'
+		if !ok {
+			if !dash {
+				b.WriteByte('-')
+				dash = true
+			}
+			continue
+		}
+		b.WriteRune(r)
+		dash = r == '-'
+	}
+	s := strings.TrimLeft(b.String(), ".-")
+	s = strings.TrimRight(s, ".-")
+	if len(s) > 100 {
+		s = s[:100]
+	}
+	if s == "" {
+		return "scenario"
+	}
+	return s
+}
+
+// Save writes a judged run's files to dir, each whole or not at all: its
+// history (history.jsonl, which check and report judge and render again)
+// and its report sum as HTML and JSON (report.html, report.json).
+func Save(dir string, sum *reports.Summary, h *history.History) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	if err := atomicfile.Write(filepath.Join(dir, "history.jsonl"), func(f *os.File) error { return history.Encode(f, h) }); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(filepath.Join(dir, "report.html"), func(f *os.File) error {
+		return reports.WriteHTML(f, []*reports.Summary{sum})
+	}); err != nil {
+		return err
+	}
+	return atomicfile.Write(filepath.Join(dir, "report.json"), func(f *os.File) error {
+		return reports.WriteJSON(f, []*reports.Summary{sum})
+	})
+}

@@ -1,0 +1,68 @@
+package trial
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/scenarios"
+)
+
+func TestDirNames(t *testing.T) {
+	got := DirNames([]string{"../x", "pay", "Pay", "pay", "", "a/b c", ".hidden.", strings.Repeat("n", 120)})
+	want := []string{"x", "pay", "Pay-2", "pay-3", "scenario", "a-b-c", "hidden", strings.Repeat("n", 100)}
+	if !slices.Equal(got, want) {
+		t.Errorf("DirNames = %q, want %q", got, want)
+	}
+}
+
+// Two scenarios of one name are two runs: the second is renamed after its
+// directory; one scenario saves to the directory itself.
+func TestRunDirs(t *testing.T) {
+	list := []*scenarios.Scenario{{Name: "pay"}, {Name: "pay"}, {Name: "../x"}}
+	got := RunDirs("out", list)
+	if want := []string{filepath.Join("out", "pay"), filepath.Join("out", "pay-2"), filepath.Join("out", "x")}; !slices.Equal(got, want) {
+		t.Errorf("RunDirs = %q, want %q", got, want)
+	}
+	if list[0].Name != "pay" || list[1].Name != "pay-2" || list[2].Name != "../x" {
+		t.Errorf("RunDirs named the scenarios %q, %q, %q; want pay, pay-2, ../x", list[0].Name, list[1].Name, list[2].Name)
+	}
+	if got := RunDirs("out", list[:1]); !slices.Equal(got, []string{"out"}) {
+		t.Errorf("RunDirs(one) = %q, want [out]", got)
+	}
+}
+
+func TestCheckWritable(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a", "b")
+	if err := CheckWritable(dir); err != nil {
+		t.Fatalf("CheckWritable(new dir) = %v", err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("CheckWritable left %d files behind", len(left))
+	}
+	file := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(file, nil, 0o644)
+	if err := CheckWritable(filepath.Join(file, "x")); err == nil || !strings.HasPrefix(err.Error(), filepath.Join(file, "x")+": ") {
+		t.Errorf("CheckWritable(under a file) = %v, want an error naming the directory first", err)
+	}
+}
+
+// Save writes the run's history and its report as JSON and HTML.
+func TestSave(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	sum := reports.NotRun("idemcheck test", "charges", "", time.Time{}, errors.New("boom"))
+	if err := Save(dir, sum, &history.History{}); err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string]string{"report.html": "<!DOCTYPE html>", "report.json": `"format_version"`, "history.jsonl": ""} {
+		if b, err := os.ReadFile(filepath.Join(dir, file)); err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("%s: %v, want it to hold %q\n%.200s", file, err, want, b)
+		}
+	}
+}
