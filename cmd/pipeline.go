@@ -80,7 +80,7 @@ func conclude(ctx context.Context, name string, j *trial.Judged, o execOptions) 
 		// would be a run that never was.
 		ex.Err = fmt.Errorf("%w; nothing written to %s", ex.Err, o.Out)
 	} else if o.Out != "" {
-		if err := trial.Save(o.Out, sum, j.History); err != nil {
+		if err := reports.SaveRun(o.Out, sum, j.History); err != nil {
 			ex.Code = worst(ex.Code, ExitRuntime)
 			ex.Err = errors.Join(ex.Err, err)
 		} else {

@@ -7,9 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/idemcheck/idemcheck/history"
-	"github.com/idemcheck/idemcheck/internal/atomicfile"
-	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -112,24 +109,4 @@ func safeName(n string) string {
 		return "scenario"
 	}
 	return s
-}
-
-// Save writes a judged run's files to dir, each whole or not at all: its
-// history (history.jsonl, which check and report judge and render again)
-// and its report sum as HTML and JSON (report.html, report.json).
-func Save(dir string, sum *reports.Summary, h *history.History) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("writing report: %w", err)
-	}
-	if err := atomicfile.Write(filepath.Join(dir, "history.jsonl"), func(f *os.File) error { return history.Encode(f, h) }); err != nil {
-		return err
-	}
-	if err := atomicfile.Write(filepath.Join(dir, "report.html"), func(f *os.File) error {
-		return reports.WriteHTML(f, []*reports.Summary{sum})
-	}); err != nil {
-		return err
-	}
-	return atomicfile.Write(filepath.Join(dir, "report.json"), func(f *os.File) error {
-		return reports.WriteJSON(f, []*reports.Summary{sum})
-	})
 }

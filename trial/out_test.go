@@ -1,16 +1,12 @@
 package trial
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/idemcheck/idemcheck/history"
-	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -54,15 +50,3 @@ func TestCheckWritable(t *testing.T) {
 }
 
 // Save writes the run's history and its report as JSON and HTML.
-func TestSave(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "run")
-	sum := reports.NotRun("idemcheck test", "charges", "", time.Time{}, errors.New("boom"))
-	if err := Save(dir, sum, &history.History{}); err != nil {
-		t.Fatal(err)
-	}
-	for file, want := range map[string]string{"report.html": "<!DOCTYPE html>", "report.json": `"format_version"`, "history.jsonl": ""} {
-		if b, err := os.ReadFile(filepath.Join(dir, file)); err != nil || !strings.Contains(string(b), want) {
-			t.Errorf("%s: %v, want it to hold %q\n%.200s", file, err, want, b)
-		}
-	}
-}
