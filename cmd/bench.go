@@ -433,8 +433,11 @@ func benchStoreRun(ctx context.Context, opts *BenchStoreOptions) error {
 }
 
 func storeErr(ctx context.Context, where string, err error) error {
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
 		return withCode(ExitInterrupted, err)
+	case errors.Is(err, storebench.ErrURL):
+		return withHint(ExitUsage, err, "e.g. redis://:password@host:6379/0 or postgres://user:password@host:5432/db?sslmode=disable; nothing was sent")
 	}
 	return withHint(ExitRuntime, err, "is the store up at "+where+"?")
 }

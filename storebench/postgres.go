@@ -31,7 +31,7 @@ func Postgres(ctx context.Context, url string, o Options) (res *PostgresResult, 
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// the driver's message may quote the password: never pass it on
-		return nil, fmt.Errorf("postgres: the URL does not parse")
+		return nil, fmt.Errorf("postgres: %w: %s", ErrURL, urlProblem(url, err))
 	}
 	cfg.MaxConns = int32(slices.Max(o.Concurrency) + 2)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

@@ -52,7 +52,9 @@ func Redis(ctx context.Context, url string, o Options) (res *RedisResult, err er
 	o = o.defaults()
 	opt, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, fmt.Errorf("redis: %w", err)
+		// The parser's message quotes the URL, password and all: say
+		// what is wrong without it.
+		return nil, fmt.Errorf("redis: %w: %s", ErrURL, urlProblem(url, err))
 	}
 	opt.PoolSize = slices.Max(o.Concurrency) + 2
 	opt.MinIdleConns = 0

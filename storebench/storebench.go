@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"net/url"
 )
 
 // Options say what to measure.
@@ -169,4 +170,29 @@ func body(n int) []byte {
 	const tail = `"}`
 	pad := max(n-len(head)-len(tail), 0)
 	return []byte(head + strings.Repeat("x", pad) + tail)
+}
+
+// ErrURL is wrapped by the error of a store URL that does not parse: a
+// usage error, nothing was sent.
+var ErrURL = errors.New("bad store URL")
+
+// urlProblem says what is wrong with a store URL the driver refused,
+// without quoting it: the drivers' messages quote the URL, password
+// included.
+func urlProblem(raw string, err error) string {
+	var esc url.EscapeError
+	u, perr := url.Parse(raw)
+	switch {
+	case errors.As(perr, &esc):
+		return "a '%' not followed by two hexadecimal digits (write a literal % in a password as %25)"
+	case perr != nil:
+		return "it does not parse"
+	case u.Scheme == "":
+		return "it has no scheme (redis://host:port/db, postgres://user@host:port/db)"
+	}
+	var scheme *url.Error
+	if errors.As(err, &scheme) {
+		return "it does not parse"
+	}
+	return "the driver refused it (check its scheme, host, port and database)"
 }
