@@ -7,9 +7,33 @@ import (
 	"path/filepath"
 )
 
-// Write writes path atomically with write, which is given the temporary
-// file; the file is 0644. The error names path.
+// Write writes path with write. A regular file (or a path that does not
+// exist yet) is written atomically: write is given a temporary file beside
+// it, renamed over path only when all of it was written, mode 0644, so a
+// reader never sees half a file and a failed write leaves the old one.
+// Any other path is a path, not a file to replace: a symlink is written
+// through to what it points to (atomically when that is a regular file),
+// and a character device, a FIFO or a socket (/dev/null, /dev/stdout, a
+// named pipe) is opened and written in place. The error names path.
 func Write(path string, write func(*os.File) error) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil || fi.Mode().IsRegular():
+	case fi.Mode()&os.ModeSymlink != 0:
+		target, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			// A link to nothing yet: create what it names.
+			return writeInPlace(path, write, os.O_CREATE)
+		}
+		if tfi, err := os.Stat(target); err == nil && tfi.Mode().IsRegular() {
+			return Write(target, write)
+		}
+		return writeInPlace(path, write, 0)
+	case fi.IsDir():
+		return fmt.Errorf("writing %s: it is a directory", path)
+	default:
+		return writeInPlace(path, write, 0)
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, unwrapPath(err))
@@ -49,4 +73,21 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// writeInPlace opens path (a device, a FIFO, what a link names) and has
+// write write into it, without a temporary file or a rename.
+func writeInPlace(path string, write func(*os.File) error, flags int) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|flags, 0o644)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, unwrapPath(err))
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
 }
