@@ -21,6 +21,9 @@ import (
 type execOptions struct {
 	trial.Options
 	Out string // directory for report.json and history.jsonl; "" writes nothing
+	// Base is the --out the user gave, of which Out may be a
+	// subdirectory: no link below it is followed (trial.NoSymlinkBelow).
+	Base string
 	// Rerun is the command line that repeats the run (history.Meta.Rerun).
 	Rerun string
 }
@@ -80,7 +83,11 @@ func conclude(ctx context.Context, name string, j *trial.Judged, o execOptions) 
 		// would be a run that never was.
 		ex.Err = fmt.Errorf("%w; nothing written to %s", ex.Err, o.Out)
 	} else if o.Out != "" {
-		if err := reports.SaveRun(o.Out, sum, j.History); err != nil {
+		err := trial.NoSymlinkBelow(o.Base, o.Out)
+		if err == nil {
+			err = reports.SaveRun(o.Out, sum, j.History)
+		}
+		if err != nil {
 			ex.Code = worst(ex.Code, ExitRuntime)
 			ex.Err = errors.Join(ex.Err, err)
 		} else {

@@ -271,6 +271,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if opts.Out != "" {
 		outs = trial.RunDirs(opts.Out, list)
 		for _, out := range outs {
+			if err := trial.NoSymlinkBelow(opts.Out, out); err != nil {
+				return withHint(ExitUsage, err, "remove the link, or give the run an --out of its own; nothing was sent")
+			}
 			if err := checkOut(out); err != nil {
 				return err
 			}
@@ -291,7 +294,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		if opts.rerun != nil {
 			rerun = opts.rerun(strings.TrimPrefix(sc.Source, "builtin:"), seed, nonce)
 		}
-		ex, err := execute(ctx, sc, execOptions{Out: outs[i], Rerun: rerun, Options: trial.Options{Target: opts.Target, Targets: opts.Targets, RequestTimeout: opts.RequestTimeout,
+		ex, err := execute(ctx, sc, execOptions{Out: outs[i], Base: opts.Out, Rerun: rerun, Options: trial.Options{Target: opts.Target, Targets: opts.Targets, RequestTimeout: opts.RequestTimeout,
 			Seed: seed, KeyNonce: nonce, Transport: opts.Transport, Getenv: opts.Getenv, Observer: obs, FailOn: opts.FailOn, RedactPath: opts.RedactPath, SpillAfter: opts.SpillAfter}})
 		prog.Close()
 		if err != nil && len(list) == 1 {

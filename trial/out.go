@@ -110,3 +110,32 @@ func safeName(n string) string {
 	}
 	return s
 }
+
+// ErrSymlinkDir is wrapped by NoSymlinkBelow's error: a directory below a
+// run's --out is a symbolic link, which would send the run's files
+// elsewhere (one planted on a shared volume, say).
+var ErrSymlinkDir = errors.New("a symbolic link below --out")
+
+// NoSymlinkBelow checks that no path element of dir below out (the --out
+// the user gave, itself whatever it is) is a symbolic link. A run's files
+// go to directories it names below out (RunDirs); a link planted there
+// would redirect them, so it is refused, before the run and again before
+// its files are written.
+func NoSymlinkBelow(out, dir string) error {
+	rel, err := filepath.Rel(out, dir)
+	if err != nil || rel == "." {
+		return nil
+	}
+	p := out
+	for _, elem := range strings.Split(rel, string(filepath.Separator)) {
+		p = filepath.Join(p, elem)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return nil // not made yet: nothing to follow
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("%s: %w: refusing to write a run through it", p, ErrSymlinkDir)
+		}
+	}
+	return nil
+}
