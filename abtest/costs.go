@@ -1,6 +1,8 @@
 package abtest
 
 import (
+	"github.com/idemcheck/idemcheck/internal/redact"
+
 	"context"
 	"math/rand/v2"
 
@@ -30,7 +32,7 @@ func Costs(ctx context.Context, pairs []string, o Options, resamples int, seed u
 		if errA != nil || errB != nil || len(a.Setup) > 0 || len(b.Setup) > 0 || a.Operation.Before != nil || b.Operation.Before != nil {
 			continue
 		}
-		what := a.Operation.Method + " " + a.Operation.Path + " vs " + b.Operation.Method + " " + b.Operation.Path
+		what := a.Operation.Method + " " + redact.Path(a.Operation.Path) + " vs " + b.Operation.Method + " " + redact.Path(b.Operation.Path)
 		if seen[what] {
 			continue
 		}

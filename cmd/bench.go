@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	redaction "github.com/idemcheck/idemcheck/internal/redact"
+
 	"context"
 	"errors"
 	"fmt"
@@ -219,15 +221,15 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 	if mutating(a.Operation.Method) {
 		kind = "mutating requests"
 	}
-	what := fmt.Sprintf("%s %s (A) and %s %s (B%s)", a.Operation.Method, a.Operation.Path, b.Operation.Method, b.Operation.Path, map[bool]string{true: ", no key", false: ""}[opts.BaselineNoKey])
+	what := fmt.Sprintf("%s %s (A) and %s %s (B%s)", a.Operation.Method, redaction.Path(a.Operation.Path), b.Operation.Method, redaction.Path(b.Operation.Path), map[bool]string{true: ", no key", false: ""}[opts.BaselineNoKey])
 	total := abtest.Ops(ab)
 	if auto {
 		total = abtest.AutoOps(ab, ro)
 		fmt.Fprintf(streams.Err, "bench overhead: %s to %s; --rate auto: at most %d %s (the rate search, then 2 arms × %v at half the rate found)\n",
-			what, targets[0].Redacted(), total, kind, opts.Warmup+opts.Duration)
+			what, redaction.URL(targets[0]), total, kind, opts.Warmup+opts.Duration)
 	} else {
 		fmt.Fprintf(streams.Err, "bench overhead: %s to %s; about %d %s (2 arms × %v × %.0f/s, warm-up %v included), a fresh key per op\n",
-			what, targets[0].Redacted(), total, kind, opts.Warmup+opts.Duration, rate, opts.Warmup)
+			what, redaction.URL(targets[0]), total, kind, opts.Warmup+opts.Duration, rate, opts.Warmup)
 	}
 	if opts.MaxRequests > 0 && total > opts.MaxRequests {
 		return withHint(ExitUsage, fmt.Errorf("bench overhead would send up to %d requests, over --max-requests %d", total, opts.MaxRequests),

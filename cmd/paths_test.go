@@ -31,3 +31,18 @@ func TestRunRefusesLinkBelowOut(t *testing.T) {
 		t.Errorf("files written through the link: %v", left)
 	}
 }
+
+// TestBenchHidesQueryValues: bench overhead states what it will send with
+// the path's query values masked (an api_key in the URL never reaches
+// stderr, text or Markdown).
+func TestBenchHidesQueryValues(t *testing.T) {
+	t.Parallel()
+	const secret = "SeCrEt-4q7z"
+	r := runMain(t, nil, "bench", "overhead", "POST", "http://user:pw-"+secret+"@127.0.0.1:1/charges?api_key="+secret, "--baseline-no-key", "--dry-run")
+	if r.code != ExitOK || !strings.Contains(r.err, "/charges?api_key=xxxxx") {
+		t.Errorf("exit %d, want 0 and the plan with the query masked:\n%s", r.code, r.err)
+	}
+	if strings.Contains(r.out+r.err, secret) {
+		t.Errorf("the secret reached the output:\n%s%s", r.out, r.err)
+	}
+}

@@ -37,6 +37,16 @@ var ConnParams = []string{
 // zero Options.
 func URL(u *url.URL) string { return Options{}.URL(u) }
 
+// Path is p, a request path with its query ("/charges?api_key=k"),
+// with every query value masked.
+func Path(p string) string {
+	path, q, ok := strings.Cut(p, "?")
+	if !ok {
+		return p
+	}
+	return path + "?" + Options{}.query(q)
+}
+
 // String is s, a URL or a key=value DSN, redacted with the zero Options.
 func String(s string) string { return Options{}.String(s) }
 
