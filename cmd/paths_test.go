@@ -1,9 +1,11 @@
 package cmd
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -44,5 +46,43 @@ func TestBenchHidesQueryValues(t *testing.T) {
 	}
 	if strings.Contains(r.out+r.err, secret) {
 		t.Errorf("the secret reached the output:\n%s%s", r.out, r.err)
+	}
+}
+
+// TestPreflightTimeoutIsNotAnInterrupt: a target that accepts connections
+// and never answers runs the setup request out of time: exit 4 (the
+// target did not answer), not 130 (no signal was sent).
+func TestPreflightTimeoutIsNotAnInterrupt(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var held []net.Conn // held open, never answered
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	for _, name := range []string{"debit-cas", "charges-lost-ack"} { // with setup requests, and without (the preflight)
+		r := runMain(t, nil, "run", name, "--target", "http://"+l.Addr().String(), "--request-timeout", "200ms", "--quiet")
+		if r.code != ExitRuntime || !strings.Contains(r.err, "did not answer") {
+			t.Errorf("%s against a silent target: exit %d, want %d and why\n%s", name, r.code, ExitRuntime, r.err)
+		}
 	}
 }

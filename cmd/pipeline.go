@@ -104,8 +104,12 @@ func prepareError(err error) error {
 	switch {
 	case errors.Is(err, trial.ErrConfig):
 		return withCode(ExitUsage, err) // the diagnostic carries its hint
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.Canceled):
 		return withCode(ExitInterrupted, err)
+	case errors.Is(err, context.DeadlineExceeded):
+		// A request of the preflight or the setup ran out of time: the
+		// target is there but did not answer, no signal came.
+		return withHint(ExitRuntime, err, "the target did not answer within the request timeout (--request-timeout, load.request_timeout); nothing of the load was sent")
 	case errors.As(err, &se):
 		return withHint(ExitRuntime, err, "the target answered a setup request with an error: check its method and path in the scenario's setup, and that the API allows it")
 	case errors.As(err, &te):
