@@ -112,6 +112,15 @@ func proxyRun(ctx context.Context, opts *ProxyOptions) error {
 		return withCode(ExitRuntime, fmt.Errorf("proxy: %w", err))
 	}
 	fmt.Fprintf(opts.Streams.Err, "proxy stopped after %d requests\n", p.Requests())
+	return interrupted(ctx)
+}
+
+// interrupted is the exit of a proxy that served until it was stopped: 130
+// when a signal stopped it, as every command interrupted.
+func interrupted(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return silentExit{ExitInterrupted}
+	}
 	return nil
 }
 
@@ -275,5 +284,5 @@ func proxyTCPRun(ctx context.Context, opts *ProxyTCPOptions) error {
 	}
 	st := p.Stats()
 	fmt.Fprintf(opts.Streams.Err, "tcp proxy stopped after %d connections, %d exchanges\n", st.Conns, st.Exchanges)
-	return nil
+	return interrupted(ctx)
 }

@@ -458,6 +458,10 @@ func exitCodeOf(err error) ExitCode {
 	if err == nil {
 		return ExitOK
 	}
+	var s silentExit
+	if errors.As(err, &s) {
+		return s.code
+	}
 	var ce *codedError
 	if errors.As(err, &ce) {
 		return ce.code

@@ -42,13 +42,17 @@ type TCPFaults struct {
 	Bandwidth int64
 }
 
+// MaxLatency bounds a hold (Latency, Jitter): longer, a dependency is
+// down, which Down says.
+const MaxLatency = time.Minute
+
 // Validate reports the first value out of range.
 func (f TCPFaults) Validate() error {
 	switch {
-	case f.Latency < 0:
-		return fmt.Errorf("latency %v: want 0 or more", f.Latency)
-	case f.Jitter < 0:
-		return fmt.Errorf("jitter %v: want 0 or more", f.Jitter)
+	case f.Latency < 0 || f.Latency > MaxLatency:
+		return fmt.Errorf("latency %v: want 0 to %v (a dependency that never answers is --down)", f.Latency, MaxLatency)
+	case f.Jitter < 0 || f.Jitter > MaxLatency:
+		return fmt.Errorf("jitter %v: want 0 to %v", f.Jitter, MaxLatency)
 	case f.LatencyRate < 0 || f.LatencyRate > 1:
 		return fmt.Errorf("latency rate %v: want a share in [0, 1]", f.LatencyRate)
 	case f.ResetRate < 0 || f.ResetRate > 1:
@@ -229,13 +233,15 @@ func (p *TCPProxy) hold(f TCPFaults) time.Duration {
 type tcpConn struct {
 	client, upstream net.Conn
 	once             sync.Once
-	passed           atomic.Int64 // bytes both ways, for ResetAfter
-	sent             atomic.Bool  // client data since the last answer
+	done             chan struct{} // closed by close: held data is dropped
+	passed           atomic.Int64  // bytes both ways, for ResetAfter
+	sent             atomic.Bool   // client data since the last answer
 }
 
 // close closes both sides gracefully.
 func (c *tcpConn) close() {
 	c.once.Do(func() {
+		close(c.done)
 		c.client.Close()
 		if c.upstream != nil {
 			c.upstream.Close()
@@ -254,7 +260,7 @@ func (c *tcpConn) reset() {
 }
 
 func (p *TCPProxy) handle(ctx context.Context, client net.Conn) {
-	c := &tcpConn{client: client}
+	c := &tcpConn{client: client, done: make(chan struct{})}
 	f := p.Faults()
 	if f.Down {
 		p.resets.Add(1)
@@ -369,8 +375,9 @@ func (p *TCPProxy) pumpDown(c *tcpConn, resetFirst bool) {
 		defer close(writerDone)
 		for ch := range q {
 			if !failed.Load() {
-				waitUntil(ch.due)
-				if !write(ch.data) {
+				if !waitUntil(ch.due, c.done) {
+					failed.Store(true) // closed while holding: the data is dropped
+				} else if !write(ch.data) {
 					failed.Store(true)
 					c.close() // unblocks the reader
 				}
@@ -422,11 +429,28 @@ const spin = 150 * time.Microsecond
 
 // waitUntil returns at t, within a few µs when the machine lets it: it
 // sleeps (see sleep) until shortly before, then yields until t.
-func waitUntil(t time.Time) {
+//
+// A long wait is on a timer that done (the connection's close) ends; it
+// reports false then.
+func waitUntil(t time.Time, done <-chan struct{}) bool {
+	if d := time.Until(t); d > longWait {
+		tm := time.NewTimer(d - longWait)
+		select {
+		case <-done:
+			tm.Stop()
+			return false
+		case <-tm.C:
+		}
+	}
 	if d := time.Until(t); d > spin {
 		sleep(d - spin)
 	}
 	for time.Now().Before(t) {
 		runtime.Gosched()
 	}
+	return true
 }
+
+// longWait is the part of a hold past which the wait is on a timer the
+// connection's close can end: the last longWait of it is waited precisely.
+const longWait = 20 * time.Millisecond

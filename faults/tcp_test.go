@@ -241,3 +241,49 @@ func TestTCPAPI(t *testing.T) {
 		t.Error("a rejected PUT changed the faults")
 	}
 }
+
+// TestTCPProxyStopsWhileHolding: the first stop ends the proxy at once,
+// dropping the data it holds (a 50 s latency does not hold the stop 50 s),
+// and a latency past MaxLatency is refused.
+func TestTCPProxyStopsWhileHolding(t *testing.T) {
+	p, err := NewTCPProxy(echoServer(t), TCPFaults{Latency: 50 * time.Second}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Serve(ctx, ln) }()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, "held\n"); err != nil {
+		t.Fatal(err)
+	}
+	for p.Stats().Exchanges == 0 { // the answer is in the proxy's hands
+		time.Sleep(time.Millisecond)
+	}
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Serve = %v", err)
+		}
+	case <-time.After(bound):
+		t.Fatalf("Serve did not return within %v of the stop: it waits out the held data", bound)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the stop took %v", took)
+	}
+	for _, f := range []TCPFaults{{Latency: time.Hour}, {Jitter: 2 * MaxLatency}} {
+		if err := f.Validate(); err == nil {
+			t.Errorf("Validate(%+v) = nil, want a refusal past %v", f, MaxLatency)
+		}
+	}
+}
