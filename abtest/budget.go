@@ -2,6 +2,7 @@ package abtest
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -49,13 +50,13 @@ func ParseBudget(s string) (Budget, error) {
 		l := Limit{Name: name}
 		if v, isPct := strings.CutSuffix(val, "%"); isPct {
 			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || f < 0 {
+			if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) || f > 10000 {
 				return nil, fmt.Errorf("%q: %q is not a percentage like 30%%", part, val)
 			}
 			l.Value, l.Pct = f, true
 		} else {
 			d, err := time.ParseDuration(val)
-			if err != nil || d < 0 {
+			if err != nil || d < 0 || d > time.Hour {
 				return nil, fmt.Errorf("%q: %q is not a percentage (30%%) or a duration (5ms)", part, val)
 			}
 			l.Value = float64(d) / float64(time.Millisecond)

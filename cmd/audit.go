@@ -134,8 +134,11 @@ interrupted.`,
 			default:
 				return withHint(ExitUsage, fmt.Errorf("--across %q", opts.Across), "--across first (read effects on the first target) or --across sum (add up every target's)")
 			}
-			if opts.MaxRequests < 0 || opts.Retention < 0 || opts.Lease < 0 || opts.Quiet < 0 {
-				return usageError("--max-requests, --retention, --lease and --quiet-period must not be negative")
+			if opts.MaxRequests <= 0 {
+				return withHint(ExitUsage, fmt.Errorf("--max-requests %d: want at least 1", opts.MaxRequests), fmt.Sprintf("the most requests the audit may send; the default is %d", audit.DefaultMaxRequests))
+			}
+			if opts.Retention < 0 || opts.Lease < 0 || opts.Quiet < 0 {
+				return usageError("--retention, --lease and --quiet-period must not be negative")
 			}
 			if err := opts.Reports.resolve(); err != nil {
 				return err

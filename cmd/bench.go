@@ -134,7 +134,7 @@ there.`,
 	fl.StringVar(&opts.MaxOverhead, "max-overhead", "", "the budget, per percentile in % of B or as a duration: p50=30%,p99=5ms")
 	fl.StringVar(&opts.Format, "format", "text", "output: text, json or markdown")
 	fl.StringVarP(&opts.Out, "out", "o", "idemcheck-bench", "directory for the .hgrm files (a.hgrm, b.hgrm); empty for none")
-	fl.IntVar(&opts.MaxRequests, "max-requests", 0, "refuse to run when it would send more requests than this (0: no cap)")
+	fl.IntVar(&opts.MaxRequests, "max-requests", defaultBenchMaxRequests, "refuse to run when it would send more requests than this")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "state what would be sent, send nothing")
 	fl.Uint64Var(&opts.Seed, "seed", 1, "seed for the bootstrap (keys are new on every run)")
 	fl.IntVar(&opts.Resamples, "resamples", abtest.DefaultResamples, "bootstrap resamples for the confidence intervals")
@@ -173,8 +173,16 @@ func mutating(method string) bool {
 	return true
 }
 
+// defaultBenchMaxRequests caps bench overhead's requests unless
+// --max-requests says otherwise: more than any default bench sends (a
+// --rate auto search and two arms at half its cap), fewer than a runaway.
+const defaultBenchMaxRequests = 1_000_000
+
 func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 	streams := opts.Streams
+	if opts.MaxRequests <= 0 {
+		return withHint(ExitUsage, fmt.Errorf("--max-requests %d: want at least 1", opts.MaxRequests), fmt.Sprintf("the most requests the bench may send; the default is %d", defaultBenchMaxRequests))
+	}
 	a, b, err := benchArms(opts)
 	if err != nil {
 		return err
@@ -231,7 +239,7 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 		fmt.Fprintf(streams.Err, "bench overhead: %s to %s; about %d %s (2 arms × %v × %.0f/s, warm-up %v included), a fresh key per op\n",
 			what, redaction.URL(targets[0]), total, kind, opts.Warmup+opts.Duration, rate, opts.Warmup)
 	}
-	if opts.MaxRequests > 0 && total > opts.MaxRequests {
+	if total > opts.MaxRequests {
 		return withHint(ExitUsage, fmt.Errorf("bench overhead would send up to %d requests, over --max-requests %d", total, opts.MaxRequests),
 			"lower --rate or --duration, or raise --max-requests")
 	}
@@ -313,6 +321,10 @@ func pct(a, b float64) float64 {
 	return a / b * 100
 }
 
+// maxValueSize bounds bench store's --value-size: every record the bench
+// writes holds one, in the measured store's memory.
+const maxValueSize = 16 << 20
+
 // BenchStoreOptions are the inputs of `idemcheck bench store`.
 type BenchStoreOptions struct {
 	Streams     Streams
@@ -363,6 +375,12 @@ it before it ends.`,
 			}
 			if opts.Duration <= 0 || opts.ValueSize <= 0 || opts.RPS <= 0 || opts.TTL < time.Second || opts.Roundtrips <= 0 {
 				return usageError("--duration, --value-size, --rps and --roundtrips must be positive, --ttl at least 1s")
+			}
+			if opts.ValueSize > maxValueSize {
+				return withHint(ExitUsage, fmt.Errorf("--value-size %d: at most %d bytes (16 MiB)", opts.ValueSize, maxValueSize), "a stored response is a response body: e.g. --value-size 512")
+			}
+			if opts.Duration > time.Hour {
+				return withHint(ExitUsage, fmt.Errorf("--duration %v: at most 1h per primitive", opts.Duration), "e.g. --duration 5s")
 			}
 			for _, c := range opts.Concurrency {
 				if c <= 0 || c > 4096 {

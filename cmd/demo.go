@@ -68,6 +68,9 @@ the ledger and the card processor, as two replicas of one service would.`,
 			if opts.Ops < 0 {
 				return usageError("--ops must not be negative")
 			}
+			if err := opts.Lab.check(); err != nil {
+				return err
+			}
 			opts.NonceSet = c.Flags().Changed("key-nonce")
 			opts.rerun = func(seed, nonce uint64) string { return rerunLine(c, nil, seed, nonce) }
 			if err := opts.Reports.resolve(); err != nil {

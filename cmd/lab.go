@@ -62,6 +62,9 @@ classic ways, so you can watch idemcheck catch each one:
   idemcheck lab --bug check-then-act --bug key-only --processor-latency 50ms`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			if err := opts.check(); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -95,6 +98,21 @@ func bugList() string {
 		fmt.Fprintf(&b, "  %-*s  %s\n", width, bug.Name, bug.Description)
 	}
 	return b.String()
+}
+
+// maxLabLatency bounds --processor-latency: longer, every request of a
+// run would time out.
+const maxLabLatency = time.Minute
+
+// check refuses lab flags out of their range, before anything starts.
+func (opts *LabOptions) check() error {
+	if opts.ProcessorLatency < 0 || opts.ProcessorLatency > maxLabLatency {
+		return withHint(ExitUsage, fmt.Errorf("--processor-latency %v: want 0 to %v", opts.ProcessorLatency, maxLabLatency), "e.g. --processor-latency 50ms; 0 for none")
+	}
+	if opts.KeyTTL < time.Second {
+		return withHint(ExitUsage, fmt.Errorf("--key-ttl %v: want at least 1s", opts.KeyTTL), "how long keys are kept, e.g. --key-ttl 24h (the default)")
+	}
+	return nil
 }
 
 // runningLab is a started lab (lab.Start).

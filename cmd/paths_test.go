@@ -86,3 +86,29 @@ func TestPreflightTimeoutIsNotAnInterrupt(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundsRefused: a count, size or duration past its documented bound
+// is a usage error that names the bound, before anything is sent or
+// started; --max-requests 0 is one in every command that has it.
+func TestBoundsRefused(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"proxy", "tcp", "--upstream", "127.0.0.1:1", "--latency", "1h"}, "want 0 to 1m0s"},
+		{[]string{"proxy", "tcp", "--upstream", "127.0.0.1:1", "--jitter", "1000h"}, "want 0 to 1m0s"},
+		{[]string{"lab", "--processor-latency", "-5s"}, "want 0 to 1m0s"},
+		{[]string{"lab", "--key-ttl", "0s"}, "at least 1s"},
+		{[]string{"demo", "--key-ttl", "0s"}, "at least 1s"},
+		{[]string{"bench", "overhead", "POST", "http://127.0.0.1:1/c", "--baseline-no-key", "--max-overhead", "p50=NaN%"}, "not a percentage"},
+		{[]string{"bench", "overhead", "POST", "http://127.0.0.1:1/c", "--baseline-no-key", "--max-requests", "0"}, "the default is 1000000"},
+		{[]string{"bench", "store", "--redis", "redis://127.0.0.1:1/0", "--value-size", "400000000"}, "16 MiB"},
+		{[]string{"audit", "POST", "http://127.0.0.1:1/c", "--max-requests", "0"}, "the default is 400"},
+	} {
+		r := runMain(t, nil, tc.args...)
+		if r.code != ExitUsage || !strings.Contains(r.err, tc.says) {
+			t.Errorf("idemcheck %s: exit %d, want %d and %q\n%s", strings.Join(tc.args, " "), r.code, ExitUsage, tc.says, r.err)
+		}
+	}
+}
