@@ -79,6 +79,7 @@ type Judger struct {
 	unsorted bool
 	ops      int
 	load     loadTally
+	unsent   unsentTally
 	mismatch map[int]int // profile deviations by status
 }
 
@@ -115,6 +116,7 @@ func (j *Judger) Add(h *history.History) {
 		}
 	}
 	j.load.add(&part)
+	j.unsent.add(&part)
 	profileDeviations(&part, j.mismatch)
 }
 
@@ -148,6 +150,11 @@ func (j *Judger) Judgement(m Measured) Judgement {
 	out.Result, out.Why = Decide(meta.Judge.Expect, out.Verdicts, out.Thresholds, meta.Interrupted)
 	if len(out.Findings) > 0 && meta.Judge.FailOn == SeverityMedium && out.Result == Met && meta.Judge.Expect != "violation" {
 		out.Result, out.Why = NotMet, "spec finding (medium, --fail-on medium): "+out.Findings[0].Summary
+	}
+	if reason := j.unsent.reason(); reason != "" && out.Result == Met && !(meta.Judge.Expect == "violation" && caught(out.Verdicts)) {
+		// Ops that never left the client: what held, held on a smaller
+		// load than the one described.
+		out.Result, out.Why = Inconclusive, reason
 	}
 	if reason := j.load.vacuous(); reason != "" && !caught(out.Verdicts) {
 		// Nothing was judged: "met" (or "not caught") would mean nothing.

@@ -405,6 +405,16 @@ const (
 	Rejected
 )
 
+// Prefixes of the error of an attempt the runner could not send (outcome
+// fail): its request (or key) did not render, or the op's
+// operation.before read failed. Such an op was never sent: it says
+// nothing of the target, and a run that lost ops this way did not make
+// the load it describes.
+const (
+	RenderErrPrefix = "render: "
+	BeforeErrPrefix = "operation.before: "
+)
+
 // FaultKinds are the kinds of fault an attempt can carry (Attempt.Fault),
 // as package faults injects them, in a fixed order: a new kind goes at
 // the end, so what is indexed by a kind's place (a compact record of an

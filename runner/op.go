@@ -100,7 +100,7 @@ func (w *worker) runOp(id int, intended time.Duration) {
 	if r.before != nil {
 		vars, err := w.capture(v)
 		if err != nil {
-			w.rec.attempts.add(r.unsent(id, 1, "", intended, "operation.before: "+r.keep.scrub(err.Error())))
+			w.rec.attempts.add(r.unsent(id, 1, "", intended, history.BeforeErrPrefix+r.keep.scrub(err.Error())))
 			return
 		}
 		v.Vars = vars
@@ -151,7 +151,7 @@ func (w *worker) unrendered(op, n int, fault string, intended time.Duration, err
 	if w.renderErr == nil {
 		w.renderErr = err
 	}
-	return w.r.unsent(op, n, fault, intended, "render: "+w.r.keep.scrub(err.Error()))
+	return w.r.unsent(op, n, fault, intended, history.RenderErrPrefix+w.r.keep.scrub(err.Error()))
 }
 
 // attempt makes attempt v.Attempt of op and returns its record; rendered is
