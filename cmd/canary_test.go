@@ -40,41 +40,47 @@ oracles:
   - name: ledger_http
     effects:
       bulk: {path: '/counts?private_token={{env "API_TOKEN"}}&x-api-key={{env "API_TOKEN"}}&session={{env "API_TOKEN"}}', value: "$.counts"}
-  - name: ledger_sql
-    effects:
+invariants:
+  - {check: exactly_once, oracle: ledger_http}
+`
+
+// canaryStoreOracles are oracles whose database URLs, from the
+// environment, carry the secret and cannot be reached (or do not parse):
+// each stops its run before the load, and says why without the secret.
+var canaryStoreOracles = map[string]string{
+	"ledger_sql": `    effects:
       sql:
         url: '{{env "LEDGER_URL"}}'
-        grouped: SELECT idempotency_key, count(*) FROM payments GROUP BY 1
-  - name: store
-    effects:
+        grouped: SELECT idempotency_key, count(*) FROM payments GROUP BY 1`,
+	"store": `    effects:
       redis:
         url: '{{env "STORE_URL"}}'
         pattern: 'resp:%s'
-        mode: exists
-  - name: store_bad
-    effects:
+        mode: exists`,
+	"store_bad": `    effects:
       redis:
         url: '{{env "STORE_BAD"}}'
-        pattern: 'resp:%s'
-  - name: ledger_bad
-    effects:
+        pattern: 'resp:%s'`,
+	"ledger_bad": `    effects:
       sql:
         url: '{{env "LEDGER_BAD"}}'
-        grouped: SELECT idempotency_key, count(*) FROM payments GROUP BY 1
-invariants:
-  - {check: exactly_once, oracle: ledger_http}
-  - {check: exactly_once, oracle: ledger_sql}
-  - {check: exactly_once, oracle: store}
-  - {check: exactly_once, oracle: store_bad}
-  - {check: exactly_once, oracle: ledger_bad}
-`
+        grouped: SELECT idempotency_key, count(*) FROM payments GROUP BY 1`,
+}
+
+// canaryWith is the canary scenario with one more oracle, judged by
+// exactly_once too.
+func canaryWith(name, oracle string) string {
+	s := strings.Replace(canaryScenario, "invariants:\n", "  - name: "+name+"\n"+oracle+"\ninvariants:\n", 1)
+	return s + "  - {check: exactly_once, oracle: " + name + "}\n"
+}
 
 // canaryServer charges once per key, reflecting everything it was sent
 // (its path, Authorization, X-Api-Key, the body) into its answers: into
 // the 201s (the scenario keeps it as a field) and into a 500 error page
-// for every third key's first attempt. It answers its ledger reads with a
-// 500 that names the URL it was asked for, query and all, and the
-// credentials, so the oracle's error carries them.
+// for every third key's first attempt. Once it has charged, it answers its
+// ledger reads with a 500 that names the URL it was asked for, query and
+// all, and the credentials, so the oracle's error after the load carries
+// them (before the load it answers them, so that the load is sent).
 func canaryServer(t *testing.T) *httptest.Server {
 	t.Helper()
 	var mu sync.Mutex
@@ -85,7 +91,14 @@ func canaryServer(t *testing.T) *httptest.Server {
 		body, _ := io.ReadAll(r.Body)
 		reflected := fmt.Sprintf("%s %s %s %s %s", r.URL.Path, r.URL.RawQuery, r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"), body)
 		if strings.HasSuffix(r.URL.Path, "/counts") {
+			if len(seen) == 0 {
+				io.WriteString(w, `{"counts":{}}`)
+				return
+			}
 			http.Error(w, "ledger down for "+reflected, http.StatusInternalServerError)
+			return
+		}
+		if r.Method == http.MethodGet { // the preflight
 			return
 		}
 		key := r.Header.Get("Idempotency-Key")
@@ -114,7 +127,6 @@ func canaryServer(t *testing.T) *httptest.Server {
 // every report format with --out and looks for the secret in stdout,
 // stderr and every file written.
 func TestCanarySecretNeverOutput(t *testing.T) {
-	srv := canaryServer(t)
 	closed := closedAddr(t) // nothing listens: the SQL and Redis oracles fail to connect
 	env := map[string]string{
 		"API_TOKEN":  canarySecret,
@@ -123,12 +135,15 @@ func TestCanarySecretNeverOutput(t *testing.T) {
 		"STORE_BAD":  "redis://:p%zz" + canarySecret + "@" + closed + "/0",
 		"LEDGER_BAD": "postgres://app:" + canarySecret + "@" + closed + ":x/ledger",
 	}
-	target := strings.Replace(srv.URL, "http://", "http://bob:"+canarySecret+"@", 1) + "/tenant/" + canarySecret
+	// A server per run: each one's ledger answers until its load begins.
+	target := func() string {
+		return strings.Replace(canaryServer(t).URL, "http://", "http://bob:"+canarySecret+"@", 1) + "/tenant/" + canarySecret
+	}
 	scenario := writeScenario(t, canaryScenario)
 	for _, format := range []string{"text", "json", "markdown", "junit"} {
 		t.Run(format, func(t *testing.T) {
 			dir := t.TempDir()
-			r := runMain(t, env, "run", scenario, "--target", target, "--redact-path", "--seed", "1", "--format", format, "--out", dir)
+			r := runMain(t, env, "run", scenario, "--target", target(), "--redact-path", "--seed", "1", "--format", format, "--out", dir)
 			if r.code != ExitInconclusive {
 				t.Errorf("run with unreadable oracles: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, ExitInconclusive, r.out, r.err)
 			}
@@ -151,10 +166,22 @@ func TestCanarySecretNeverOutput(t *testing.T) {
 			}
 		})
 	}
+	// An oracle whose database cannot be read stops the run before its
+	// load (exit 4), and the message never holds the secret.
+	for name, oracle := range canaryStoreOracles {
+		dir := t.TempDir()
+		r := runMain(t, env, "run", writeScenario(t, canaryWith(name, oracle)), "--target", target(), "--redact-path", "--seed", "1", "--out", dir)
+		if r.code != ExitRuntime && r.code != ExitUsage {
+			t.Errorf("oracle %s unreachable before the load: exit %d, want %d or %d\n%s", name, r.code, ExitRuntime, ExitUsage, r.err)
+		}
+		noCanary(t, name+": stdout", r.out)
+		noCanary(t, name+": stderr", r.err)
+		noCanaryIn(t, dir)
+	}
 	// Without --redact-path the base path is shown, as it names the API:
 	// a secret in a path is masked on request only.
 	dir := t.TempDir()
-	r := runMain(t, env, "run", scenario, "--target", target, "--seed", "1", "--format", "json", "--out", dir)
+	r := runMain(t, env, "run", scenario, "--target", target(), "--seed", "1", "--format", "json", "--out", dir)
 	if !strings.Contains(r.out, "/tenant/"+canarySecret) {
 		t.Errorf("run without --redact-path: the report does not show the target's path")
 	}

@@ -21,8 +21,10 @@ import (
 
 // hostile is a target that answers every request under /MODE/ the way
 // MODE says, on a raw TCP listener, so it can break HTTP as well as abuse
-// it. GET /MODE itself answers 200 (the run's preflight), so that the load
-// and the oracles meet the mode.
+// it. GET /MODE itself answers 200 (the run's preflight), and the oracles'
+// reads answer zero counts until the load's first request came (a run
+// whose state cannot be read before stops there), so that the load and
+// the oracles after it meet the mode.
 //
 //	huge      a 201 of hugeSize bytes (valid JSON), streamed
 //	endless   a 201 whose chunked body never ends
@@ -32,11 +34,12 @@ import (
 //	reset     the connection reset (RST) after reading the request
 //	ok        a 201 {"id":"x"}, and zero counts to the oracles
 type hostile struct {
-	ln    net.Listener
-	wg    sync.WaitGroup
-	stop  chan struct{}
-	conns sync.Map // net.Conn → struct{}
-	bytes atomic.Int64
+	ln     net.Listener
+	wg     sync.WaitGroup
+	stop   chan struct{}
+	conns  sync.Map // net.Conn → struct{}
+	loaded sync.Map // mode → struct{}: the load's requests came
+	bytes  atomic.Int64
 }
 
 // hugeSize is the length of a huge answer: far past every cap (the
@@ -88,7 +91,11 @@ func (h *hostile) serve(c net.Conn) {
 		}
 		io.Copy(io.Discard, req.Body)
 		mode, rest, _ := strings.Cut(strings.TrimPrefix(req.URL.Path, "/"), "/")
-		if rest == "" && req.Method == http.MethodGet || mode == "ok" {
+		if req.Method != http.MethodGet {
+			h.loaded.Store(mode, struct{}{})
+		}
+		_, loaded := h.loaded.Load(mode)
+		if rest == "" && req.Method == http.MethodGet || mode == "ok" || !loaded {
 			body := `{"id":"x","counts":{},"count":0,"likes":0,"balance":0,"version":0,"debits":[]}`
 			fmt.Fprintf(c, "HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 			continue

@@ -1,7 +1,9 @@
 package cmd
 
 import (
+	"encoding/json"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,5 +112,44 @@ func TestBoundsRefused(t *testing.T) {
 		if r.code != ExitUsage || !strings.Contains(r.err, tc.says) {
 			t.Errorf("idemcheck %s: exit %d, want %d and %q\n%s", strings.Join(tc.args, " "), r.code, ExitUsage, tc.says, r.err)
 		}
+	}
+}
+
+// TestFailedReadingBeforeSendsNothing: an oracle that cannot read the
+// state before the load stops the run there: exit 4, and not one op of
+// the load reaches the target (the lab's processor charged nothing).
+func TestFailedReadingBeforeSendsNothing(t *testing.T) {
+	t.Parallel()
+	target := startTestLab(t, memoryBackend())
+	sc := writeScenario(t, `name: unreadable
+operation:
+  method: POST
+  path: /charges
+  headers: {Authorization: Bearer alice}
+  key: {header: Idempotency-Key}
+  body: '{"amount":100,"currency":"usd","customer":"cus_{{.Seq}}"}'
+load: {ops: 20, concurrency: 2}
+oracles:
+  - name: ledger
+    effects:
+      bulk: {path: /no/such/read, value: $.counts}
+invariants:
+  - {check: exactly_once, oracle: ledger}
+`)
+	r := runMain(t, nil, "run", sc, "--target", target, "--quiet")
+	if r.code != ExitRuntime || !strings.Contains(r.err, "before the load") {
+		t.Errorf("exit %d, want %d and the reason\n%s", r.code, ExitRuntime, r.err)
+	}
+	resp, err := http.Get(target + "/processor/charges/counts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var c struct{ Counts map[string]int }
+	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Counts) != 0 {
+		t.Errorf("the lab charged %d keys: the load was sent although its state could not be read before", len(c.Counts))
 	}
 }

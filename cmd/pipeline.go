@@ -101,6 +101,7 @@ func conclude(ctx context.Context, name string, j *trial.Judged, o execOptions) 
 func prepareError(err error) error {
 	var te *trial.TargetError
 	var se *runner.SetupError
+	var re *trial.ReadingError
 	switch {
 	case errors.Is(err, trial.ErrConfig):
 		return withCode(ExitUsage, err) // the diagnostic carries its hint
@@ -112,6 +113,8 @@ func prepareError(err error) error {
 		return withHint(ExitRuntime, err, "the target did not answer within the request timeout (--request-timeout, load.request_timeout); nothing of the load was sent")
 	case errors.As(err, &se):
 		return withHint(ExitRuntime, err, "the target answered a setup request with an error: check its method and path in the scenario's setup, and that the API allows it")
+	case errors.As(err, &re):
+		return withHint(ExitRuntime, err, "nothing of the load was sent: check the oracle's request (or its database URL) in the scenario, and that it can be read now")
 	case errors.As(err, &te):
 		hint := fmt.Sprintf("is the API running at %s?", te.Target)
 		if te.Loopback {

@@ -56,8 +56,17 @@ type RedisEffects struct {
 // Name returns the oracle's name.
 func (o *RedisEffects) Name() string { return o.OracleName }
 
-// Before does nothing: effects are counted after the run only.
-func (o *RedisEffects) Before(context.Context) error { return nil }
+// Before checks that the store can be read (it connects and pings):
+// effects are counted after the run only, but a store that cannot be
+// reached now stops the run before its load rather than after it.
+func (o *RedisEffects) Before(ctx context.Context) error {
+	rc, err := openRedis(ctx, o.OracleName, o.URL, 1)
+	if err != nil {
+		return err
+	}
+	rc.close()
+	return nil
+}
 
 // Observe reads the entry of every key of h. Keys with no effect are left
 // out of the observation.

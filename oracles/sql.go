@@ -50,9 +50,18 @@ func (o *SQLEffects) Name() string { return o.OracleName }
 
 // Before reads every key's effects with a grouped query, so that Observe
 // can leave out what the run's keys already had and name keys the run
-// never sent that gained effects; a per-key query reads nothing before.
+// never sent that gained effects; a per-key query reads nothing before,
+// but the database is connected to, so that one out of reach is known
+// before the load.
 func (o *SQLEffects) Before(ctx context.Context) error {
 	if o.Grouped == "" {
+		// Nothing to read before, but a database that cannot be reached
+		// now stops the run before its load rather than after it.
+		db, err := openPostgres(ctx, o.OracleName, o.URL, 1)
+		if err != nil {
+			return err
+		}
+		db.close()
 		return nil
 	}
 	all, err := o.grouped(ctx, nil)

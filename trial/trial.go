@@ -150,11 +150,34 @@ func Prepare(ctx context.Context, sc *scenarios.Scenario, o Options) (*Trial, er
 	}
 	for _, or := range t.oracles {
 		if err := or.Before(ctx); err != nil {
-			t.before[or.Name()] = err
+			if ctx.Err() != nil {
+				// Interrupted while reading: no run starts on part of it.
+				return nil, fmt.Errorf("%s: reading the state before the load: %w", sc.Name, ctx.Err())
+			}
+			// A run whose state before could not be read can only be
+			// inconclusive: stop before its load changes the target.
+			return nil, &ReadingError{Oracle: or.Name(), Err: fmt.Errorf("%s: oracle %s could not read the state before the load: %w", sc.Name, or.Name(), err)}
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		// Interrupted as the readings ended: a prepared run would start
+		// loads (a sharded run's manifest), so none is made.
+		return nil, fmt.Errorf("%s: %w", sc.Name, err)
 	}
 	return t, nil
 }
+
+// ReadingError is an oracle that could not read the target's state
+// before the load: the run stops there, nothing of its load sent, as its
+// judgement could only be inconclusive.
+type ReadingError struct {
+	Oracle string
+	Err    error
+}
+
+func (e *ReadingError) Error() string { return e.Err.Error() }
+
+func (e *ReadingError) Unwrap() error { return e.Err }
 
 // newTrial builds the trial of sc: its targets, oracles and the runner's
 // options; it sends nothing.
