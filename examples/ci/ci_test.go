@@ -26,7 +26,8 @@ import (
 
 // workflow is the part of a GitHub Actions workflow the test reads.
 type workflow struct {
-	On   map[string]any `yaml:"on"`
+	On   map[string]any    `yaml:"on"`
+	Env  map[string]string `yaml:"env"`
 	Jobs map[string]struct {
 		RunsOn  string            `yaml:"runs-on"`
 		Timeout int               `yaml:"timeout-minutes"`
@@ -104,10 +105,34 @@ func TestGitHubWorkflowShape(t *testing.T) {
 			}
 		}
 	}
+	// idemcheck is built from a pinned checkout of its own repository:
+	// never an unresolvable (or moving) go install …@latest.
+	var checkout, build, publish bool
 	for _, s := range job.Steps {
-		if strings.HasPrefix(s.Run, "go install ") && !strings.HasPrefix(s.Run, "go install "+modulePath(t)+"@") {
-			t.Errorf("install step %q does not install this module, %s", s.Run, modulePath(t))
+		if strings.Contains(s.Run, "@latest") {
+			t.Errorf("step %q installs @latest: pin a tag or a commit", s.Name)
 		}
+		if strings.HasPrefix(s.Uses, "actions/checkout@") && s.With["repository"] == "${{ env.IDEMCHECK_REPO }}" && s.With["ref"] == "${{ env.IDEMCHECK_REF }}" {
+			checkout = true
+		}
+		if strings.Contains(s.Run, "go build -C .idemcheck") && strings.Contains(s.Run, "-X "+modulePath(t)+"/cmd.Version=") {
+			build = true
+		}
+		if strings.HasPrefix(s.Uses, "mikepenz/action-junit-report@") {
+			publish = s.If == "${{ !cancelled() }}" && s.With["report_paths"] == "junit.xml"
+		}
+	}
+	if !checkout || !build {
+		t.Errorf("workflow: pinned checkout %v, built from it %v; want both", checkout, build)
+	}
+	if !publish {
+		t.Errorf("workflow: the JUnit report is not published (a reporter action on junit.xml, after a failure too): GitHub reads no JUnit by itself")
+	}
+	if ref := w.Env["IDEMCHECK_REF"]; ref == "" || w.Env["IDEMCHECK_REPO"] != "idemcheck/idemcheck" {
+		t.Errorf("workflow env %v: want IDEMCHECK_REPO and IDEMCHECK_REF", w.Env)
+	}
+	if !strings.Contains(job.Env["SCENARIOS"], "scenarios/*.yaml") {
+		t.Errorf("workflow: a dispatch with a target runs %q, want the team's own scenarios/*.yaml", job.Env["SCENARIOS"])
 	}
 	if !summary || !upload {
 		t.Errorf("workflow: job summary written %v, reports uploaded %v; want both", summary, upload)
@@ -129,8 +154,17 @@ func modulePath(t *testing.T) string {
 
 func TestGitLabJobShape(t *testing.T) {
 	job := readGitLab(t)
-	if !strings.HasPrefix(job.Script[0], "go install "+modulePath(t)+"@") {
-		t.Errorf("first script line %q does not install this module", job.Script[0])
+	if !strings.HasPrefix(job.Script[0], `git clone --quiet "$IDEMCHECK_REPO" .idemcheck`) || !strings.Contains(job.Script[0], `checkout --quiet "$IDEMCHECK_REF"`) ||
+		!strings.Contains(job.Script[1], "go build -C .idemcheck") || job.Variables["IDEMCHECK_REF"] == "" {
+		t.Errorf("script %q: want idemcheck built from a checkout of IDEMCHECK_REPO at IDEMCHECK_REF", job.Script[:2])
+	}
+	for _, l := range job.Script {
+		if strings.Contains(l, "@latest") {
+			t.Errorf("script line %q installs @latest: pin a tag or a commit", l)
+		}
+	}
+	if !strings.Contains(strings.Join(job.Script, "\n"), `SCENARIOS="scenarios/*.yaml"`) {
+		t.Errorf("with a target, the job does not run the team's own scenarios/*.yaml")
 	}
 	if job.Stage == "" || !strings.HasPrefix(job.Image, "golang:") || len(job.Script) == 0 {
 		t.Errorf("job: stage %q, image %q, %d script lines", job.Stage, job.Image, len(job.Script))
@@ -224,8 +258,19 @@ func shellWords(line string, env map[string]string) ([]string, error) {
 			for j < len(line) && !strings.ContainsRune(" \t'\"", rune(line[j])) {
 				j++
 			}
-			cur.WriteString(expand(line[i:j]))
-			i, inWord = j-1, true
+			// an unquoted expansion is split on blanks, as a shell does
+			fields := strings.Split(expand(line[i:j]), " ")
+			for k, f := range fields {
+				if k > 0 && inWord {
+					words, inWord = append(words, cur.String()), false
+					cur.Reset()
+				}
+				if f != "" {
+					cur.WriteString(f)
+					inWord = true
+				}
+			}
+			i = j - 1
 		}
 	}
 	if inWord {
@@ -243,12 +288,13 @@ func exampleCommands(t *testing.T, addr, summary string) (github, gitlab []comma
 	for _, s := range w.Jobs["idemcheck"].Steps {
 		scripts = append(scripts, strings.ReplaceAll(s.Run, "127.0.0.1:8080", addr))
 	}
-	github, err := commands("github-actions.yml", scripts, map[string]string{"GITHUB_STEP_SUMMARY": summary})
+	builtins := "charges-lost-ack charges-lost-ack-naive" // no target: the lab's built-ins
+	github, err := commands("github-actions.yml", scripts, map[string]string{"GITHUB_STEP_SUMMARY": summary, "SCENARIOS": builtins})
 	if err != nil {
 		t.Fatal(err)
 	}
 	job := readGitLab(t)
-	gitlab, err = commands("gitlab-ci.yml", job.Script, map[string]string{"LAB_ADDR": addr})
+	gitlab, err = commands("gitlab-ci.yml", job.Script, map[string]string{"LAB_ADDR": addr, "SCENARIOS": builtins})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,11 +305,11 @@ func exampleCommands(t *testing.T, addr, summary string) (github, gitlab []comma
 }
 
 func TestCommandsSplit(t *testing.T) {
-	got, err := shellWords(`idemcheck run a --report markdown="$S" --x 'y z' "$NOPE"b`, map[string]string{"S": "/tmp/s.md"})
+	got, err := shellWords(`idemcheck run $L a --report markdown="$S" --x 'y z' "$NOPE"b`, map[string]string{"S": "/tmp/s.md", "L": "p q"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"idemcheck", "run", "a", "--report", "markdown=/tmp/s.md", "--x", "y z", "b"}
+	want := []string{"idemcheck", "run", "p", "q", "a", "--report", "markdown=/tmp/s.md", "--x", "y z", "b"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("shellWords = %q, want %q", got, want)
 	}
