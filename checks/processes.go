@@ -138,8 +138,8 @@ func (c *processesCheck) verdict(v Verdict) Verdict {
 	case judged == 0:
 		return unknown(v, fmt.Sprintf("no operation could be judged: %s", c.unjudged.text()))
 	}
-	processed := fmt.Sprintf("%d processed", c.processed)
-	if c.obs != nil && c.missing == 0 {
+	processed := fmt.Sprintf("%d processed", c.processed-c.missing)
+	if c.obs != nil && c.processed > c.missing {
 		processed += " (each with an effect)"
 	}
 	rest := ""

@@ -128,6 +128,11 @@ func TestProcessesSummary(t *testing.T) {
 	if v.Summary != want {
 		t.Errorf("Check(processes).Summary = %q, want %q", v.Summary, want)
 	}
+	v = Check(hist(o("a", ok(201)), o("b", ok(201))), history.Invariant{Check: Processes, Oracle: "ledger"}, effects(map[string]int{"a": 1}))
+	want = "1 of 2 operations judged were lost: 1 acknowledged with no effect; 1 processed (each with an effect), 0 rejected as expected"
+	if v.Summary != want {
+		t.Errorf("Check(processes).Summary = %q, want %q", v.Summary, want)
+	}
 }
 
 // With an effects oracle named, processes reads it; an unreadable one

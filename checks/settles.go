@@ -247,7 +247,7 @@ func (c *settlesCheck) add(h *history.History) {
 
 func stuckProblem(l *history.Attempt, held, grace, lease time.Duration) (problem, want string) {
 	problem = fmt.Sprintf("the key is stuck: its last attempt (%d) was answered %d %s after the key's first attempt had ended, and the retries ran out",
-		l.N, l.Status, held.Round(time.Millisecond))
+		l.N, l.Status, seconds(held))
 	if lease > 0 {
 		problem += fmt.Sprintf("; that is longer than the server's declared lease (%s)", seconds(lease))
 		want = fmt.Sprintf("a replay of the first answer once the lease (%s) ran out", seconds(lease))
