@@ -139,7 +139,6 @@ type settlesCheck struct {
 // violation when other keys got a 2xx while it was retried.
 type erring struct {
 	ex       Example
-	status   int
 	from, to time.Duration // its first send, its last answer
 	told     bool          // judged for an effect on the reading
 }
@@ -208,7 +207,7 @@ func (c *settlesCheck) add(h *history.History) {
 			want = "no effect after a failure answer, or a success answer"
 		default:
 			if st, n, ok := sameFailure(g.atts); ok {
-				c.erring = append(c.erring, erring{status: st, from: g.atts[0].Start, to: l.End, told: obs != nil && single,
+				c.erring = append(c.erring, erring{from: g.atts[0].Start, to: l.End, told: obs != nil && single,
 					ex: Example{Op: g.op.ID, Key: g.op.Key, User: g.op.User, Effects: e,
 						Want:     "a 2xx once the failure clears, as other keys got",
 						Problem:  fmt.Sprintf("the same %d to every one of its %d attempts", st, n),

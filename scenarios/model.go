@@ -339,10 +339,11 @@ type AppliedProbe struct {
 type Invariant struct {
 	// Check is one of checks.Names(): at_most_once, exactly_once,
 	// same_response, exact_counter, conditional_update, payload_mismatch,
-	// settles.
+	// settles, processes.
 	Check string `yaml:"check"`
 	// Oracle names an entry of oracles; same_response and
-	// payload_mismatch need none, settles may name an effects oracle.
+	// payload_mismatch need none, settles and processes may name an
+	// effects oracle.
 	Oracle string `yaml:"oracle"`
 }
 
