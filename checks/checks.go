@@ -43,14 +43,20 @@ const (
 	// (attempts marked history.FaultMismatch) is a 4xx rejection, never a 2xx.
 	PayloadMismatch = "payload_mismatch"
 	// Settles: no key stays stuck on in-flight answers (409) after its
-	// first attempt ended, and (with an effects oracle) no operation has
-	// an effect although its final answer told the client it failed.
+	// first attempt ended, no key gets the same 5xx to every retry while
+	// others are served, and (with an effects oracle) no operation has an
+	// effect although its final answer told the client it failed.
 	Settles = "settles"
+	// Processes: every operation with a fresh key and a valid request is
+	// processed (a 2xx within its retries and, with an effects oracle, an
+	// effect); every refusal but the scenario's expected rejections is a
+	// lost operation.
+	Processes = "processes"
 )
 
 // Names returns the names of every invariant checker.
 func Names() []string {
-	return []string{AtMostOnce, ExactlyOnce, SameResponse, ExactCounter, ConditionalUpdate, PayloadMismatch, Settles}
+	return []string{AtMostOnce, ExactlyOnce, SameResponse, ExactCounter, ConditionalUpdate, PayloadMismatch, Settles, Processes}
 }
 
 // OracleKind returns the observation kind check reads ("effects",
@@ -64,7 +70,7 @@ func OracleKind(check string) (kind string, ok bool) {
 		return history.KindCounter, true
 	case ConditionalUpdate:
 		return history.KindAccount, true
-	case SameResponse, PayloadMismatch, Settles:
+	case SameResponse, PayloadMismatch, Settles, Processes:
 		return "", true
 	}
 	return "", false
@@ -72,9 +78,10 @@ func OracleKind(check string) (kind string, ok bool) {
 
 // OptionalOracleKind returns the kind of reading a check may use when its
 // invariant names an oracle although it needs none: settles judges
-// "charged but told it failed" from an effects reading. "" for the others.
+// "charged but told it failed", processes "acknowledged but no effect",
+// from an effects reading. "" for the others.
 func OptionalOracleKind(check string) string {
-	if check == Settles {
+	if check == Settles || check == Processes {
 		return history.KindEffects
 	}
 	return ""
@@ -105,6 +112,16 @@ type Verdict struct {
 	Extra int `json:"extra"`
 	// Missing is the number of acknowledged operations with no effect.
 	Missing int `json:"missing"`
+	// NotJudged is how many keys or ops the check could not judge (no
+	// definite answer, an answer still in flight): neither held nor
+	// broken.
+	NotJudged int `json:"not_judged,omitempty"`
+	// RejectedAsExpected is how many operations ended on a rejection the
+	// scenario expects (processes).
+	RejectedAsExpected int `json:"rejected_as_expected,omitempty"`
+	// Refused is how many operations were refused although their request
+	// was valid (processes).
+	Refused int `json:"refused,omitempty"`
 	// Counter details an exact_counter verdict.
 	Counter *CounterDetail `json:"counter,omitempty"`
 	// Examples are at most MaxExamples violations, sorted by op; never nil.
@@ -207,6 +224,11 @@ func newCheck(inv history.Invariant, obs *history.Reading) (check, Verdict) {
 			obs = nil
 		}
 		return &settlesCheck{obs: obs}, v
+	case Processes:
+		if inv.Oracle == "" {
+			obs = nil
+		}
+		return &processesCheck{obs: obs}, v
 	case ExactCounter:
 		return &counterCheck{obs: obs}, v
 	default: // ConditionalUpdate

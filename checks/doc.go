@@ -19,6 +19,13 @@
 // cannot be decided (no reading, an oracle that could not read, an empty
 // history) is Unknown, never Pass.
 //
+// Checks say where they did not look: an operation a check could not
+// judge (no definite answer, a key still in flight within the grace) is
+// counted apart as not judged (Verdict.NotJudged), never as held, and
+// the summary says how many were judged and how many were not. Duplicate
+// effects are not the only failure: processes fails for lost operations,
+// a valid request refused or acknowledged without an effect.
+//
 // Ops are grouped by key: ops that share a key and a user are one logical
 // operation (the server may deduplicate them), ops that share a key under
 // different users are distinct operations (keys are scoped per user).

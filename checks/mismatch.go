@@ -32,13 +32,14 @@ func (c *mismatchCheck) add(h *history.History) {
 	var examples []Example
 	for i := range h.Ops {
 		atts := h.AttemptsOf(i)
-		answered, wrong := false, -1
+		sent, answered, wrong := false, false, -1
 		for j := range atts {
 			a := &atts[j]
 			if a.Fault != history.FaultMismatch {
 				continue
 			}
 			c.sent++
+			sent = true
 			// No answer, or a 5xx (the server failed, perhaps closed for a
 			// dependency): neither a replay nor a rejection. A second
 			// effect, if any, shows in at_most_once.
@@ -55,6 +56,9 @@ func (c *mismatchCheck) add(h *history.History) {
 			}
 		}
 		if !answered {
+			if sent {
+				v.NotJudged++ // no answer, or a 5xx: neither accepted nor rejected
+			}
 			continue
 		}
 		v.Checked++
@@ -76,7 +80,12 @@ func (c *mismatchCheck) add(h *history.History) {
 
 func (c *mismatchCheck) verdict(v Verdict) Verdict {
 	v.Checked, v.Violations, v.Examples = c.v.Checked, c.v.Violations, c.v.Examples
+	v.NotJudged = c.v.NotJudged
 	statuses, sent, bad := c.statuses, c.sent, c.bad
+	rest := ""
+	if v.NotJudged > 0 {
+		rest = fmt.Sprintf("; %d not judged (no answer, or a 5xx)", v.NotJudged)
+	}
 	switch {
 	case v.Checked == 0 && sent == 0:
 		return unknown(v, "no attempt sent another payload under an op's key (operation.replay.body), or no op was acknowledged")
@@ -84,12 +93,12 @@ func (c *mismatchCheck) verdict(v Verdict) Verdict {
 		return unknown(v, fmt.Sprintf("none of %s with another payload got an answer other than a 5xx", plural(sent, "attempt", "attempts")))
 	case v.Violations == 0:
 		v.Status = Pass
-		v.Summary = fmt.Sprintf("%s sent another payload under their key, every answer rejected it (%s)",
-			plural(v.Checked, "op", "ops"), statusText(statuses))
+		v.Summary = fmt.Sprintf("%s sent another payload under their key, every answer rejected it (%s)%s",
+			plural(v.Checked, "op", "ops"), statusText(statuses), rest)
 	default:
 		v.Status = Fail
-		v.Summary = fmt.Sprintf("%d of %s that sent another payload under their key had it accepted (%s; %s)",
-			v.Violations, plural(v.Checked, "op", "ops"), plural(bad, "answer not a 4xx", "answers not a 4xx"), statusText(statuses))
+		v.Summary = fmt.Sprintf("%d of %s that sent another payload under their key had it accepted (%s; %s)%s",
+			v.Violations, plural(v.Checked, "op", "ops"), plural(bad, "answer not a 4xx", "answers not a 4xx"), statusText(statuses), rest)
 	}
 	return v
 }

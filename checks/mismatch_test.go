@@ -132,3 +132,12 @@ func TestEffectsWithMismatch(t *testing.T) {
 		}
 	}
 }
+
+// A mismatch with no answer, or a 5xx, is counted as not judged.
+func TestPayloadMismatchNotJudged(t *testing.T) {
+	h := hist(o("a", ok(201), replayed(ok(422), history.FaultMismatch)), o("b", ok(201), replayed(ok(503), history.FaultMismatch)))
+	v := Check(h, history.Invariant{Check: PayloadMismatch}, nil)
+	if v.Status != Pass || v.NotJudged != 1 || !strings.HasSuffix(v.Summary, "; 1 not judged (no answer, or a 5xx)") {
+		t.Errorf("Check(payload_mismatch) = %s %q (%d not judged), want pass, 1 not judged", v.Status, v.Summary, v.NotJudged)
+	}
+}

@@ -23,8 +23,11 @@ func randomHistory(r *rand.Rand, ops int, clean bool) *history.History {
 			{Check: AtMostOnce, Oracle: "fx"}, {Check: ExactlyOnce, Oracle: "fx"},
 			{Check: SameResponse}, {Check: PayloadMismatch}, {Check: Settles, Oracle: "fx"},
 			{Check: ExactCounter, Oracle: "n"}, {Check: ConditionalUpdate, Oracle: "acc"},
+			{Check: Processes, Oracle: "fx"},
 		},
 		Profile: history.Profile{Name: "p", Mismatch: []string{"422"}},
+		// the third attempt of an op is made invalid on purpose
+		ExpectReject: []history.Rejection{{Attempt: 3, Status: 422}},
 	}}}
 	fx := map[string]int{}
 	acc := &history.Account{BalanceBefore: 1000, VersionBefore: 1}

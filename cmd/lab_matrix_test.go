@@ -115,6 +115,9 @@ var bugCatchers = []struct {
 	{"replay-mismatch-status", "charges-lost-ack", checks.SameResponse},
 	{"stuck-key", "charges-lost-ack", checks.Settles},
 	{"charge-then-4xx", "charges-lost-ack", checks.Settles},
+	// lost operations: a valid request refused, an op served another's answer
+	{"charge-then-4xx", "charges-lost-ack", checks.Processes},
+	{"global-keys", "charges-cross-user", checks.Processes},
 	// the lock lives in one process: two replicas both charge
 	{"in-process-lock", "charges-timeout", checks.AtMostOnce},
 }

@@ -240,6 +240,21 @@ type Judge struct {
 	// Contract, in an audit's history, is what its contract checks are
 	// judged against; nil for a run.
 	Contract *Contract `json:"contract,omitempty"`
+	// ExpectReject are the refusals the scenario provokes on purpose
+	// (operation.expect_reject): the processes invariant counts them as
+	// rejected as expected, every other refusal as a lost operation.
+	ExpectReject []Rejection `json:"expect_reject,omitempty"`
+	// Lease is the server's declared in-progress lease (the scenario's
+	// lease): a 409 past SettleGrace but within it is the lease holding
+	// the key, not judged by settles; 0 when none is declared.
+	Lease time.Duration `json:"lease_ns,omitempty"`
+}
+
+// Rejection is an answer an attempt is expected to get: attempt N (from
+// 1) refused with Status.
+type Rejection struct {
+	Attempt int `json:"attempt"`
+	Status  int `json:"status"`
 }
 
 // Profile names the statuses an API answers where the idempotency

@@ -10,7 +10,9 @@ import (
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
-// replayer re-sends acknowledged ops (operation.replay). Each acknowledged
+// replayer re-sends acknowledged ops (operation.replay), and after the
+// replays of another payload the op's own request once more
+// (replay.then_original). Each acknowledged
 // op gets a goroutine that waits, sends and records its replays with a
 // worker of its own, taken from a free list: the op's worker goes on with
 // its next op at once, so a long replay wait neither slows the closed
@@ -21,6 +23,8 @@ type replayer struct {
 	after time.Duration
 	fault string
 	body  *scenarios.Text // nil: the op's own body
+	// original sends the op's own request after the replays of body.
+	original bool
 
 	wg   sync.WaitGroup
 	mu   sync.Mutex
@@ -36,6 +40,7 @@ func newReplayer(rp *scenarios.Replay, env func(string) string) (*replayer, erro
 			return nil, err
 		}
 		p.body, p.fault = b, history.FaultMismatch
+		p.original = rp.ThenOriginal != nil && *rp.ThenOriginal
 	}
 	return p, nil
 }
@@ -67,12 +72,22 @@ func (p *replayer) start(r *run, op int, v scenarios.Vars, end time.Duration) {
 // replays sends the replays of op, whose last attempt was v.Attempt and
 // ended at prev: each waits the replay's after from the previous answer
 // (or error), carries no injected fault and is not retried. Its attempts
-// continue the op's numbering.
+// continue the op's numbering. After the replays of another payload, the
+// op's own request goes once more (history.FaultReplay), so that a
+// rejection which replaced the stored answer shows in same_response.
 func (w *worker) replays(op int, v scenarios.Vars, prev time.Duration) {
 	r := w.r
 	p := r.replay
 	v.Rand = w.rnd
-	for range p.count {
+	n := p.count
+	if p.original {
+		n++
+	}
+	for i := range n {
+		fault, mismatch := p.fault, p.body != nil
+		if i == p.count {
+			fault, mismatch = history.FaultReplay, false // the original, after the mismatch
+		}
 		intended := prev + p.after
 		if !w.sleep(intended - r.since()) {
 			return
@@ -80,7 +95,7 @@ func (w *worker) replays(op int, v scenarios.Vars, prev time.Duration) {
 		v.Attempt++
 		// The same Rand state as the op's attempts: the same body.
 		w.pcg.Seed(r.tmplSeed, uint64(op))
-		a := history.Attempt{Op: op, N: v.Attempt, Fault: p.fault, Intended: intended, Target: r.target(op, v.Attempt)}
+		a := history.Attempt{Op: op, N: v.Attempt, Fault: fault, Intended: intended, Target: r.target(op, v.Attempt)}
 		if r.sender != nil {
 			// Another kind of target replays its own message, as sent.
 			a, _ = w.sendOther(v, nil, a)
@@ -89,9 +104,9 @@ func (w *worker) replays(op int, v scenarios.Vars, prev time.Duration) {
 			prev = a.End
 			continue
 		}
-		req, err := w.buildReplay(w.sendCtx, v, a.Target)
+		req, err := w.buildReplay(w.sendCtx, v, a.Target, mismatch)
 		if err != nil {
-			w.rec.attempts.add(w.unrendered(op, v.Attempt, p.fault, intended, err))
+			w.rec.attempts.add(w.unrendered(op, v.Attempt, fault, intended, err))
 			return
 		}
 		r.send(&w.session, &a, req)
@@ -101,11 +116,12 @@ func (w *worker) replays(op int, v scenarios.Vars, prev time.Duration) {
 	}
 }
 
-// buildReplay renders a replay to target: the op's own request, or the
-// replay body (with the key in its body field when the key goes there).
-func (w *worker) buildReplay(ctx context.Context, v scenarios.Vars, target int) (*http.Request, error) {
+// buildReplay renders a replay to target: the op's own request, or (for
+// a mismatch) the replay body, with the key in its body field when the
+// key goes there.
+func (w *worker) buildReplay(ctx context.Context, v scenarios.Vars, target int, mismatch bool) (*http.Request, error) {
 	r := w.r
-	if r.replay.body == nil {
+	if !mismatch {
 		return w.build(ctx, v, target)
 	}
 	s, err := r.replay.body.Render(ctx, v)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
@@ -164,6 +165,63 @@ func TestReplayMismatch(t *testing.T) {
 				if len(amounts) != 2 || amounts[0] == amounts[1] {
 					t.Errorf("op %d key %s carried amounts %v, want 100 and 999", op.ID, op.Key, amounts)
 				}
+			}
+		})
+	}
+}
+
+// After another payload under its key, the op's own request goes once
+// more (replay.then_original): a server whose rejection of the other
+// payload replaced the stored answer answers it 422, and same_response
+// catches it; a correct one replays its 201.
+func TestReplayThenOriginal(t *testing.T) {
+	for _, broken := range []bool{false, true} {
+		t.Run(fmt.Sprintf("broken=%v", broken), func(t *testing.T) {
+			var mu sync.Mutex
+			stored := map[string]int{} // the answer stored per key
+			s := newServer(t, func(w http.ResponseWriter, r *http.Request, n int64, body []byte) {
+				key := r.Header.Get("Idempotency-Key")
+				mu.Lock()
+				defer mu.Unlock()
+				if _, ok := stored[key]; !ok {
+					stored[key] = http.StatusCreated
+				} else if strings.Contains(string(body), `"amount":999`) {
+					if broken {
+						stored[key] = http.StatusUnprocessableEntity // the bug: the rejection overwrites the 201
+					}
+					w.WriteHeader(http.StatusUnprocessableEntity)
+					io.WriteString(w, `{"title":"mismatch"}`)
+					return
+				}
+				w.WriteHeader(stored[key])
+				if stored[key] == http.StatusCreated {
+					io.WriteString(w, `{"id":"ch_`+key+`"}`)
+				} else {
+					io.WriteString(w, `{"title":"mismatch"}`)
+				}
+			})
+			yes := true
+			sc := scenario(func(sc *scenarios.Scenario) {
+				sc.Load = scenarios.Load{Ops: 6, Concurrency: 3}
+				sc.Operation.Replay = &scenarios.Replay{Count: 1, Body: `{"amount":999,"customer":"cus_{{.Seq}}"}`, ThenOriginal: &yes}
+			})
+			h := mustRun(t, s, sc, 5)
+			want := []string{"1  201", "2 mismatch 422", "3 replay 201"}
+			if broken {
+				want[2] = "3 replay 422"
+			}
+			for _, op := range h.Ops {
+				var got []string
+				for _, a := range h.AttemptsOf(op.ID) {
+					got = append(got, fmt.Sprintf("%d %s %d", a.N, a.Fault, a.Status))
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("op %d attempts (-want +got):\n%s", op.ID, diff)
+				}
+			}
+			v := checks.Check(h, history.Invariant{Check: checks.SameResponse}, nil)
+			if wantStatus := map[bool]checks.Status{false: checks.Pass, true: checks.Fail}[broken]; v.Status != wantStatus {
+				t.Errorf("same_response = %s (%s), want %s", v.Status, v.Summary, wantStatus)
 			}
 		})
 	}

@@ -90,6 +90,10 @@ func (s *Scenario) applyDefaults() {
 	if rp := s.Operation.Replay; rp != nil && rp.Count == 0 && !s.set("operation.replay.count") {
 		rp.Count = DefaultReplayCount
 	}
+	if rp := s.Operation.Replay; rp != nil && rp.Body != "" && rp.ThenOriginal == nil {
+		yes := true
+		rp.ThenOriginal = &yes
+	}
 	if s.Quiet == 0 && !s.set("quiet") {
 		s.Quiet = Duration(DefaultQuiet)
 	}

@@ -42,6 +42,11 @@ type Scenario struct {
 	// Quiet is how long to wait after the load before reading the state, so
 	// work the client gave up on (timeouts) can finish. Default 200ms.
 	Quiet Duration `yaml:"quiet"`
+	// Lease is the server's declared in-progress lease: how long it may
+	// hold a key in flight (409) before releasing it. A 409 past
+	// SettleGrace but within the lease is not judged by settles (and named
+	// as the lease); past both, the key is stuck. 0: none declared.
+	Lease Duration `yaml:"lease"`
 	// SettleGrace is how long after an op's first attempt ended its key may
 	// still answer in flight (409) before the settles invariant calls it
 	// stuck. Default 2s.
@@ -92,6 +97,19 @@ type Operation struct {
 	Before *Capture `yaml:"before"`
 	// Replay re-sends each acknowledged op, as a client retrying late would.
 	Replay *Replay `yaml:"replay"`
+	// ExpectReject are the refusals the operation provokes on purpose: an
+	// attempt its template makes invalid (a first attempt without a
+	// required field), refused with a status. The processes invariant
+	// counts them as rejected as expected, and the corrected retry that
+	// follows must be processed; every other refusal is a lost operation.
+	ExpectReject []Rejection `yaml:"expect_reject"`
+}
+
+// Rejection is an answer an attempt is expected to get: attempt Attempt
+// (from 1) of every op refused with Status, a 4xx.
+type Rejection struct {
+	Attempt int `yaml:"attempt"`
+	Status  int `yaml:"status"`
 }
 
 // Replay re-sends an op after its first 2xx answer: the same request with
@@ -100,12 +118,18 @@ type Operation struct {
 // executes nothing again (at_most_once), as long as the replay comes within
 // the retention it declares. With Body, the replays send another payload
 // under the same key instead, which the API must reject
-// (payload_mismatch), never replay or execute.
+// (payload_mismatch), never replay or execute; then (ThenOriginal) the
+// op's own request once more, which must still get the first answer.
 type Replay struct {
 	Count int      `yaml:"count"` // default 1
 	After Duration `yaml:"after"` // wait before each replay
 	// Body is another payload (a template) to send under the same key.
 	Body string `yaml:"body"`
+	// ThenOriginal sends the op's own request once more after the
+	// replays of Body (default true with Body): it must still get the
+	// first answer (same_response), not the rejection of the other
+	// payload.
+	ThenOriginal *bool `yaml:"then_original"`
 }
 
 // Capture is a request whose JSON answer is read into named variables.
@@ -315,10 +339,11 @@ type AppliedProbe struct {
 type Invariant struct {
 	// Check is one of checks.Names(): at_most_once, exactly_once,
 	// same_response, exact_counter, conditional_update, payload_mismatch,
-	// settles.
+	// settles, processes.
 	Check string `yaml:"check"`
 	// Oracle names an entry of oracles; same_response and
-	// payload_mismatch need none, settles may name an effects oracle.
+	// payload_mismatch need none, settles and processes may name an
+	// effects oracle.
 	Oracle string `yaml:"oracle"`
 }
 

@@ -96,6 +96,7 @@ func (s *Scenario) validate() []problem {
 	c.key()
 	c.requests()
 	c.replay()
+	c.expectations()
 	c.response()
 	oracleKinds := c.oracles()
 	c.invariants(oracleKinds)

@@ -19,7 +19,8 @@ func Checks() []string {
 
 // checkOracle returns the oracle kind check reads, whether it may do
 // without one (settles judges "stuck in flight" from the history alone and
-// "charged but told it failed" from an optional effects oracle), and
+// "charged but told it failed" from an optional effects oracle; processes
+// judges refusals alone and "acknowledged but no effect" from one), and
 // whether check is known.
 func checkOracle(check string) (kind string, optional, ok bool) {
 	kind, ok = checks.OracleKind(check)

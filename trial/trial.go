@@ -465,6 +465,10 @@ func JudgeOf(sc *scenarios.Scenario) history.Judge {
 		P999: time.Duration(t.P999), Max: time.Duration(t.Max), ErrorRate: t.ErrorRate}
 	j.SettleGrace = time.Duration(sc.SettleGrace)
 	j.Profile = sc.Profile()
+	for _, r := range sc.Operation.ExpectReject {
+		j.ExpectReject = append(j.ExpectReject, history.Rejection{Attempt: r.Attempt, Status: r.Status})
+	}
+	j.Lease = time.Duration(sc.Lease)
 	return j
 }
 
