@@ -14,6 +14,43 @@ import (
 	"github.com/idemcheck/idemcheck/trial"
 )
 
+// runKeyEnv names the environment variable of a sharded run's key: every
+// phase is given the same one, prepare writes the MACs of the run's files
+// with it and the later phases check them (trial.MACFile). It is no
+// flag: a key on a command line is in every process listing.
+const runKeyEnv = "IDEMCHECK_RUN_KEY"
+
+// runKey is the run key from the environment, nil when none is set; a
+// key too short to be one is the user's error. The key is never shown.
+func (opts *RunOptions) runKey() ([]byte, error) {
+	if opts.Getenv == nil {
+		return nil, nil
+	}
+	key := []byte(opts.Getenv(runKeyEnv))
+	if err := trial.CheckRunKey(key); err != nil {
+		return nil, withHint(ExitUsage, fmt.Errorf("%s: %w", runKeyEnv, err), fmt.Sprintf("give every phase the same random key, e.g. %s=$(openssl rand -hex 32)", runKeyEnv))
+	}
+	if len(key) == 0 {
+		return nil, nil
+	}
+	return key, nil
+}
+
+// phaseEnv is what a phase's templates read ({{env}}): the environment
+// without the run key, which no request may carry.
+func (opts *RunOptions) phaseEnv() func(string) string {
+	getenv := opts.Getenv
+	if getenv == nil {
+		return nil
+	}
+	return func(name string) string {
+		if name == runKeyEnv {
+			return ""
+		}
+		return getenv(name)
+	}
+}
+
 // runPhase runs one phase of a sharded run.
 func runPhase(ctx context.Context, opts *RunOptions) error {
 	switch opts.Phases.Phase {
@@ -38,9 +75,11 @@ func runPrepare(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
-	if ds := sc.LiteralSecrets(len(runTargets(opts)) > 0); len(ds) > 0 {
+	// The scenario's text is copied whole, its target too even when
+	// --target replaces it.
+	if ds := sc.LiteralSecrets(false); len(ds) > 0 {
 		return withHint(ExitUsage, fmt.Errorf("--phase prepare copies the scenario into %s, where every phase reads it: %w", trial.ManifestFile, ds),
-			"a sharded run keeps no secret on disk: read each one from the environment, which every phase is given")
+			"a sharded run keeps no secret on disk: read each one from the environment ({{env \"NAME\"}}), which every phase is given")
 	}
 	if err := applyOverrides(sc, opts.Ops, opts.Duration, opts.Concurrency, opts.Rate); err != nil {
 		return err
@@ -51,6 +90,10 @@ func runPrepare(ctx context.Context, opts *RunOptions) error {
 	if err := trial.CheckFresh(opts.Out); err != nil {
 		return phaseError(fmt.Errorf("--out %w", err))
 	}
+	key, err := opts.runKey()
+	if err != nil {
+		return err
+	}
 	if err := opts.useTransport(sc); err != nil {
 		return err
 	}
@@ -59,11 +102,11 @@ func runPrepare(ctx context.Context, opts *RunOptions) error {
 	prog := newProgressMode(opts.Streams, progressModeOf(opts.Streams, opts.Quiet), sc.Name)
 	defer prog.Close()
 	t, err := trial.Prepare(ctx, sc, trial.Options{Targets: runTargets(opts), RequestTimeout: opts.RequestTimeout, Seed: seed, KeyNonce: nonce,
-		Transport: opts.Transport, Getenv: opts.Getenv, Observer: prog, FailOn: opts.FailOn, RedactPath: opts.RedactPath})
+		Transport: opts.Transport, Getenv: opts.phaseEnv(), Observer: prog, FailOn: opts.FailOn, RedactPath: opts.RedactPath})
 	if err != nil {
 		return prepareError(fmt.Errorf("--phase prepare: %w (no manifest written)", err))
 	}
-	m, rd, err := t.Publish(opts.Out, trial.Plan{Spec: spec, Shards: opts.Phases.Shards, StartIn: opts.Phases.StartIn,
+	m, rd, err := t.Publish(opts.Out, trial.Plan{Spec: spec, Shards: opts.Phases.Shards, StartIn: opts.Phases.StartIn, RunKey: key,
 		Overrides: trial.Overrides{Ops: opts.Ops, Duration: opts.Duration, Concurrency: opts.Concurrency, Rate: opts.Rate,
 			RequestTimeout: opts.RequestTimeout, FailOn: opts.FailOn, RedactPath: opts.RedactPath}})
 	if err != nil {
@@ -75,12 +118,19 @@ func runPrepare(ctx context.Context, opts *RunOptions) error {
 	for name, msg := range rd.Errors {
 		fmt.Fprintf(e, "warning: oracle %s could not read before the load (its checks will be inconclusive): %s\n", name, msg)
 	}
+	if key == nil {
+		fmt.Fprintf(e, "warning: %s is not set: the run's %s and %s are not authenticated, and anyone who can write %s can send every load process's requests, with their secrets, where they choose (docs/distributed.md)\n",
+			runKeyEnv, trial.ManifestFile, trial.BeforeFile, opts.Out)
+	}
 	if c := sc.Load.Concurrency; sc.Load.Rate == 0 && c > 0 && c < m.Shards {
 		fmt.Fprintf(e, "warning: concurrency %d over %d shards: each shard needs a worker, so %d ops run at once\n", c, m.Shards, m.Shards)
 	}
 	again := ""
 	if m.TargetsRedacted {
 		again = " --target URL"
+	}
+	if key != nil {
+		fmt.Fprintf(e, "run authenticated with %s (%s): give every phase the same %s\n", runKeyEnv, trial.MACFile, runKeyEnv)
 	}
 	fmt.Fprintf(e, "next, in each of %d processes:  idemcheck run --phase load --shard i/%d --out %s%s\n", m.Shards, m.Shards, opts.Out, again)
 	fmt.Fprintf(e, "then:  idemcheck run --phase judge --out %s%s\n", opts.Out, again)
@@ -89,7 +139,11 @@ func runPrepare(ctx context.Context, opts *RunOptions) error {
 
 // readRun is trial.ReadRun, saying on stderr when it waits.
 func readRun(ctx context.Context, opts *RunOptions, dirs []string, wait time.Duration) (*trial.Manifest, *scenarios.Scenario, []string, error) {
-	m, sc, err := trial.ReadRun(ctx, dirs, wait, func() {
+	key, err := opts.runKey()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	m, sc, err := trial.ReadRun(ctx, dirs, key, wait, func() {
 		fmt.Fprintf(opts.Streams.Err, "waiting for %s in %s (up to %s)\n", trial.ManifestFile, strings.Join(dirs, ", "), wait)
 	})
 	if err != nil {
@@ -111,6 +165,10 @@ func phaseError(err error) error {
 		return nil
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return withCode(ExitInterrupted, err)
+	case errors.Is(err, trial.ErrTampered):
+		return withHint(ExitUsage, err, fmt.Sprintf("prepare the run again, in a new directory, with the same %s in every phase; keep the run's volume writable by the run's processes alone", runKeyEnv))
+	case errors.Is(err, trial.ErrRunKey):
+		return withHint(ExitUsage, err, fmt.Sprintf("give every phase the %s that prepare was given (none when prepare had none); docs/distributed.md", runKeyEnv))
 	case errors.Is(err, trial.ErrRunExists):
 		return withHint(ExitUsage, err, "give each sharded run a directory of its own")
 	case errors.Is(err, trial.ErrNoManifest):
@@ -163,7 +221,7 @@ func runLoadShard(ctx context.Context, opts *RunOptions) error {
 	}
 	prog := newProgressMode(opts.Streams, progressModeOf(opts.Streams, opts.Quiet), fmt.Sprintf("%s %s", sc.Name, shard))
 	h, loadErr := trial.LoadShard(ctx, sc, m, claim, trial.Options{Targets: targets, RequestTimeout: m.Overrides.RequestTimeout,
-		Transport: opts.Transport, Getenv: opts.Getenv, Observer: prog, FailOn: m.Overrides.FailOn, RedactPath: m.Overrides.RedactPath,
+		Transport: opts.Transport, Getenv: opts.phaseEnv(), Observer: prog, FailOn: m.Overrides.FailOn, RedactPath: m.Overrides.RedactPath,
 		SpillAfter: opts.SpillAfter})
 	prog.Close()
 	if h == nil { // nothing was sent: the claim is released
@@ -213,7 +271,7 @@ func runJudge(ctx context.Context, opts *RunOptions, dirs []string, out string, 
 	}
 	defer opts.closeTransport()
 	t, err := trial.Resume(sc, m, dirs, trial.Options{Targets: targets, RequestTimeout: m.Overrides.RequestTimeout,
-		Transport: opts.Transport, Getenv: opts.Getenv, FailOn: m.Overrides.FailOn, RedactPath: m.Overrides.RedactPath})
+		Transport: opts.Transport, Getenv: opts.phaseEnv(), FailOn: m.Overrides.FailOn, RedactPath: m.Overrides.RedactPath})
 	if err != nil {
 		return phaseError(err)
 	}
@@ -224,7 +282,10 @@ func runJudge(ctx context.Context, opts *RunOptions, dirs []string, out string, 
 				intsString(missing), deadline.Format(time.RFC3339))
 		}
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, trial.ErrShardTwice):
+		return withHint(ExitUsage, err, "give each shard's history once: remove the copy, or leave its directory out")
+	case err != nil:
 		return withHint(ExitUsage, err, "judge one run per directory; a shard's history is written whole or not at all, so a cut file was damaged after")
 	}
 	if len(set.Missing) > 0 {

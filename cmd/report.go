@@ -33,12 +33,17 @@ func NewCmdReportMerge(f *Factory, runF func(context.Context, *RunOptions, []str
 files in directories of their own rather than one shared directory: it reads
 the run's manifest.json and before.json (the oracles' readings before the
 load) from the first DIR that has them and every shard's history
-(shard-i-of-N.jsonl) from the DIRs, refuses files of another run,
-merges the shards into the run's history (the run's op numbers, one latency
-histogram over every attempt), has the oracles read the target's state once,
-and judges the whole, exactly as 'run --phase judge' does on one directory.
+(shard-i-of-N.jsonl) from the DIRs, refuses files of another run, a shard
+found in two DIRs (naming both) and a shard file whose ops are not its
+own, merges the shards into the run's history (the run's op numbers, one
+latency histogram over every attempt), has the oracles read the target's
+state once, and judges the whole, exactly as 'run --phase judge' does on one directory.
 A shard found in no DIR leaves the run inconclusive (exit 3), unless a
 violation was caught on the others (exit 1).
+
+A run prepared with IDEMCHECK_RUN_KEY is merged only with the same key in
+the environment, and only if its manifest.json and before.json are what
+prepare wrote (manifest.mac, beside the manifest).
 
 The target must still be up: the oracles read its state now.`,
 		Example: `  # each load process saved its own directory; the prepare phase's too

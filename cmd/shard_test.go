@@ -19,12 +19,12 @@ import (
 
 // shardedRun prepares a run of scenario against target in a new
 // directory, runs the load shards (each through Main, as separate
-// processes would, all at once) and judges it; it returns the judge's
-// result and the directory.
+// processes would, all at once) and judges it, every phase given the
+// test's run key; it returns the judge's result and the directory.
 func shardedRun(t *testing.T, target, scenario string, seed uint64, ops, shards int, run []int) (result, string) {
 	t.Helper()
 	dir := t.TempDir()
-	r := runMain(t, nil, "run", scenario, "--phase", "prepare", "--shards", fmt.Sprint(shards), "--start-in", "300ms",
+	r := runMain(t, keyed(), "run", scenario, "--phase", "prepare", "--shards", fmt.Sprint(shards), "--start-in", "300ms",
 		"--seed", fmt.Sprint(seed), "--ops", fmt.Sprint(ops), "--target", target, "--out", dir)
 	if r.code != ExitOK {
 		t.Fatalf("prepare: exit %d\n%s%s", r.code, r.out, r.err)
@@ -35,7 +35,7 @@ func shardedRun(t *testing.T, target, scenario string, seed uint64, ops, shards 
 		wg.Go(func() {
 			// Odd shards spill their history to disk as they go: both
 			// kinds are merged alike.
-			loads[i] = runMain(t, nil, "run", "--phase", "load", "--shard", fmt.Sprintf("%d/%d", i, shards), "--out", dir, "-q",
+			loads[i] = runMain(t, keyed(), "run", "--phase", "load", "--shard", fmt.Sprintf("%d/%d", i, shards), "--out", dir, "-q",
 				"--spill-after", fmt.Sprint(1-i%2))
 		})
 	}
@@ -45,7 +45,7 @@ func shardedRun(t *testing.T, target, scenario string, seed uint64, ops, shards 
 			t.Fatalf("load shard %d: exit %d\n%s%s", i, loads[i].code, loads[i].out, loads[i].err)
 		}
 	}
-	return runMain(t, nil, "run", "--phase", "judge", "--out", dir, "--wait", "200ms", "-q"), dir
+	return runMain(t, keyed(), "run", "--phase", "judge", "--out", dir, "--wait", "200ms", "-q"), dir
 }
 
 func readSummary(t *testing.T, path string) *reports.Summary {
@@ -170,7 +170,7 @@ func TestShardedRunLostShardIsInconclusive(t *testing.T) {
 	if !strings.Contains(judge.err, "1 of 3 shards missing (1)") || strings.Contains(judge.err, "waiting for") {
 		t.Errorf("stderr does not warn of the missing shard 1, or shows the wait under -q:\n%s", judge.err)
 	}
-	again := runMain(t, nil, "run", "--phase", "judge", "--out", dir, "--wait", "200ms")
+	again := runMain(t, keyed(), "run", "--phase", "judge", "--out", dir, "--wait", "200ms")
 	if !strings.Contains(again.err, "waiting for 1 of 3 shards' histories (1)") {
 		t.Errorf("a judge without -q does not say it waits for shard 1:\n%s", again.err)
 	}
@@ -237,15 +237,15 @@ func TestShardedRunRefusesMixedRuns(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir2, name), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := runMain(t, nil, "run", "--phase", "judge", "--out", dir2, "--wait", "0s")
+	r := runMain(t, keyed(), "run", "--phase", "judge", "--out", dir2, "--wait", "0s")
 	if r.code != ExitUsage || !strings.Contains(r.err, "two runs share this directory") {
 		t.Errorf("judge of mixed runs: exit %d, want %d naming the mix-up\n%s", r.code, ExitUsage, r.err)
 	}
-	r = runMain(t, nil, "run", "--phase", "load", "--shard", "0/2", "--out", dir1)
+	r = runMain(t, keyed(), "run", "--phase", "load", "--shard", "0/2", "--out", dir1)
 	if r.code != ExitUsage || !strings.Contains(r.err, "already ran") {
 		t.Errorf("a shard run twice: exit %d, want %d\n%s", r.code, ExitUsage, r.err)
 	}
-	r = runMain(t, nil, "run", "charges-lost-ack", "--phase", "prepare", "--shards", "2", "--out", dir1, "--target", target)
+	r = runMain(t, keyed(), "run", "charges-lost-ack", "--phase", "prepare", "--shards", "2", "--out", dir1, "--target", target)
 	if r.code != ExitUsage || !strings.Contains(r.err, "already holds a run") {
 		t.Errorf("prepare into a run's directory: exit %d, want %d\n%s", r.code, ExitUsage, r.err)
 	}
@@ -306,7 +306,7 @@ func TestReportMerge(t *testing.T) {
 	_, dir := shardedRun(t, target, "charges-lost-ack", 9, 40, 2, []int{0, 1})
 	// as if each process had its own volume
 	prep, s0, s1, out := t.TempDir(), t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "merged")
-	for src, dst := range map[string]string{trial.ManifestFile: prep, trial.BeforeFile: prep, "shard-0-of-2.jsonl": s0, "shard-1-of-2.jsonl": s1} {
+	for src, dst := range map[string]string{trial.ManifestFile: prep, trial.MACFile: prep, trial.BeforeFile: prep, "shard-0-of-2.jsonl": s0, "shard-1-of-2.jsonl": s1} {
 		b, err := os.ReadFile(filepath.Join(dir, src))
 		if err != nil {
 			t.Fatal(err)
@@ -315,7 +315,7 @@ func TestReportMerge(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := runMain(t, nil, "report", "merge", prep, s0, s1, "--out", out, "-q")
+	r := runMain(t, keyed(), "report", "merge", prep, s0, s1, "--out", out, "-q")
 	if r.code != ExitFailed {
 		t.Fatalf("report merge of a run on no-key: exit %d, want %d\n%s%s", r.code, ExitFailed, r.out, r.err)
 	}
@@ -323,7 +323,7 @@ func TestReportMerge(t *testing.T) {
 		t.Errorf("merged: %d ops, %s; want 40 ops, not_met", sum.Load.Ops, sum.Result)
 	}
 	// without shard 1: the duplicates caught on shard 0 still stand
-	r = runMain(t, nil, "report", "merge", prep, s0, "-q")
+	r = runMain(t, keyed(), "report", "merge", prep, s0, "-q")
 	if r.code != ExitFailed || !strings.Contains(r.err, "1 of 2 shards missing") {
 		t.Errorf("report merge without shard 1: exit %d, want %d with a warning\n%s%s", r.code, ExitFailed, r.out, r.err)
 	}
@@ -373,16 +373,16 @@ func TestLoadWaitsForTheManifest(t *testing.T) {
 	t.Parallel()
 	target := startTestLab(t, memoryBackend())
 	dir := t.TempDir()
-	r := runMain(t, nil, "run", "--phase", "load", "--shard", "0/1", "--out", dir, "--wait", "0s")
+	r := runMain(t, keyed(), "run", "--phase", "load", "--shard", "0/1", "--out", dir, "--wait", "0s")
 	if r.code != ExitUsage || !strings.Contains(r.err, "no manifest.json") {
 		t.Errorf("load without a manifest and no wait: exit %d, want %d\n%s", r.code, ExitUsage, r.err)
 	}
 	done := make(chan result, 1)
 	go func() {
-		done <- runMain(t, nil, "run", "--phase", "load", "--shard", "0/1", "--out", dir, "--wait", "20s", "-q")
+		done <- runMain(t, keyed(), "run", "--phase", "load", "--shard", "0/1", "--out", dir, "--wait", "20s", "-q")
 	}()
 	time.Sleep(300 * time.Millisecond)
-	p := runMain(t, nil, "run", "charges-lost-ack", "--phase", "prepare", "--shards", "1", "--start-in", "0s", "--ops", "10", "--target", target, "--out", dir)
+	p := runMain(t, keyed(), "run", "charges-lost-ack", "--phase", "prepare", "--shards", "1", "--start-in", "0s", "--ops", "10", "--target", target, "--out", dir)
 	if p.code != ExitOK {
 		t.Fatalf("prepare: exit %d\n%s", p.code, p.err)
 	}

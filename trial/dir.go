@@ -66,11 +66,14 @@ func (e *kindError) Error() string   { return e.err.Error() }
 func (e *kindError) Unwrap() []error { return []error{e.err, e.kind} }
 
 // CheckFresh returns an error wrapping ErrRunExists when dir holds a run
-// already: a manifest, or shard histories that would be judged with the
-// new run's.
+// already: a manifest, shard histories that would be judged with the
+// new run's, or a run's history or report (a plain run's, a judged
+// one's), which the new run's judge would replace.
 func CheckFresh(dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, ManifestFile)); err == nil {
-		return &kindError{fmt.Errorf("%s already holds a run (%s)", dir, ManifestFile), ErrRunExists}
+	for _, name := range []string{ManifestFile, "history.jsonl", "report.json"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return &kindError{fmt.Errorf("%s already holds a run (%s)", dir, name), ErrRunExists}
+		}
 	}
 	shards, _ := filepath.Glob(filepath.Join(dir, "shard-*-of-*.jsonl"))
 	if len(shards) > 0 {
@@ -90,12 +93,15 @@ type Plan struct {
 	Shards int
 	// StartIn is when every shard starts its load, from now.
 	StartIn time.Duration
+	// RunKey, when set, authenticates the run's files (MACFile): the
+	// later phases must be given it (ReadRun).
+	RunKey []byte
 }
 
 // Publish makes the prepared trial t a sharded run in dir, which
 // CheckFresh found free: it writes the oracles' readings before the load
-// (BeforeFile), then the manifest (ManifestFile), the sign that the run
-// is ready. Targets with a secret are kept redacted, with a digest that
+// (BeforeFile), then, with a run key, their MACs (MACFile), then the
+// manifest (ManifestFile), the sign that the run is ready. Targets with a secret are kept redacted, with a digest that
 // a later phase's targets must match (RunTargets).
 func (t *Trial) Publish(dir string, p Plan) (*Manifest, *Readings, error) {
 	m, rd, err := t.manifest()
@@ -110,10 +116,7 @@ func (t *Trial) Publish(dir string, p Plan) (*Manifest, *Readings, error) {
 		m.TargetsRedacted = m.TargetsRedacted || shown != raw
 	}
 	m.Start = time.Now().Add(p.StartIn).UTC().Truncate(time.Millisecond)
-	if err := atomicfile.Write(filepath.Join(dir, BeforeFile), func(f *os.File) error { return writeReadings(f, rd) }); err != nil {
-		return nil, nil, err
-	}
-	if err := atomicfile.Write(filepath.Join(dir, ManifestFile), func(f *os.File) error { return writeManifest(f, m) }); err != nil {
+	if err := writeRun(dir, m, rd, p.RunKey); err != nil {
 		return nil, nil, err
 	}
 	return m, rd, nil
@@ -124,17 +127,21 @@ func (t *Trial) Publish(dir string, p Plan) (*Manifest, *Readings, error) {
 const manifestPoll = 250 * time.Millisecond
 
 // ReadRun reads the run's manifest from the first of dirs that holds one,
-// and its scenario with the manifest's overrides applied. When none holds
+// and its scenario with the manifest's overrides applied. key is the run
+// key prepare was given (nil for none): a manifest whose MAC does not
+// check is an error wrapping ErrTampered, a run and a key that do not go
+// together (a key for a run without MACs, or the reverse) ErrRunKey; the
+// manifest keeps the key to check the readings (Resume). When none holds
 // one yet it waits up to wait (and until ctx ends) for prepare to write
 // it: the phases of a run may all be started at once (kubectl apply).
 // waiting, when not nil, is called once, before the first wait.
 //
 // An error wraps ErrNoManifest when none came, ErrManifest for a manifest
 // that cannot be used, ctx's error when it ended first.
-func ReadRun(ctx context.Context, dirs []string, wait time.Duration, waiting func()) (*Manifest, *scenarios.Scenario, error) {
+func ReadRun(ctx context.Context, dirs []string, key []byte, wait time.Duration, waiting func()) (*Manifest, *scenarios.Scenario, error) {
 	deadline := time.Now().Add(wait)
 	for {
-		m, sc, err := readRun(dirs)
+		m, sc, err := readRun(dirs, key)
 		if err == nil || !errors.Is(err, ErrNoManifest) || !time.Now().Before(deadline) {
 			return m, sc, err
 		}
@@ -149,7 +156,7 @@ func ReadRun(ctx context.Context, dirs []string, wait time.Duration, waiting fun
 }
 
 // readRun is ReadRun without the wait.
-func readRun(dirs []string) (*Manifest, *scenarios.Scenario, error) {
+func readRun(dirs []string, key []byte) (*Manifest, *scenarios.Scenario, error) {
 	var m *Manifest
 	for _, dir := range dirs {
 		path := filepath.Join(dir, ManifestFile)
@@ -160,7 +167,7 @@ func readRun(dirs []string) (*Manifest, *scenarios.Scenario, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		m, err = readManifest(f)
+		m, err = readManifestIn(dir, f, key)
 		f.Close()
 		if err != nil {
 			return nil, nil, &kindError{fmt.Errorf("%s: %w", path, err), ErrManifest}
@@ -190,7 +197,7 @@ func loadReadings(dirs []string, m *Manifest) (*Readings, error) {
 		if err != nil {
 			return nil, err
 		}
-		rd, err := readReadings(f, m)
+		rd, err := m.decodeReadings(f)
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", dir, err)

@@ -36,7 +36,7 @@ func TestShardedRunDir(t *testing.T) {
 		t.Errorf("CheckFresh(a run's dir) = %v, want ErrRunExists", err)
 	}
 	for i := range 2 {
-		got, lsc, err := ReadRun(ctx, []string{dir}, 0, nil)
+		got, lsc, err := ReadRun(ctx, []string{dir}, nil, 0, nil)
 		if err != nil || got.RunID != m.RunID || lsc.Load.Ops != 20 {
 			t.Fatalf("ReadRun = %+v, ops %d, %v; want run %s with its override of 20 ops", got, lsc.Load.Ops, err, m.RunID)
 		}
@@ -63,7 +63,7 @@ func TestShardedRunDir(t *testing.T) {
 			t.Errorf("a claim of shard %d that ran = %v, want it refused as run", i, err)
 		}
 	}
-	jm, jsc, err := ReadRun(ctx, []string{dir}, 0, nil)
+	jm, jsc, err := ReadRun(ctx, []string{dir}, nil, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,13 +98,13 @@ func TestReadRun(t *testing.T) {
 	dir := t.TempDir()
 	waited := 0
 	start := time.Now()
-	_, _, err := ReadRun(ctx, []string{dir}, 300*time.Millisecond, func() { waited++ })
+	_, _, err := ReadRun(ctx, []string{dir}, nil, 300*time.Millisecond, func() { waited++ })
 	if !errors.Is(err, ErrNoManifest) || waited != 1 || time.Since(start) < 300*time.Millisecond {
 		t.Errorf("ReadRun(empty dir, wait 300ms) = %v after %s, told %d times; want ErrNoManifest after the wait, told once", err, time.Since(start), waited)
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, _, err := ReadRun(cancelled, []string{dir}, time.Minute, nil); !errors.Is(err, context.Canceled) {
+	if _, _, err := ReadRun(cancelled, []string{dir}, nil, time.Minute, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("ReadRun(cancelled) = %v, want context.Canceled", err)
 	}
 	for name, text := range map[string]string{
@@ -115,7 +115,7 @@ func TestReadRun(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, ManifestFile), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := ReadRun(ctx, []string{dir}, 0, nil); !errors.Is(err, ErrManifest) || errors.Is(err, ErrNoManifest) {
+		if _, _, err := ReadRun(ctx, []string{dir}, nil, 0, nil); !errors.Is(err, ErrManifest) || errors.Is(err, ErrNoManifest) {
 			t.Errorf("ReadRun(%s) = %v, want ErrManifest", name, err)
 		}
 	}

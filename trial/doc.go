@@ -31,5 +31,7 @@
 // reached or set up is a *TargetError, an interrupted run wraps
 // context.Canceled; a run's directory has its own (ErrRunExists,
 // ErrNoManifest, ErrManifest, ErrNoReadings, ErrTargetSecret,
-// ErrScenarioTarget, *ClaimError, ErrShardFile, ErrNoShards).
+// ErrScenarioTarget, *ClaimError, ErrShardFile, ErrShardTwice,
+// ErrNoShards), and so has an authenticated one (mac.go: ErrTampered,
+// ErrRunKey).
 package trial

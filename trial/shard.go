@@ -63,6 +63,8 @@ type Manifest struct {
 	// must be the very one, secret included, though the manifest does not
 	// keep the secret.
 	TargetDigests []string `json:"target_digests,omitempty"`
+
+	auth *runAuth // the run key and MACs it was read with (ReadRun)
 }
 
 // Readings are the oracles' readings before the load of a sharded run.
@@ -355,10 +357,18 @@ func CollectShards(ctx context.Context, m *Manifest, dirs []string, deadline tim
 
 // findShard returns the file of shard's history in the first of dirs
 // that has it, checked for its run, its shard and its trailer (the rest
-// is checked as it is merged); "" when none has.
+// is checked as it is merged); "" when none has. Another copy in a later
+// dir is an error wrapping ErrShardTwice.
 func findShard(m *Manifest, s history.Shard, dirs []string) (string, error) {
+	found := ""
 	for _, dir := range dirs {
 		path := filepath.Join(dir, ShardFile(s))
+		if found != "" {
+			if err := notTwice(m, s, found, path); err != nil {
+				return "", err
+			}
+			continue
+		}
 		meta, _, err := history.ShardEnds(path)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
@@ -370,9 +380,9 @@ func findShard(m *Manifest, s history.Shard, dirs []string) (string, error) {
 		case meta.Shard.String() != s.String():
 			return "", fmt.Errorf("%w: %s says it is shard %q, not %s", ErrShardFile, path, meta.Shard, s)
 		}
-		return path, nil
+		found = path
 	}
-	return "", nil
+	return found, nil
 }
 
 // ErrNoShards is wrapped by JudgeShards' error when no shard of the run
@@ -383,13 +393,17 @@ var ErrNoShards = errors.New("no shard delivered its history")
 // merges them, has the oracles read the state after the run (Observe)
 // and judges the whole (Judge). A shard missing leaves the run
 // inconclusive, unless a violation was caught on the others; none at all
-// is an error wrapping ErrNoShards. An unusable shard file is an error
-// wrapping ErrShardFile; a merge the disk cannot hold, history.ErrSpill.
+// is an error wrapping ErrNoShards. An unusable shard file, or one that
+// holds ops not its shard's (checkShardOps), is an error wrapping
+// ErrShardFile; a merge the disk cannot hold, history.ErrSpill.
 // The merged history is on disk (Judged.History.Spill): the caller
 // removes it.
 func (t *Trial) JudgeShards(ctx context.Context, m *Manifest, set *ShardSet) (*Judged, error) {
 	if len(set.Files) == 0 {
 		return nil, &kindError{fmt.Errorf("no shard of run %s delivered its history (%d expected)", m.RunID, m.Shards), ErrNoShards}
+	}
+	if err := t.checkShardOps(ctx, m, set); err != nil {
+		return nil, err
 	}
 	h, err := merge(set)
 	if err != nil {

@@ -33,6 +33,10 @@ const image = "idemcheck"
 // at the subcommand.
 const entrypoint = `ENTRYPOINT ["/usr/local/bin/idemcheck"]`
 
+// runKeyEnv is the environment variable every phase reads the run's key
+// from (docs/distributed.md): on Kubernetes, from a Secret.
+const runKeyEnv = "IDEMCHECK_RUN_KEY"
+
 // kustomization is the part of a kustomization.yaml these manifests use;
 // a field outside it is refused like an unknown field of a Kubernetes type.
 type kustomization struct {
@@ -166,10 +170,14 @@ func (s *set) check(validate func([]string) error) error {
 
 	byPhase := map[string]*batchv1.Job{}
 	outs := map[string]string{}
+	keys := map[string]string{}
 	for _, job := range s.jobs {
 		phase, out := s.checkJob(job, claim, validate, fail)
 		if phase == "" {
 			continue
+		}
+		if ref := runKeyRef(job, fail); ref != "" {
+			keys[phase] = ref
 		}
 		if other, ok := byPhase[phase]; ok {
 			fail("Jobs %s and %s both run --phase %s", other.Name, job.Name, phase)
@@ -184,6 +192,9 @@ func (s *set) check(validate func([]string) error) error {
 	}
 	if outs["load"] != outs["prepare"] || outs["judge"] != outs["prepare"] {
 		fail("--out prepare %q, load %q, judge %q: want one run directory", outs["prepare"], outs["load"], outs["judge"])
+	}
+	if keys["load"] != keys["prepare"] || keys["judge"] != keys["prepare"] {
+		fail("%s from prepare %q, load %q, judge %q: want one Secret's key in every phase, the run's key", runKeyEnv, keys["prepare"], keys["load"], keys["judge"])
 	}
 
 	if prep, load := byPhase["prepare"], byPhase["load"]; prep != nil && load != nil {
@@ -276,6 +287,30 @@ func (s *set) checkJob(job *batchv1.Job, claim *corev1.PersistentVolumeClaim, va
 		fail("Job %s: --out %s is not under %s, where PersistentVolumeClaim %s is mounted writable", job.Name, out, mount.MountPath, claim.Name)
 	}
 	return phase, out
+}
+
+// runKeyRef checks that the Job's container gets the run key from a
+// Secret, required (a phase without it would run unauthenticated, or be
+// refused), and returns "SECRET/KEY", or "" after a failure.
+func runKeyRef(job *batchv1.Job, fail func(string, ...any)) string {
+	c := job.Spec.Template.Spec.Containers[0]
+	for _, e := range c.Env {
+		if e.Name != runKeyEnv {
+			continue
+		}
+		if e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
+			fail("Job %s: %s is not read from a Secret (valueFrom.secretKeyRef): a run key written in a manifest is no secret", job.Name, runKeyEnv)
+			return ""
+		}
+		ref := e.ValueFrom.SecretKeyRef
+		if ref.Optional != nil && *ref.Optional {
+			fail("Job %s: %s from Secret %s is optional: without it the phase runs unauthenticated, or is refused", job.Name, runKeyEnv, ref.Name)
+			return ""
+		}
+		return ref.Name + "/" + ref.Key
+	}
+	fail("Job %s: no %s from a Secret: the run's files on the volume would not be authenticated", job.Name, runKeyEnv)
+	return ""
 }
 
 // checkShards checks that the load Job runs the shard count prepare wrote
@@ -520,6 +555,10 @@ func TestBrokenManifests(t *testing.T) {
 		{"scenario not mounted", "prepare.yaml", "- /scenarios/charges.yaml", "- /runs/charges.yaml"},
 		{"scenario that does not load", "scenario.yaml", "    retry:\n", "    retires:\n"},
 		{"file missing from the kustomization", "kustomization.yaml", "  - judge.yaml\n", ""},
+		{"no run key in the load", "load.yaml", "            - name: IDEMCHECK_RUN_KEY\n", "            - name: IDEMCHECK_RUN_KE\n"},
+		{"a run key written in the manifest", "prepare.yaml", "              valueFrom:\n                secretKeyRef:\n                  name: idemcheck-run-key\n                  key: IDEMCHECK_RUN_KEY\n", "              value: not-a-secret-0123456789\n"},
+		{"an optional run key", "judge.yaml", "                  key: IDEMCHECK_RUN_KEY\n", "                  key: IDEMCHECK_RUN_KEY\n                  optional: true\n"},
+		{"another run key in the judge", "judge.yaml", "name: idemcheck-run-key", "name: idemcheck-other-key"},
 	}
 	if err := decodeAndCheck(readManifests(t)); err != nil {
 		t.Fatalf("the manifests fail before any change, so no case below proves anything:\n%v", err)

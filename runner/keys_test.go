@@ -1,0 +1,65 @@
+package runner
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/scenarios"
+)
+
+// Keys gives every op the id, key and user a run records for it, in one
+// process or in a shard, for drawn keys, key templates of every variable
+// and function, and a key that does not render.
+func TestKeysAreTheRunsKeys(t *testing.T) {
+	for name, value := range map[string]string{
+		"drawn":       "",
+		"template":    "k-{{.User}}-{{.Seq}}-{{.Run}}-{{randInt . 1 1000}}-{{uuid .}}",
+		"shared":      "shared-{{.Run}}-{{div .Seq 2}}",
+		"static":      "one-key",
+		"not renders": "{{randInt . 5 1}}",
+	} {
+		t.Run(name, func(t *testing.T) {
+			sc := scenario(func(sc *scenarios.Scenario) {
+				sc.Name = "keys-" + name
+				sc.Users = []string{"alice", "bob", "carol"}
+				sc.Load = scenarios.Load{Ops: 13, Concurrency: 3}
+				sc.Operation.Key.Value = value
+			})
+			s := newServer(t, nil)
+			const seed, nonce = 42, 7
+			keys, err := NewKeys(sc, seed, nonce, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if keys.FromEnv() {
+				t.Errorf("%q: FromEnv, want not", value)
+			}
+			want := func(id int) history.Op { return keys.Op(context.Background(), id) }
+			h, _ := Run(runCtx(t), sc, Options{Target: s.URL, Seed: seed, KeyNonce: nonce})
+			for _, op := range h.Ops {
+				if got := want(op.ID); !cmp.Equal(got, op) {
+					t.Errorf("op %d: Keys says %+v, the run recorded %+v", op.ID, got, op)
+				}
+			}
+			sh := history.Shard{Index: 1, Count: 3}
+			h, _ = Run(runCtx(t), sc, Options{Target: s.URL, Seed: seed, KeyNonce: nonce, Shard: sh})
+			for _, op := range h.Ops {
+				g := want(sh.Global(op.ID))
+				if g.Key != op.Key || g.User != op.User {
+					t.Errorf("shard %s's op %d: Keys says %+v for the run's op %d, the shard recorded %+v", sh, op.ID, g, sh.Global(op.ID), op)
+				}
+			}
+			if len(h.Ops) != sh.Ops(13) {
+				t.Errorf("shard %s: %d ops, want %d", sh, len(h.Ops), sh.Ops(13))
+			}
+		})
+	}
+	sc := scenario(func(sc *scenarios.Scenario) { sc.Operation.Key.Value = `{{env "PREFIX" "p"}}-{{.Seq}}` })
+	keys, err := NewKeys(sc, 1, 0, nil)
+	if err != nil || !keys.FromEnv() {
+		t.Errorf("a key template reading the environment: FromEnv false (%v)", err)
+	}
+}
