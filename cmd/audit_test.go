@@ -256,6 +256,20 @@ func TestAuditExpiry(t *testing.T) {
 	}
 }
 
+// TestAuditRetentionKeys: C24 on the correct lab, which keeps every key:
+// each first key's retry is replayed after the fresh keys, and the
+// summary says after how many.
+func TestAuditRetentionKeys(t *testing.T) {
+	t.Parallel()
+	target := startTestLab(t, memoryBackend())
+	others := slices.DeleteFunc(audit.IDs(), func(id string) bool { return id == "C24" })
+	_, sc, out := runAudit(t, labAuditArgs(target, "--checks", "C24", "--retention-keys", "24")...)
+	wantScorecard(t, "correct lab, 24 keys", sc, nil, nil, others, out)
+	if c := checkResults(sc)["C24"]; !strings.Contains(c.Summary, "still replayed after 24 other keys") || c.JudgedBy != checks.ByEffects {
+		t.Errorf("C24 = %q by %s, want it to say after how many keys, judged by the effects", c.Summary, c.JudgedBy)
+	}
+}
+
 // TestAuditDryRun prints the plan and sends nothing.
 func TestAuditDryRun(t *testing.T) {
 	var hits atomic.Int64
@@ -297,6 +311,10 @@ func TestAuditExitCodes(t *testing.T) {
 		{"the request itself fails", []string{"audit", "POST", target + "/charges", "-d", `{"amount":-1}`}, ExitRuntime, "400"},
 		{"nothing judged", []string{"audit", "POST", target + "/charges", "-d", body, "--checks", "C14"}, ExitInconclusive, "INCONCLUSIVE"},
 		{"cap below every check", []string{"audit", "POST", target + "/charges", "-d", body, "--checks", "C06", "--max-requests", "10"}, ExitInconclusive, "--max-requests 10"},
+		{"negative retention keys", []string{"audit", "POST", target + "/charges", "--retention-keys", "-1"}, ExitUsage, "--retention-keys"},
+		{"a key minted by an API that wants the client's", []string{"audit", "POST", target + "/charges", "-d", body, "--key-from-answer", "Idempotency-Key"}, ExitRuntime, "--key-from-answer"},
+		{"a key minted into a header the audit does not keep", []string{"audit", "POST", target + "/charges", "-d", body, "--key-from-answer", "X-Request-Id"}, ExitUsage, "Idempotency-Key"},
+		{"a key minted with the key in the body", []string{"audit", "POST", target + "/charges", "-d", body, "--key-field", "op_id", "--key-from-answer", "Idempotency-Key"}, ExitUsage, "body field"},
 	}
 	for _, c := range cases {
 		r := runMain(t, nil, c.args...)
