@@ -35,7 +35,7 @@ const (
 
 // Defaults for zero Config fields.
 const (
-	DefaultMaxRequests    = 400
+	DefaultMaxRequests    = 500
 	DefaultLease          = 5 * time.Second
 	DefaultRequestTimeout = 10 * time.Second
 	// MaxRetention is the longest retention C14 waits out.
@@ -80,6 +80,16 @@ type Config struct {
 	// Retention is the declared key retention; C14 runs only when it is
 	// set and at most MaxRetention.
 	Retention time.Duration
+	// RetentionKeys is how many fresh keys C24 sends after a key before
+	// retrying it (a store that keeps keys by count forgets it); 0 skips
+	// C24.
+	RetentionKeys int
+	// KeyFromAnswer says where the API returns the key it mints: an answer
+	// header (Idempotency-Key) or a JSONPath into the answer's body
+	// ($.idempotency_key). Each op's first request then carries no key,
+	// and its later ones the key its answer gave. "" when the client
+	// chooses the keys.
+	KeyFromAnswer string
 	// Lease is how long a key may answer 409 after its first request
 	// ended or its client went away (C08, C13); 0 means DefaultLease.
 	Lease time.Duration
@@ -126,6 +136,12 @@ type Auditor struct {
 	lease, reqTimeout, quiet time.Duration
 	maxRequests              int
 
+	// mintHeader or mintPath says where the API returns a key it minted
+	// (Config.KeyFromAnswer); mints maps an op's own key to it.
+	mintHeader, mintPath string
+	mints                map[string]string
+	mintsAll             map[string][]string
+
 	mu           sync.Mutex
 	rnd          *rand.Rand
 	seq          atomic.Int64
@@ -161,6 +177,10 @@ func New(cfg Config) (*Auditor, error) {
 		a.keyHdr = "Idempotency-Key"
 	}
 	var err error
+	if a.mintHeader, a.mintPath, err = mintedFrom(cfg.KeyFromAnswer, a.keyField); err != nil {
+		return nil, err
+	}
+	a.mints, a.mintsAll = map[string]string{}, map[string][]string{}
 	a.reqTimeout = cfg.RequestTimeout
 	if a.reqTimeout == 0 {
 		a.reqTimeout = min(time.Duration(sc.Load.RequestTimeout), DefaultRequestTimeout)
@@ -179,8 +199,12 @@ func New(cfg Config) (*Auditor, error) {
 	for name, v := range cfg.As {
 		reqs = append(reqs, scenarios.Request{Headers: map[string]string{name: v}})
 	}
+	fields := map[string]string{checks.IDField: "$." + checks.IDField}
+	if a.mintPath != "" {
+		fields[mintedField] = a.mintPath
+	}
 	a.client, err = runner.NewClient(runner.ClientOptions{Targets: cfg.Targets, Requests: reqs, Transport: cfg.Transport, Conns: 64,
-		RequestTimeout: a.reqTimeout, Fields: map[string]string{checks.IDField: "$." + checks.IDField},
+		RequestTimeout: a.reqTimeout, Fields: fields,
 		Volatile: append(slices.Clone(sc.Response.Volatile), cfg.Volatile...), AnswerHeaders: true, Bodies: true})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
@@ -212,7 +236,7 @@ func New(cfg Config) (*Auditor, error) {
 	default:
 		return nil, fmt.Errorf("%w: errors %q: want %s or %s", ErrConfig, cfg.Errors, ErrorsCached, ErrorsReExecuted)
 	}
-	if cfg.Retention < 0 || cfg.Lease < 0 || cfg.MaxRequests < 0 || cfg.RequestTimeout < 0 || cfg.Quiet < 0 {
+	if cfg.Retention < 0 || cfg.Lease < 0 || cfg.MaxRequests < 0 || cfg.RequestTimeout < 0 || cfg.Quiet < 0 || cfg.RetentionKeys < 0 {
 		return nil, fmt.Errorf("%w: durations and the request cap must not be negative", ErrConfig)
 	}
 	known := map[string]bool{}

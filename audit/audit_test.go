@@ -133,7 +133,7 @@ func TestRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := a.MaxPlanned(), CalibrationRequests+4+c06Rounds*c06Copies; got != want {
+		if got, want := a.MaxPlanned(), CalibrationRequests+4+checks.RaceMaxRounds*checks.RaceCopies; got != want {
 			t.Errorf("MaxPlanned = %d, want %d", got, want)
 		}
 		res, err := a.Run(context.Background())

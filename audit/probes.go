@@ -18,10 +18,9 @@ import (
 // judges the history. Where a probe adapts (a round tried again sooner, a
 // retry while the key is in flight), it reads only what the client saw.
 
-// Rounds and copies of the repeated probes.
+// Rounds and copies of the repeated probes. C06's are checks.RaceRounds,
+// RaceCopies and RaceMaxRounds: the judge says how its rounds went.
 const (
-	c06Rounds = 5
-	c06Copies = 10
 	c07Rounds = 3
 	c07Copies = 4
 	c08Rounds = 3
@@ -32,6 +31,11 @@ const (
 	// a slow moment.
 	c10Retries = 2
 	c13Rounds  = 2
+	// c12Tries are the sends of the normal body after an error, while it
+	// is not processed: a key refused to every one of them is burnt.
+	c12Tries = 3
+	// c14Copies are the concurrent requests sent just past the retention.
+	c14Copies = 4
 )
 
 // noCache is the header C08's and C13's first attempts carry: a client
@@ -89,14 +93,15 @@ func probes() []probe {
 			probes: `an empty key, 300- and 500-character keys, a tab inside a key: 4xx, never 5xx; "quoted" and raw forms of one key: one key under draft`},
 		{id: "C03", requests: fixed(4), run: probeC03,
 			probes: "2 keys, each sent twice one after the other: the retry is answered like the first (2xx, same resource), one effect"},
-		{id: "C04", requests: fixed(4), needs: needsJSON, run: probeC04,
-			probes: "2 keys, each sent again with one body value changed: the profile's mismatch code (draft 422), never a second effect or a silent replay"},
+		{id: "C04", requests: fixed(6), needs: needsJSON, run: probeC04,
+			probes: "2 keys, each sent again with one body value changed, then with the original body: the profile's mismatch code (draft 422), never a second effect or a silent replay; the original still gets its first answer"},
 		{id: "C05", requests: fixed(6), needs: needsJSON, run: probeC05,
 			probes: "2 keys, each sent again as the same JSON with its fields reordered, and re-spaced: the same request (a replay)"},
-		{id: "C06", requests: fixed(c06Rounds * c06Copies), run: probeC06,
-			probes: fmt.Sprintf("%d rounds of %d identical copies released together by a barrier: one execution, the others 409 or a replay, no 5xx, no hang", c06Rounds, c06Copies)},
-		{id: "C07", requests: fixed(c07Rounds * c07Copies), needs: needsJSON, run: probeC07,
-			probes: fmt.Sprintf("%d rounds of %d copies with different bodies under one key, released together: at most one executed, the others 409 or the mismatch code", c07Rounds, c07Copies)},
+		{id: "C06", requests: fixed(checks.RaceMaxRounds * checks.RaceCopies), run: probeC06,
+			probes: fmt.Sprintf("%d rounds of %d identical copies released together by a barrier, and one more for each round inconclusive or near a race, up to %d: one execution, the others 409 or a replay, no 5xx, no hang",
+				checks.RaceRounds, checks.RaceCopies, checks.RaceMaxRounds)},
+		{id: "C07", requests: fixed(c07Rounds * (c07Copies + 1)), needs: needsJSON, run: probeC07,
+			probes: fmt.Sprintf("%d rounds of %d copies with different bodies under one key, released together, then the processed body again: at most one executed, the others 409 or the mismatch code; the processed body gets its answer", c07Rounds, c07Copies)},
 		{id: "C08", run: probeC08,
 			requests: func(a *Auditor) int { return c08Rounds * (1 + a.settleTries(20*time.Millisecond)) },
 			probes:   "a request (with Cache-Control: no-cache) and a copy while it is in flight; the copy's 409 retried unchanged: the first answer replayed within the lease, never 409 forever"},
@@ -108,18 +113,18 @@ func probes() []probe {
 			probes:   fmt.Sprintf("%d keys whose first request the client gives up on at half the request's time (sooner, when it answered first), retried at once: 409 while in flight, then the replay; one effect", c10Rounds)},
 		{id: "C11", requests: fixed(2 * 4), run: probeC11,
 			probes: "2 keys whose first attempt fails before a byte is written, then retried: processed once"},
-		{id: "C12", requests: fixed(4), run: probeC12,
+		{id: "C12", requests: fixed(2 * (1 + c12Tries)), run: probeC12,
 			needs: func(a *Auditor) string {
 				if a.errTmpl == nil {
 					return "give --error-data, a body the API fails on (a declined card), to test what an error leaves behind"
 				}
 				return ""
 			},
-			probes: "2 keys sent first with --error-data (an error), then with the normal body: the declared --errors policy (cached: the error again; re-executed: processed), never an effect of the error"},
+			probes: fmt.Sprintf("2 keys sent first with --error-data (an error), then with the normal body (up to %d times while not processed): the declared --errors policy (cached: the error again; re-executed: processed), never an effect of the error, never a key burnt (refused for good, the error not replayed)", c12Tries)},
 		{id: "C13", run: probeC13,
 			requests: func(a *Auditor) int { return c13Rounds * (1 + a.settleTries(20*time.Millisecond)) },
 			probes:   "a request (with Cache-Control: no-cache) the client abandons mid-flight, then retries: a replay (or the key usable again) within the lease, never 409 past it"},
-		{id: "C14", requests: fixed(3), run: probeC14,
+		{id: "C14", requests: fixed(2 + c14Copies), run: probeC14,
 			needs: func(a *Auditor) string {
 				switch {
 				case a.cfg.Retention == 0:
@@ -129,15 +134,21 @@ func probes() []probe {
 				}
 				return ""
 			},
-			probes: "a key replayed at 3/4 of --retention (a replay) and again past it (a new execution)"},
-		{id: "C15", requests: fixed(4), run: probeC15,
+			probes: fmt.Sprintf("a key replayed at 3/4 of --retention (a replay), then %d concurrent copies just past it (one new execution)", c14Copies)},
+		{id: "C15", run: probeC15,
+			requests: func(a *Auditor) int {
+				if a.oracle != nil {
+					return 5
+				}
+				return 4
+			},
 			needs: func(a *Auditor) string {
 				if len(a.as) == 0 {
 					return "give --as with a second principal's credentials to test keys across users"
 				}
 				return ""
 			},
-			probes: "2 keys each sent by the first principal, then by the second (--as): processed for each, the second never gets the first's answer"},
+			probes: "2 keys each sent by the first principal, then by the second (--as), and with --effects a key of the second's own: processed for each (2 effects per key when the oracle sees the second's), the second never gets the first's answer"},
 		{id: "C16", requests: fixed(6), run: probeC16,
 			probes: "2 keys sent, then again with a query string added (the same operation: a replay or a rejection), then to a sibling path (another operation: never the first path's answer)"},
 		{id: "C17", requests: fixed(4), run: probeC17,
@@ -146,6 +157,29 @@ func probes() []probe {
 			probes: "GET on the path with a key and without: the key is ignored (the same status)"},
 		{id: "DK", requests: fixed(4), run: probeDK,
 			probes: "2 rounds of one body sent under two fresh keys: two operations (dedup is by key, not by content)"},
+		{id: "C24", run: probeC24,
+			requests: func(a *Auditor) int {
+				return a.cfg.RetentionKeys + 2*len(checks.RetentionCheckpoints(a.cfg.RetentionKeys))
+			},
+			needs: func(a *Auditor) string {
+				if a.cfg.RetentionKeys == 0 {
+					return "give --retention-keys N (how many other keys the API must outlive) to test retention by count"
+				}
+				return ""
+			},
+			probes: "keys retried after --retention-keys fresh keys (and after an eighth, a quarter and half as many): replayed, never executed again"},
+		{id: "C25", requests: fixed(c25Rounds * c25Keys * 2), run: probeC25,
+			probes: fmt.Sprintf("%d rounds of %d different keys released together, then each retried: each processed once, each retry its own key's answer", c25Rounds, c25Keys)},
+		{id: "C26", requests: fixed(4), run: probeC26,
+			needs: func(a *Auditor) string {
+				if len(a.as) == 0 {
+					return "give --as with a second customer's credentials to test requests without a key from two customers"
+				}
+				return ""
+			},
+			probes: "2 rounds of a request without a key from the first customer, then from the second (--as): each processed on its own (or refused), the second never served the first's answer"},
+		{id: "C27", requests: fixed(2 * len(checks.PrefixLengths)), run: probeC27,
+			probes: "pairs of keys equal for 32, 50, 64, 128 and 255 characters, then differing: both processed, neither refused nor replayed for the other"},
 	}
 	for i, c := range checks.ContractChecks() {
 		if ps[i].id != c.ID {
@@ -160,6 +194,9 @@ func probes() []probe {
 func (a *Auditor) skipReason(p probe) string {
 	if a.selected != nil && !a.selected[p.id] {
 		return "not selected (--checks)"
+	}
+	if why := mintChecks[p.id]; why != "" && a.minting() {
+		return why
 	}
 	if p.needs != nil {
 		return p.needs(a)
@@ -206,7 +243,11 @@ func probeC02(ctx context.Context, a *Auditor) time.Duration {
 	quoted := `"` + o.key + `"`
 	a.send(ctx, req{label: label(0, checks.RoleQuoted, ""), op: o, key: &quoted})
 	a.send(ctx, req{label: label(0, checks.RoleRaw, ""), op: o})
+	// Both forms' effects: an API that takes them for two keys charges
+	// under each. The quoted form's in a reading of its own, which an
+	// oracle refusing that form cannot spoil.
 	a.effects(ctx, "C02", o.key)
+	a.read(ctx, checks.QuotedReading, quoted)
 	return 0
 }
 
@@ -244,6 +285,8 @@ func probeC04(ctx context.Context, a *Auditor) time.Duration {
 			return false
 		}
 		a.send(ctx, req{label: label(round, checks.RoleMismatch, ""), op: o, body: other})
+		// The refusal must not replace the stored answer.
+		a.send(ctx, req{label: label(round, checks.RoleOriginal, ""), op: o})
 		return true
 	})
 	return 0
@@ -269,19 +312,36 @@ func probeC05(ctx context.Context, a *Auditor) time.Duration {
 }
 
 func probeC06(ctx context.Context, a *Auditor) time.Duration {
-	a.rounds(ctx, "C06", c06Rounds, func(round int, o op) bool {
-		rs := make([]req, c06Copies)
+	var keys []string
+	rounds := checks.RaceRounds
+	for round := 1; round <= rounds && ctx.Err() == nil; round++ {
+		o, err := a.newOp(ctx, "C06")
+		if err != nil {
+			return 0
+		}
+		rs := make([]req, checks.RaceCopies)
 		for i := range rs {
 			rs[i] = req{label: label(round, fmt.Sprintf("%s %d", checks.RoleCopy, i+1), ""), op: o, target: i}
 		}
-		for _, e := range a.together(ctx, rs) {
+		copies := a.race(ctx, rs)
+		if checks.RaceRound(copies) {
+			rounds = min(rounds+1, checks.RaceMaxRounds)
+		}
+		for _, e := range copies {
 			if e.Acked() {
-				return true
+				keys = append(keys, o.key)
+				break
 			}
 		}
-		return false
-	})
+	}
+	a.effects(ctx, "C06", keys...)
 	return 0
+}
+
+// race sends concurrent copies of one request as closely together as the
+// audit can: C06's copies go through it alone.
+func (a *Auditor) race(ctx context.Context, rs []req) []*history.Attempt {
+	return a.together(ctx, rs)
 }
 
 func probeC07(ctx context.Context, a *Auditor) time.Duration {
@@ -294,8 +354,11 @@ func probeC07(ctx context.Context, a *Auditor) time.Duration {
 			}
 			rs[i] = req{label: label(round, fmt.Sprintf("%s %d", checks.RoleBody, i+1), ""), op: o, body: b, target: i}
 		}
-		for _, e := range a.together(ctx, rs) {
+		for i, e := range a.together(ctx, rs) {
 			if e.Acked() {
+				// The refusals of the other bodies must not replace the
+				// processed one's stored answer.
+				a.send(ctx, req{label: label(round, checks.RoleWinnerAgain, fmt.Sprintf("body %d", i+1)), op: o, body: rs[i].body})
 				return true
 			}
 		}
@@ -409,7 +472,16 @@ func probeC12(ctx context.Context, a *Auditor) time.Duration {
 		if failed.Outcome != history.OK || failed.Acked() {
 			return false
 		}
-		a.send(ctx, req{label: label(round, checks.RoleNormal, ""), op: o})
+		// The normal body, again while it is not processed: a key refused
+		// every time is burnt, one processed late was released late.
+		pause := max(a.latency, 50*time.Millisecond)
+		for try := 1; try <= c12Tries; try++ {
+			e := a.send(ctx, req{label: label(round, checks.RoleNormal, ""), op: o})
+			if e.Acked() || e.Outcome != history.OK || try == c12Tries || !sleep(ctx, pause) {
+				break
+			}
+			pause *= 3
+		}
 		return true
 	})
 	return 0
@@ -457,12 +529,18 @@ func probeC14(ctx context.Context, a *Auditor) time.Duration {
 	a.send(ctx, req{label: label(0, checks.RoleWithin, fmt.Sprintf("at %v (3/4 of the retention)", (ret*3/4).Round(time.Millisecond))), op: o})
 	past := ret + max(ret/4, 250*time.Millisecond)
 	sleep(ctx, time.Until(at.Add(past)))
-	a.send(ctx, req{label: label(0, checks.RolePast, fmt.Sprintf("at %v", past.Round(time.Millisecond))), op: o})
+	// Concurrent copies just past the retention: one may execute anew.
+	rs := make([]req, c14Copies)
+	for i := range rs {
+		rs[i] = req{label: label(0, checks.RolePast, fmt.Sprintf("copy %d at %v", i+1, past.Round(time.Millisecond))), op: o, target: i}
+	}
+	a.together(ctx, rs)
 	a.effects(ctx, "C14", o.key)
 	return 0
 }
 
 func probeC15(ctx context.Context, a *Auditor) time.Duration {
+	var keys []string
 	for round := 1; round <= 2 && ctx.Err() == nil; round++ {
 		o, err := a.newOp(ctx, "C15")
 		if err != nil {
@@ -472,6 +550,17 @@ func probeC15(ctx context.Context, a *Auditor) time.Duration {
 			continue
 		}
 		a.send(ctx, req{label: label(round, checks.RoleSecondUser, "same key and body"), op: o, as: true})
+		keys = append(keys, o.key)
+	}
+	if a.oracle != nil && len(keys) > 0 {
+		// Whether the oracle sees the second principal's effects: a key of
+		// its own, counted or not.
+		o, err := a.newOp(ctx, "C15")
+		if err != nil {
+			return 0
+		}
+		a.send(ctx, req{label: label(0, checks.RoleOwnKey, ""), op: o, as: true})
+		a.effects(ctx, "C15", append(keys, o.key)...)
 	}
 	return 0
 }

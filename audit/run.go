@@ -35,7 +35,7 @@ func (a *Auditor) Run(ctx context.Context) (*Result, error) {
 	a.h = &history.History{Meta: history.Meta{RunID: newRunID(a.rnd), Scenario: "audit", Description: a.sc.Description, Source: a.sc.Source,
 		Target: redactedURL(a.targets[0]), Started: now, Judge: history.Judge{Expect: "pass", Profile: a.profile, FailOn: a.cfg.FailOn}}}
 	ct := &history.Contract{Method: a.tmpl.Method(), URL: a.target(), Oracle: a.oracleID, Errors: a.cfg.Errors,
-		Lease: a.lease, Retention: a.cfg.Retention}
+		Lease: a.lease, Retention: a.cfg.Retention, RetentionKeys: a.cfg.RetentionKeys, KeyFromAnswer: cmpOr(a.mintHeader, a.mintPath)}
 	if len(a.targets) > 1 {
 		for _, u := range a.targets {
 			a.h.Meta.Targets = append(a.h.Meta.Targets, redactedURL(u))
@@ -99,7 +99,7 @@ func (a *Auditor) calibrate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		e := a.send(ctx, req{label: label(0, checks.RoleCalibration, fmt.Sprint(i+1)), op: o})
+		e := a.send(ctx, req{label: label(0, checks.RoleCalibration, fmt.Sprint(i+1)), op: o, calibration: true})
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -108,7 +108,15 @@ func (a *Auditor) calibrate(ctx context.Context) error {
 			return fmt.Errorf("%w: %s: %s", ErrTarget, where, e.Err)
 		}
 		if !e.Acked() {
-			return fmt.Errorf("%w: %s was answered %d, not 2xx: %s", ErrTarget, where, e.Status, e.Body)
+			how := ""
+			if a.minting() {
+				how = " (with --key-from-answer its first request carries no key)"
+			}
+			return fmt.Errorf("%w: %s was answered %d, not 2xx%s: %s", ErrTarget, where, e.Status, how, e.Body)
+		}
+		if _, ok := a.minted(o.key); a.minting() && !ok {
+			return fmt.Errorf("%w: %s was answered %d without a key in %s: the API does not return the key it mints there (--key-from-answer)",
+				ErrConfig, where, e.Status, cmpOr(a.mintHeader, a.mintPath))
 		}
 		if a.latency == 0 || took(e) < a.latency {
 			a.latency = took(e)
@@ -126,7 +134,7 @@ func (a *Auditor) calibrate(ctx context.Context) error {
 		}
 		return fmt.Errorf("%w: the effects oracle cannot be read: %s", ErrConfig, rd.Err)
 	}
-	for _, k := range keys {
+	for _, k := range a.serverKeys(keys) {
 		if n := rd.Effects[k]; n != 1 {
 			return fmt.Errorf("%w: the effects oracle counts %d effects for key %s, which the API just answered 2xx once: it must count 1 (check --effects and --effects-path)", ErrConfig, n, k)
 		}

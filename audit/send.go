@@ -34,8 +34,18 @@ type op struct {
 // newOp draws a fresh key, renders the operation's body for it and
 // records the op, sent by check.
 func (a *Auditor) newOp(ctx context.Context, check string) (op, error) {
-	o := op{key: a.newKey(), seq: int(a.seq.Add(1)) - 1}
-	b, err := a.tmpl.Body(ctx, scenarios.Vars{Key: o.key, Seq: o.seq, Attempt: 1})
+	return a.newOpKey(ctx, check, a.newKey())
+}
+
+// newOpKey is newOp with the key given. The body renders as the op's first
+// attempt's (attempt 0 for the calibration).
+func (a *Auditor) newOpKey(ctx context.Context, check, key string) (op, error) {
+	o := op{key: key, seq: int(a.seq.Add(1)) - 1}
+	attempt := 1
+	if check == history.CheckCalibration {
+		attempt = 0
+	}
+	b, err := a.tmpl.Body(ctx, scenarios.Vars{Key: o.key, Seq: o.seq, Attempt: attempt})
 	if err != nil {
 		return op{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -86,21 +96,44 @@ type req struct {
 	method, path string
 	fault        faults.Fault
 	target       int
+	// calibration renders the templates with attempt 0, as a run's setup:
+	// a header that varies by attempt applies to the probes only.
+	calibration bool
 }
 
 // built is a request ready to send, with what its evidence shows.
 type built struct {
 	r    req
+	n    int // the attempt's number within its op
 	http *http.Request
 	sent history.Request
 	err  error // the request could not be built: nothing is sent
+	// mints: the request carries no key so that the API mints one
+	// (Config.KeyFromAnswer); its answer gives the op its key.
+	mints bool
 }
 
 // build makes r's request, with ctx as its context (the client bounds it
-// with the request timeout).
+// with the request timeout). It numbers the attempt within its op: copies
+// built together are numbered in the order they were built.
 func (a *Auditor) build(ctx context.Context, r req) *built {
-	b := &built{r: r}
-	v := scenarios.Vars{Key: r.op.key, Seq: r.op.seq, Attempt: 1}
+	b := &built{r: r, n: a.reserve(r.op.id)}
+	key, noKey := r.op.key, r.noKey
+	if r.key != nil {
+		key = *r.key
+	} else if a.minting() && !noKey {
+		// The API mints the key: the op's first request carries none,
+		// the later ones the key its answer gave.
+		if m, ok := a.minted(r.op.key); ok {
+			key = m
+		} else {
+			noKey, b.mints = true, true
+		}
+	}
+	v := scenarios.Vars{Key: key, Seq: r.op.seq, Attempt: b.n}
+	if r.calibration {
+		v.Attempt = 0
+	}
 	body := r.op.body
 	if r.body != nil {
 		body = r.body
@@ -144,14 +177,13 @@ func (a *Auditor) build(ctx context.Context, r req) *built {
 	for name, val := range r.headers {
 		hr.Header.Set(name, val)
 	}
-	key := r.op.key
-	if r.key != nil {
-		key = *r.key
-	}
-	if a.keyHdr != "" && !r.noKey {
+	if a.keyHdr != "" && !noKey {
 		hr.Header.Set(a.keyHdr, key)
 	}
-	b.sent = history.Request{Method: hr.Method, URL: redactedURL(hr.URL), Key: key, NoKey: r.noKey, As: r.as,
+	if noKey {
+		key = ""
+	}
+	b.sent = history.Request{Method: hr.Method, URL: redactedURL(hr.URL), Key: key, NoKey: noKey, As: r.as,
 		Body: a.snippet(body)}
 	for name, vals := range hr.Header {
 		if a.keyHdr != "" && strings.EqualFold(name, a.keyHdr) {
@@ -216,12 +248,22 @@ func (a *Auditor) sendBuilt(ctx context.Context, b *built) *history.Attempt {
 	at.Label = b.r.label
 	sent := b.sent
 	at.Request = &sent
+	at.Op, at.N = b.r.op.id, b.n
+	if a.minting() {
+		a.learn(b.r.op, &at, b.mints)
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.n[b.r.op.id]++
-	at.Op, at.N = b.r.op.id, a.n[b.r.op.id]
 	a.h.Attempts = append(a.h.Attempts, at)
 	return &at
+}
+
+// reserve numbers the next attempt of op id.
+func (a *Auditor) reserve(id int) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.n[id]++
+	return a.n[id]
 }
 
 // together sends every request of rs at once: each is built first, then
@@ -323,14 +365,24 @@ func (a *Auditor) effects(ctx context.Context, check string, keys ...string) {
 	if a.oracle == nil || len(keys) == 0 {
 		return
 	}
-	rd := a.reading(check)
 	if !sleep(ctx, a.quiet) {
+		rd := a.reading(check)
 		rd.Err = cmpOr(rd.Err, "interrupted before the effects were read")
 		return
 	}
+	a.read(ctx, check, keys...)
+}
+
+// read reads the oracle's count for keys at once, into the reading named
+// check (see effects).
+func (a *Auditor) read(ctx context.Context, check string, keys ...string) {
+	if a.oracle == nil || len(keys) == 0 {
+		return
+	}
+	rd := a.reading(check)
 	ctx, cancel := context.WithTimeout(ctx, a.reqTimeout)
 	defer cancel()
-	keys = slices.Compact(slices.Clone(keys))
+	keys = slices.Compact(a.serverKeys(keys))
 	r, err := a.oracle.Observe(ctx, historyOf(keys))
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -2,7 +2,9 @@ package checks
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -207,6 +209,7 @@ func JudgeContract(h *history.History) *Scorecard {
 	for i, op := range h.Ops {
 		byCheck[op.Check] = append(byCheck[op.Check], probeOp{Op: op, atts: h.AttemptsOf(i)})
 	}
+	minted := mintedKeys(h)
 	readings := map[string]*history.Reading{}
 	for i := range h.Readings {
 		readings[h.Readings[i].Oracle] = &h.Readings[i]
@@ -222,7 +225,7 @@ func JudgeContract(h *history.History) *Scorecard {
 				Summary: fmt.Sprintf("this idemcheck knows no check %q", cc.ID)})
 			continue
 		}
-		j := &contractRun{ct: ct, cc: cc, prof: prof, oracle: ct.Oracle != "", reading: readings[cc.ID]}
+		j := &contractRun{ct: ct, cc: cc, prof: prof, oracle: ct.Oracle != "", reading: readings[cc.ID], readings: readings, minted: minted}
 		switch ops := byCheck[cc.ID]; {
 		case cc.Skip != "":
 			j.skip = cc.Skip
@@ -289,6 +292,19 @@ func (o probeOp) one(role string) *history.Attempt {
 	return nil
 }
 
+// copies returns the op's attempts whose role is role followed by a
+// number ("copy 3", "body 2"): the concurrent copies of a round.
+func (o probeOp) copies(role string) []*history.Attempt {
+	var out []*history.Attempt
+	for i := range o.atts {
+		n, ok := strings.CutPrefix(Role(o.atts[i].Label), role+" ")
+		if _, err := strconv.Atoi(n); ok && err == nil {
+			out = append(out, &o.atts[i])
+		}
+	}
+	return out
+}
+
 // last returns the op's last attempt of role, nil when none.
 func (o probeOp) last(role string) *history.Attempt {
 	if l := o.role(role); len(l) > 0 {
@@ -327,6 +343,12 @@ type contractRun struct {
 	prof    history.Profile
 	oracle  bool             // the audit counted effects
 	reading *history.Reading // the check's effects reading; nil when none was taken
+	// readings are every effects reading of the audit, by name: a check
+	// may take a second one ("C02 quoted") that may fail on its own.
+	readings map[string]*history.Reading
+	// minted are, where the API minted the keys, every key an op's
+	// answers minted, by the op's key: the op's effects are theirs.
+	minted map[string][]string
 
 	skip     string
 	findings []finding
@@ -383,14 +405,69 @@ func (c *contractRun) count(keys ...string) map[string]int {
 	}
 	out := map[string]int{}
 	for _, k := range keys {
+		ms := c.minted[k]
+		if len(ms) == 0 {
+			ms = []string{k}
+		}
+		for _, m := range ms {
+			n, ok := r.Effects[m]
+			if !ok {
+				c.unknown("the effects of key %s were not read", m)
+				return nil
+			}
+			out[k] += n
+		}
+	}
+	c.counted = true
+	return out
+}
+
+// MintedField is the answer field (history.Attempt.Fields) in which an
+// audit keeps a key the API minted in its answer's body.
+const MintedField = "key_from_answer"
+
+// mintedKeys are, for an audit of an API that mints the keys
+// (Contract.KeyFromAnswer), the keys each op's answers minted, by the op's
+// key (the first minted); nil otherwise.
+func mintedKeys(h *history.History) map[string][]string {
+	from := h.Meta.Judge.Contract.KeyFromAnswer
+	if from == "" {
+		return nil
+	}
+	out := map[string][]string{}
+	for i, op := range h.Ops {
+		keys := []string{op.Key}
+		for _, a := range h.AttemptsOf(i) {
+			m := a.Headers[from]
+			if strings.HasPrefix(from, "$") {
+				m = a.Fields[MintedField]
+			}
+			if m != "" && !slices.Contains(keys, m) {
+				keys = append(keys, m)
+			}
+		}
+		out[op.Key] = keys
+	}
+	return out
+}
+
+// countIn returns the effects reading name (another than the check's own)
+// read of keys; nil without an oracle, or when it was not taken, failed
+// or lacks a key. Nothing is recorded as unknown: the caller says what it
+// judges without it.
+func (c *contractRun) countIn(name string, keys ...string) map[string]int {
+	r := c.readings[name]
+	if !c.oracle || r == nil || r.Err != "" {
+		return nil
+	}
+	out := map[string]int{}
+	for _, k := range keys {
 		n, ok := r.Effects[k]
 		if !ok {
-			c.unknown("the effects of key %s were not read", k)
 			return nil
 		}
 		out[k] = n
 	}
-	c.counted = true
 	return out
 }
 
@@ -632,6 +709,64 @@ func identity(a *history.Attempt) string {
 		return "Location " + loc
 	}
 	return fmt.Sprintf("body %016x", uint64(a.Fingerprint))
+}
+
+// named reports whether a 2xx answer names its resource by an "id" or a
+// Location, not by its body alone.
+func named(a *history.Attempt) bool {
+	return a.Fields[IDField] != "" || a.Headers["Location"] != ""
+}
+
+// carries reports whether a's answer is about first's resource whatever
+// its shape: first's "id" anywhere in a's body (a replay wrapped as
+// {"cached":true,"data":{…}}), or first's Location as a's Location or in
+// its body. It finds nothing when first names neither.
+func carries(a, first *history.Attempt) bool {
+	if a == nil || first == nil {
+		return false
+	}
+	if id := first.Fields[IDField]; id != "" && hasID(a.Body, id) {
+		return true
+	}
+	if loc := first.Headers["Location"]; loc != "" && (a.Headers["Location"] == loc || strings.Contains(a.Body, loc)) {
+		return true
+	}
+	return false
+}
+
+// hasID reports whether the JSON body has, at any depth, a member "id"
+// whose value is id. A body cut short is searched for the member as
+// written.
+func hasID(body, id string) bool {
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) == nil {
+		return findID(v, id)
+	}
+	re, err := regexp.Compile(`"` + IDField + `"\s*:\s*"?` + regexp.QuoteMeta(id) + `"?\s*[,}\]]`)
+	return err == nil && re.MatchString(body)
+}
+
+func findID(v any, id string) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, m := range x {
+			if k == IDField && fmt.Sprint(m) == id {
+				return true
+			}
+			if findID(m, id) {
+				return true
+			}
+		}
+	case []any:
+		for _, m := range x {
+			if findID(m, id) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hiddenOf is the answer a drop_ack hid from the client, as an attempt,

@@ -44,6 +44,14 @@ const (
 	RoleFirstKey      = "first key"
 	RoleNewKey        = "a new key with the same body"
 	RoleCalibration   = "calibration"
+	// RoleOriginal is C04's original request sent again after the
+	// mismatch; RoleWinnerAgain C07's processed body sent again after the
+	// round: each must get the first answer, not the refusal.
+	RoleOriginal    = "the original request again"
+	RoleWinnerAgain = "the processed body again"
+	// RoleOwnKey is C15's second principal sending a key of its own: the
+	// oracle counts it only if it sees the second principal's effects.
+	RoleOwnKey = "the second principal with a key of its own"
 )
 
 // KeyShape is a malformed key C02 sends.
@@ -94,6 +102,10 @@ var contractDefs = []contractDef{
 	{id: "C17", name: "replay-fidelity", severity: Critical, judge: judgeC17},
 	{id: "C18", name: "safe-method", severity: High, judge: judgeC18},
 	{id: "DK", name: "distinct-keys", severity: High, judge: judgeDK},
+	{id: "C24", name: "retention-by-count", severity: Critical, judge: judgeC24},
+	{id: "C25", name: "concurrent-distinct-keys", severity: Critical, judge: judgeC25},
+	{id: "C26", name: "keyless-two-customers", severity: Critical, judge: judgeC26},
+	{id: "C27", name: "long-shared-prefix", severity: High, judge: judgeC27},
 }
 
 // roundOf is the round a label names, 0 for none.
@@ -135,8 +147,16 @@ func judgeC01(c *contractRun, ops []probeOp) {
 	}
 }
 
+// QuotedReading names C02's second effects reading: the effects of the
+// quoted form "K" of its key, read apart from the raw form's so that an
+// oracle that refuses the quoted form leaves the raw one's count usable.
+const QuotedReading = "C02 quoted"
+
 func judgeC02(c *contractRun, ops []probeOp) {
-	var accepted []string
+	var accepted, optional []string
+	// A profile that processes a request without a key (stripe,
+	// powertools) does not require a key, nor any form of one.
+	keyless := history.Matches(c.prof.MissingKey, 200)
 	for _, s := range KeyShapes {
 		var e *history.Attempt
 		for _, o := range ops {
@@ -150,6 +170,8 @@ func judgeC02(c *contractRun, ops []probeOp) {
 		case e.Status >= 400 && e.Status < 500:
 		case e.Acked() && s.MayAccept:
 			accepted = append(accepted, s.What)
+		case e.Acked() && keyless:
+			optional = append(optional, s.What)
 		case e.Acked():
 			c.fail(Medium, "%s was accepted (%d): an invalid key must be rejected with 400", s.What, e.Status)
 		default:
@@ -159,6 +181,10 @@ func judgeC02(c *contractRun, ops []probeOp) {
 	c.pass = "invalid keys rejected with 4xx, never 5xx"
 	if len(accepted) > 0 {
 		c.note("%s accepted (no length limit)", strings.Join(accepted, " and "))
+	}
+	if len(optional) > 0 {
+		c.pass = "no 5xx for any key"
+		c.note("%s processed, as the %s profile allows (it processes a request without a key)", strings.Join(optional, " and "), c.prof.Name)
 	}
 	// The quoted (structured-field string) and raw forms of one key, when
 	// the key goes in a header.
@@ -171,21 +197,36 @@ func judgeC02(c *contractRun, ops []probeOp) {
 		if c.bad(q, "the quoted key") || c.bad(raw, "the raw key") {
 			return
 		}
-		same := raw.Acked() && (identity(raw) == identity(q) || c.replayed(raw))
-		if n := c.count(o.Key); n != nil && q.Acked() && raw.Acked() {
-			same = n[o.Key] == 1 // one effect: one key, whatever the replay's body
+		if !q.Acked() {
+			c.note("the quoted form is rejected (%d)", q.Status)
+			continue
+		}
+		if !raw.Acked() {
+			c.note("the raw form after the quoted one was answered %d", raw.Status)
+			continue
+		}
+		// Two resources named by id or Location are two keys, whatever the
+		// oracle counts of the raw form alone; with an oracle, the effects
+		// of both forms added up decide the rest (two bodies that differ
+		// may be one resource).
+		two := identity(raw) != identity(q) && !c.replayed(raw)
+		how := fmt.Sprintf("two resources: %s, then %s", identity(q), identity(raw))
+		if n := c.count(o.Key); n != nil {
+			two = two && named(q) && named(raw)
+			quoted := `"` + o.Key + `"`
+			if nq := c.countIn(QuotedReading, quoted); nq == nil {
+				c.note("the quoted form's effects could not be read: judged from the raw form's and the answers")
+			} else if total := n[o.Key] + nq[quoted]; total >= 2 {
+				two, how = true, fmt.Sprintf("%d effects: %d under the raw form, %d under the quoted one", total, n[o.Key], nq[quoted])
+			}
 		}
 		switch {
-		case !q.Acked():
-			c.note("the quoted form is rejected (%d)", q.Status)
-		case same:
+		case !two:
 			c.note("the quoted and raw forms name one key")
-		case raw.Acked() && c.prof.Name == "draft":
-			c.fail(Medium, `the quoted form "K" and the raw form K of one key are two keys (two resources): under the draft the key is a structured-field string`)
-		case raw.Acked():
-			c.note("the quoted and raw forms are two keys (opaque keys)")
+		case c.prof.Name == "draft":
+			c.fail(Medium, `the quoted form "K" and the raw form K of one key are two keys (%s): under the draft the key is a structured-field string`, how)
 		default:
-			c.note("the raw form after the quoted one was answered %d", raw.Status)
+			c.note("the quoted and raw forms are two keys (opaque keys: %s)", how)
 		}
 	}
 }
@@ -241,6 +282,7 @@ func judgeC04(c *contractRun, ops []probeOp) {
 		default:
 			c.fail(Medium, "another body under a used key was answered %d; the %s profile expects %s", e.Status, c.prof.Name, mismatch)
 		}
+		c.again(o, first, o.one(RoleOriginal), "the original request sent again after another body")
 	}
 	if n := c.count(keys...); n != nil {
 		for _, k := range keys {
@@ -248,10 +290,40 @@ func judgeC04(c *contractRun, ops []probeOp) {
 				c.fail(Critical, "key %s has %d effects after another body was sent under it", k, n[k])
 			}
 		}
-		c.pass = fmt.Sprintf("another body under a used key: %s, 1 effect per key", mismatch)
+		c.pass = fmt.Sprintf("another body under a used key: %s, 1 effect per key%s", mismatch, sentAgain(ops, RoleOriginal))
 		return
 	}
-	c.pass = fmt.Sprintf("another body under a used key: %s (judged from the answers alone)", mismatch)
+	c.pass = fmt.Sprintf("another body under a used key: %s%s (judged from the answers alone)", mismatch, sentAgain(ops, RoleOriginal))
+}
+
+// sentAgain is what a passing summary adds when requests of role were
+// sent again after a refusal.
+func sentAgain(ops []probeOp, role string) string {
+	for _, o := range ops {
+		if o.one(role) != nil {
+			return "; sent again afterwards, the processed request got its first answer"
+		}
+	}
+	return ""
+}
+
+// again judges a request sent again after a refused one under its key
+// (C04, C07): it must get first's answer; a refusal (the refused
+// request's answer stored over the first) or another resource is a
+// finding.
+func (c *contractRun) again(o probeOp, first, e *history.Attempt, what string) {
+	if e == nil {
+		return
+	}
+	c.show(e)
+	switch {
+	case c.bad(e, what):
+	case e.Acked() && (c.replayOf(e, first) || identity(e) == identity(first)):
+	case e.Acked():
+		c.twice(o.Key, High, "%s names another resource (%s, first %s)", what, identity(e), identity(first))
+	default:
+		c.fail(High, "%s was answered %d, not the first answer (%d): the refusal replaced the stored answer", what, e.Status, first.Status)
+	}
 }
 
 func judgeC05(c *contractRun, ops []probeOp) {
@@ -292,17 +364,19 @@ func judgeC05(c *contractRun, ops []probeOp) {
 }
 
 func judgeC06(c *contractRun, ops []probeOp) {
-	rounds, copies := len(ops), len(ops[0].atts)
+	rounds, copies := len(ops), len(ops[0].copies(RoleCopy))
 	var keys []string
 	multi := map[string]int{} // key → resources its 2xx answers named, when more than one
 	most, undecided := 0, 0
-	var showRound []history.Attempt
+	var showRound []*history.Attempt
+	var all [][]*history.Attempt
 	for _, o := range ops {
 		round := roundOfOp(o)
+		cs := o.copies(RoleCopy)
+		all = append(all, cs)
 		ids := map[string]bool{}
 		bad := false
-		for i := range o.atts {
-			e := &o.atts[i]
+		for _, e := range cs {
 			switch {
 			case is5xx(e) || e.Outcome != history.OK:
 				bad = c.bad(e, fmt.Sprintf("round %d: a concurrent copy", round)) || bad
@@ -325,12 +399,11 @@ func judgeC06(c *contractRun, ops []probeOp) {
 			keys = append(keys, o.Key)
 		}
 		if bad && (showRound == nil || len(multi) == 1 && multi[o.Key] > 1) || showRound == nil {
-			showRound = o.atts
+			showRound = cs
 		}
 	}
-	for i := range showRound {
-		c.show(&showRound[i])
-	}
+	c.show(showRound...)
+	c.raceNotes(all)
 	if undecided > 0 {
 		c.unknown("%d of %d rounds had no 2xx answer", undecided, rounds)
 	}
@@ -365,16 +438,16 @@ func judgeC06(c *contractRun, ops []probeOp) {
 }
 
 func judgeC07(c *contractRun, ops []probeOp) {
-	rounds, copies := len(ops), len(ops[0].atts)
+	rounds, copies := len(ops), len(ops[0].copies(RoleBody))
 	var keys []string
-	var showRound []history.Attempt
+	var showRound []*history.Attempt
 	for _, o := range ops {
 		round := roundOfOp(o)
+		cs := o.copies(RoleBody)
 		ids := map[string]int{}
 		var oks []*history.Attempt
 		bad := false
-		for i := range o.atts {
-			e := &o.atts[i]
+		for _, e := range cs {
 			switch {
 			case is5xx(e) || e.Outcome != history.OK:
 				bad = c.bad(e, fmt.Sprintf("round %d: a concurrent copy", round)) || bad
@@ -401,24 +474,28 @@ func judgeC07(c *contractRun, ops []probeOp) {
 			}
 		case len(oks) == 1:
 			keys = append(keys, o.Key)
+			n := len(c.findings)
+			c.again(o, oks[0], o.one(RoleWinnerAgain), fmt.Sprintf("round %d: the processed body sent again after the round", round))
+			if len(c.findings) > n {
+				bad = true
+				cs = append(cs, o.one(RoleWinnerAgain))
+			}
 		}
 		if bad && showRound == nil || showRound == nil {
-			showRound = o.atts
+			showRound = cs
 		}
 	}
-	for i := range showRound {
-		c.show(&showRound[i])
-	}
+	c.show(showRound...)
 	if n := c.count(keys...); n != nil {
 		for _, k := range keys {
 			if n[k] >= 2 {
 				c.fail(Critical, "key %s has %d effects after concurrent different bodies", k, n[k])
 			}
 		}
-		c.pass = fmt.Sprintf("%d rounds of %d different bodies under one key: at most 1 effect, the others refused", rounds, copies)
+		c.pass = fmt.Sprintf("%d rounds of %d different bodies under one key: at most 1 effect, the others refused%s", rounds, copies, sentAgain(ops, RoleWinnerAgain))
 		return
 	}
-	c.pass = fmt.Sprintf("%d rounds of %d different bodies under one key: one processed, the others refused (judged from the answers alone)", rounds, copies)
+	c.pass = fmt.Sprintf("%d rounds of %d different bodies under one key: one processed, the others refused%s (judged from the answers alone)", rounds, copies, sentAgain(ops, RoleWinnerAgain))
 }
 
 func judgeC08(c *contractRun, ops []probeOp) {
@@ -579,6 +656,7 @@ func judgeC12(c *contractRun, ops []probeOp) {
 	var policy, keys []string
 	declared := c.ct.Errors
 	for _, o := range ops {
+		round := roundOfOp(o)
 		failed := o.one(RoleErrorBody)
 		c.show(failed)
 		if failed == nil || failed.Outcome != history.OK {
@@ -589,18 +667,19 @@ func judgeC12(c *contractRun, ops []probeOp) {
 			c.skip = fmt.Sprintf("--error-data was answered %d: it must be a body the API fails on", failed.Status)
 			return
 		}
-		retry := o.one(RoleNormal)
-		c.show(retry)
+		tries := o.role(RoleNormal)
 		keys = append(keys, o.Key)
-		if retry == nil || retry.Outcome != history.OK {
+		if len(tries) == 0 {
+			c.bad(nil, "the retry after an error")
+			continue
+		}
+		retry := tries[len(tries)-1]
+		c.show(tries[0], retry)
+		if retry.Outcome != history.OK {
 			c.bad(retry, "the retry after an error")
 			continue
 		}
-		seen := ErrorsCached
-		if retry.Acked() {
-			seen = ErrorsReExecuted
-		}
-		policy = append(policy, seen)
+		policy = append(policy, c.afterError(round, failed, tries))
 		switch {
 		case is5xx(retry) && !is5xx(failed):
 			c.fail(High, "after a %d, the retry under the same key was answered %d", failed.Status, retry.Status)
@@ -625,6 +704,50 @@ func judgeC12(c *contractRun, ops []probeOp) {
 	} else {
 		c.pass = fmt.Sprintf("errors are %s, as declared", policy[0])
 	}
+}
+
+// afterError says what the retries with the normal body after an error
+// answer (tries, in order) show: the key processed (re-executed), the error
+// replayed, or the corrected body refused as the profile's mismatch
+// (cached). A 4xx that is neither, for every retry, is a burnt key: a
+// valid request never processed (high).
+func (c *contractRun) afterError(round int, failed *history.Attempt, tries []*history.Attempt) string {
+	for i, t := range tries {
+		if t.Acked() {
+			if i > 0 {
+				c.note("round %d: the key was processed on the %s retry after the error", round, ordinal(i+1))
+			}
+			return ErrorsReExecuted
+		}
+	}
+	last := tries[len(tries)-1]
+	burnt := 0
+	for _, t := range tries {
+		switch {
+		case t.Outcome != history.OK || is5xx(t):
+		case t.Status == failed.Status && c.replayOf(t, failed):
+		case history.Matches(c.prof.Mismatch, t.Status):
+		default:
+			burnt++
+		}
+	}
+	switch {
+	case burnt == len(tries):
+		c.fail(High, "after a %d, the corrected request under the same key was answered %d to each of its %d tries, not the error replayed nor the %s profile's mismatch code: the key is burnt, a valid request is never processed",
+			failed.Status, last.Status, len(tries), c.prof.Name)
+		return "burnt"
+	case last.Status == failed.Status && c.replayOf(last, failed):
+		return ErrorsCached + " (the error replayed)"
+	}
+	return fmt.Sprintf("%s (the corrected body refused %d, as another payload under the key)", ErrorsCached, last.Status)
+}
+
+// ordinal is "second", "third"… for small n.
+func ordinal(n int) string {
+	if names := []string{"", "first", "second", "third", "fourth", "fifth"}; n < len(names) {
+		return names[n]
+	}
+	return strconv.Itoa(n) + "th"
 }
 
 func judgeC13(c *contractRun, ops []probeOp) {
@@ -677,22 +800,70 @@ func judgeC14(c *contractRun, ops []probeOp) {
 	case !before.Acked():
 		c.fail(High, "within the declared retention (%v) the replay was answered %d", ret, before.Status)
 	}
-	after := o.one(RolePast)
-	c.show(after)
-	switch {
-	case c.bad(after, "the replay past the retention"):
-	case after.Acked() && identity(after) == identity(first):
-		c.fail(Info, "past the declared retention (%v) the key is still replayed: keys outlive what the API declares", ret)
-	case !after.Acked():
-		c.fail(Info, "past the declared retention (%v) the key was answered %d, not processed as new", ret, after.Status)
+	// Past the retention the probe sends concurrent copies: one may
+	// execute anew, the others must be refused in flight or get its
+	// replay.
+	after := o.role(RolePast)
+	fresh := map[string]bool{} // the new resources the copies named
+	replayed, refused := 0, 0
+	var refusal *history.Attempt
+	for _, e := range after {
+		c.show(e)
+		switch {
+		case c.bad(e, "a request past the retention"):
+		case e.Acked() && identity(e) == identity(first):
+			replayed++
+		case e.Acked():
+			fresh[identity(e)] = true
+		case c.rejectedOK(e.Status, false):
+		default:
+			refused++
+			refusal = e
+		}
 	}
-	c.count(o.Key)
+	n := c.count(o.Key)
+	switch {
+	case n != nil && n[o.Key] >= 3:
+		c.fail(Critical, "past the declared retention (%v), %d concurrent requests executed %d times (%d effects in all)", ret, len(after), n[o.Key]-1, n[o.Key])
+	case len(fresh) >= 2 && n == nil:
+		c.fail(Critical, "past the declared retention (%v), %d concurrent requests got %d new resources: executed more than once (judged from the answers alone)", ret, len(after), len(fresh))
+	case len(fresh) >= 2:
+		c.fail(High, "past the declared retention (%v), concurrent requests got %d new resources, but the oracle counts %d effects: replays that name another resource", ret, len(fresh), n[o.Key])
+	case len(fresh) == 0 && replayed > 0:
+		c.fail(Info, "past the declared retention (%v) the key is still replayed: keys outlive what the API declares", ret)
+	case len(fresh) == 0 && refused > 0:
+		c.fail(Info, "past the declared retention (%v) the key was answered %d, not processed as new", ret, refusal.Status)
+	}
 	c.pass = fmt.Sprintf("replayed within the retention (%v), processed as new past it", ret)
+	if len(after) > 1 {
+		c.pass += fmt.Sprintf(", once for %d concurrent requests", len(after))
+	}
 }
 
 func judgeC15(c *contractRun, ops []probeOp) {
+	// With an oracle, a key of the second principal's own says whether the
+	// oracle sees that principal's effects: then one effect for a key both
+	// principals sent means the second was served the first's, whatever
+	// its answer looks like.
+	sees := false
+	for _, o := range ops {
+		own := o.one(RoleOwnKey)
+		if own == nil {
+			continue
+		}
+		c.show(own)
+		if n := c.count(o.Key); n != nil && own.Acked() {
+			sees = n[o.Key] >= 1
+			if !sees {
+				c.note("the oracle does not count the second principal's effects (its own key read %d): judged from the answers", n[o.Key])
+			}
+		}
+	}
 	for _, o := range ops {
 		first := o.one(RoleFirstUser)
+		if first == nil {
+			continue
+		}
 		if !c.first(first, "the first principal's request") {
 			continue
 		}
@@ -702,14 +873,21 @@ func judgeC15(c *contractRun, ops []probeOp) {
 		case c.bad(other, "the second principal's request"):
 		case other.Status == 401 || other.Status == 403:
 			c.unknown("the second principal was refused (%d): check --as", other.Status)
-		case other.Acked() && c.replayOf(other, first):
+		case other.Acked() && (identity(other) == identity(first) || c.replayOf(other, first) || carries(other, first)):
 			c.fail(Critical, "the second principal received the first principal's answer (%s) for the same key: a data leak, and its own request was never processed", identity(first))
+		case other.Acked() && sees:
+			if n := c.count(o.Key); n != nil && n[o.Key] < 2 {
+				c.fail(Critical, "the second principal's request was answered %d, but the oracle counts %d effect for the key both principals sent: the second was served the first's (a data leak), whatever its answer's shape", other.Status, n[o.Key])
+			}
 		case other.Acked():
 		default:
 			c.fail(Medium, "the second principal's request with the first's key was answered %d: keys are not scoped per user (nothing leaked)", other.Status)
 		}
 	}
 	c.pass = "the same key from two principals: each processed on its own, nothing of the first's answer to the second"
+	if sees {
+		c.pass += "; 2 effects per key"
+	}
 }
 
 func judgeC16(c *contractRun, ops []probeOp) {

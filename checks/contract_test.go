@@ -27,6 +27,7 @@ type ans struct {
 	hidden *ans // the answer a drop_ack hid
 	noKey  bool
 	key    string // the key sent, when not the op's
+	as     bool   // sent as the second principal
 	expire bool
 	start  time.Duration
 	end    time.Duration
@@ -48,10 +49,11 @@ func fp(s string) history.Fingerprint {
 
 // contractHistory is an audit's history of one check with ops, its
 // effects reading (nil: none taken) and the profile.
-func contractHistory(id string, ops []top, effects map[string]int, oracle bool, prof string, mod func(*history.Contract)) *history.History {
+func contractHistory(id string, ops []top, effects map[string]int, oracle bool, prof string, mod func(*history.Contract), extra ...history.Reading) *history.History {
 	profiles := map[string]history.Profile{
-		"draft":  {Name: "draft", InFlight: []string{"409"}, Mismatch: []string{"422"}, MissingKey: []string{"400"}},
-		"stripe": {Name: "stripe", InFlight: []string{"409"}, Mismatch: []string{"400"}, MissingKey: []string{"2xx"}, Replayed: "Idempotent-Replayed"},
+		"draft":      {Name: "draft", InFlight: []string{"409"}, Mismatch: []string{"422"}, MissingKey: []string{"400"}},
+		"stripe":     {Name: "stripe", InFlight: []string{"409"}, Mismatch: []string{"400"}, MissingKey: []string{"2xx"}, Replayed: "Idempotent-Replayed"},
+		"powertools": {Name: "powertools", InFlight: []string{"4xx"}, Mismatch: []string{"4xx"}, MissingKey: []string{"2xx"}},
 	}
 	ct := &history.Contract{Method: "POST", URL: "http://api/charges", Lease: time.Second, Checks: []history.ContractCheck{{ID: id}}}
 	if oracle {
@@ -77,7 +79,7 @@ func contractHistory(id string, ops []top, effects map[string]int, oracle bool, 
 			if a.key != "" {
 				key = a.key
 			}
-			at.Request = &history.Request{Method: "POST", URL: "http://api/charges", Key: key, NoKey: a.noKey}
+			at.Request = &history.Request{Method: "POST", URL: "http://api/charges", Key: key, NoKey: a.noKey, As: a.as}
 			if a.id != "" {
 				at.Fields = map[string]string{IDField: a.id}
 				at.Body = fmt.Sprintf(`{"id":%q}`, a.id)
@@ -99,6 +101,7 @@ func contractHistory(id string, ops []top, effects map[string]int, oracle bool, 
 	if effects != nil {
 		h.Readings = []history.Reading{{Oracle: id, Kind: history.KindEffects, Effects: effects}}
 	}
+	h.Readings = append(h.Readings, extra...)
 	return h
 }
 
@@ -347,8 +350,8 @@ func TestContractChecksCovered(t *testing.T) {
 			t.Errorf("contract check %+v lacks an id, a name or a severity", c)
 		}
 	}
-	if n := len(ContractChecks()); n != 19 {
-		t.Errorf("%d contract checks, want 19 (C01–C18 and DK)", n)
+	if n := len(ContractChecks()); n != 23 {
+		t.Errorf("%d contract checks, want 23 (C01–C18, DK and C24–C27)", n)
 	}
 }
 

@@ -43,10 +43,16 @@ type AuditOptions struct {
 	Errors      string
 	ErrorData   string
 	Retention   time.Duration
-	Lease       time.Duration
-	Quiet       time.Duration
-	FailOn      string
-	Checks      []string
+	// RetentionKeys is --retention-keys: the fresh keys C24 sends before
+	// retrying a key.
+	RetentionKeys int
+	// KeyFromAnswer is --key-from-answer: where the API returns the key
+	// it mints.
+	KeyFromAnswer string
+	Lease         time.Duration
+	Quiet         time.Duration
+	FailOn        string
+	Checks        []string
 	// Reports are --report FORMAT=PATH files (text, json, markdown,
 	// junit, html) and --junit-inconclusive.
 	Reports reportFlags
@@ -68,14 +74,16 @@ func NewCmdAudit(f *Factory, runF func(context.Context, *AuditOptions) error) *c
 	opts := &AuditOptions{Streams: f.Streams, Getenv: f.Getenv}
 	c := &cobra.Command{
 		Use:   "audit METHOD URL | audit FILE",
-		Short: "Audit one endpoint against the idempotency contract (C01–C18) and print a scorecard",
+		Short: "Audit one endpoint against the idempotency contract (C01–C27) and print a scorecard",
 		Long: `Audit sends a battery of probes to one endpoint and scores it against the
 idempotency contract (docs/audit.md): a missing key, malformed keys, replays,
 another payload under a used key, the same JSON reordered, concurrent copies
 released together, a 409 retried, a dropped answer, a request abandoned
 mid-flight, a reset, an error retried, key expiry, another user's key,
-another endpoint, replay fidelity, a GET with a key, and two keys with one
-body. Every probe key is a fresh UUID v4.
+another endpoint, replay fidelity, a GET with a key, two keys with one
+body, a key retried after many others, different keys at once, keyless
+requests from two customers, and keys equal on a long prefix. Every probe
+key is a fresh UUID v4 (C02 and C27 send other shapes on purpose).
 
 The request is METHOD URL with -d, -H and --key-header/--key-field, or a
 scenario FILE (its operation, key placement, volatile fields, profile and
@@ -137,8 +145,8 @@ interrupted.`,
 			if opts.MaxRequests <= 0 {
 				return withHint(ExitUsage, fmt.Errorf("--max-requests %d: want at least 1", opts.MaxRequests), fmt.Sprintf("the most requests the audit may send; the default is %d", audit.DefaultMaxRequests))
 			}
-			if opts.Retention < 0 || opts.Lease < 0 || opts.Quiet < 0 {
-				return usageError("--retention, --lease and --quiet-period must not be negative")
+			if opts.Retention < 0 || opts.Lease < 0 || opts.Quiet < 0 || opts.RetentionKeys < 0 {
+				return usageError("--retention, --retention-keys, --lease and --quiet-period must not be negative")
 			}
 			if err := opts.Reports.resolve(); err != nil {
 				return err
@@ -176,6 +184,8 @@ interrupted.`,
 	fl.StringVar(&opts.Errors, "errors", "", "the API's declared error policy, judged by C12: cached (an error is replayed) or re-executed (an error releases the key)")
 	fl.StringVar(&opts.ErrorData, "error-data", "", `a body the API fails on (a declined card), for C12: '{"amount":100,"currency":"usd","customer":"cus_fail"}'`)
 	fl.DurationVar(&opts.Retention, "retention", 0, "how long the API keeps keys; C14 waits it out when it is at most 10s")
+	fl.IntVar(&opts.RetentionKeys, "retention-keys", 0, "C24: send this many fresh keys after a key, then retry it (a store that keeps keys by count forgets it); counts against --max-requests")
+	fl.StringVar(&opts.KeyFromAnswer, "key-from-answer", "", "the API mints the keys: the header of its answer that returns one (Idempotency-Key), or a JSONPath into the answer ($.idempotency_key); each op's first request carries no key, the later ones carry the minted one")
 	fl.DurationVar(&opts.Lease, "lease", audit.DefaultLease, "how long a key may answer 409 after its request ended or its client went away (C08, C13)")
 	fl.DurationVar(&opts.Quiet, "quiet-period", 0, "wait before each effects reading, so effects can land (default: the file's quiet, 200ms)")
 	fl.StringVar(&opts.FailOn, "fail-on", "", "also exit 1 on medium findings (deviations from the profile): medium")
@@ -229,7 +239,7 @@ func auditRunOnce(ctx context.Context, opts *AuditOptions) (*checks.Scorecard, e
 	}
 	a, err := audit.New(audit.Config{
 		Scenario: sc, Targets: targets, Getenv: opts.Getenv, As: as, Volatile: opts.Volatile,
-		Errors: opts.Errors, ErrorBody: opts.ErrorData, Retention: opts.Retention, Lease: opts.Lease,
+		Errors: opts.Errors, ErrorBody: opts.ErrorData, Retention: opts.Retention, RetentionKeys: opts.RetentionKeys, KeyFromAnswer: opts.KeyFromAnswer, Lease: opts.Lease,
 		MaxRequests: opts.MaxRequests, Checks: opts.Checks, FailOn: opts.FailOn, Quiet: opts.Quiet,
 		Transport: opts.Transport,
 	})

@@ -104,7 +104,7 @@ func TestAuditCorrectLab(t *testing.T) {
 	if code != ExitOK || sc.Result != checks.Met {
 		t.Errorf("audit of the correct lab: exit %d, result %s; want 0, met", code, sc.Result)
 	}
-	wantScorecard(t, "correct lab", sc, nil, nil, []string{"C14"}, out)
+	wantScorecard(t, "correct lab", sc, nil, nil, []string{"C14", "C24"}, out)
 	if sc.FormatVersion != 2 || sc.Profile != "draft" || sc.Method != "POST" || !strings.HasSuffix(sc.Target, "/charges") || sc.Oracle == "none" {
 		t.Errorf("scorecard header = %+v", sc)
 	}
@@ -126,6 +126,17 @@ var auditMay = map[string][]string{
 	"no-fingerprint": {"C07"},
 }
 
+// auditAlso are checks a bug fails besides those it is listed under in
+// auditCatchers: C27 sends keys longer than 255 characters (keys equal for
+// 255, then differing), which long-key-500 answers 500.
+var auditAlso = map[string][]string{
+	"long-key-500": {"C27"},
+}
+
+// auditSkipped are the checks a full lab audit skips: C14 without
+// --retention, C24 without --retention-keys.
+var auditSkipped = []string{"C14", "C24"}
+
 // TestAuditBugTable: each seeded bug an audit check catches (see
 // auditCatchers) fails exactly its checks, and every other check passes.
 func TestAuditBugTable(t *testing.T) {
@@ -134,7 +145,7 @@ func TestAuditBugTable(t *testing.T) {
 			t.Parallel()
 			target := startTestLab(t, memoryBackend(), bug)
 			code, sc, out := runAudit(t, labAuditArgs(target)...)
-			wantScorecard(t, bug, sc, fails, auditMay[bug], []string{"C14"}, out)
+			wantScorecard(t, bug, sc, append(slices.Clone(fails), auditAlso[bug]...), auditMay[bug], auditSkipped, out)
 			want := ExitOK
 			for _, c := range sc.Checks {
 				if c.Failed("") {
@@ -157,7 +168,7 @@ func TestAuditProfiles(t *testing.T) {
 	t.Parallel()
 	correct := startTestLab(t, memoryBackend())
 	code, sc, out := runAudit(t, labAuditArgs(correct, "--profile", "stripe", "--checks", "C01,C04,C07,C17")...)
-	skip := []string{"C02", "C03", "C05", "C06", "C08", "C09", "C10", "C11", "C12", "C13", "C14", "C15", "C16", "C18", "DK"}
+	skip := []string{"C02", "C03", "C05", "C06", "C08", "C09", "C10", "C11", "C12", "C13", "C14", "C15", "C16", "C18", "DK", "C24", "C25", "C26", "C27"}
 	wantScorecard(t, "correct lab, stripe", sc, []string{"C04"}, []string{"C07"}, skip, out)
 	if c := checkResults(sc)["C04"]; c.Severity != checks.Medium || !strings.Contains(c.Summary, "422") {
 		t.Errorf("C04 under stripe = %s %q, want a medium finding naming 422", c.Severity, c.Summary)
@@ -202,7 +213,7 @@ func TestAuditWithoutOracle(t *testing.T) {
 			if c.Result != checks.Unknown || !strings.Contains(c.Summary, "cannot tell") {
 				t.Errorf("C10 without an oracle = %s %q, want unknown: the abandoned request's answer is lost", c.Result, c.Summary)
 			}
-		case c.ID == "C14":
+		case slices.Contains(auditSkipped, c.ID):
 		case c.Result != checks.Pass:
 			t.Errorf("%s without an oracle = %s (%s), want pass", c.ID, c.Result, c.Summary)
 		case c.JudgedBy != checks.ByAnswers:
@@ -242,6 +253,20 @@ func TestAuditExpiry(t *testing.T) {
 	wantScorecard(t, "short-ttl, retention 2s", sc, []string{"C14"}, nil, others, out)
 	if c := checkResults(sc)["C14"]; c.Severity != checks.Critical || code != ExitFailed {
 		t.Errorf("short-ttl: C14 %s, exit %d; want critical, 1", c.Severity, code)
+	}
+}
+
+// TestAuditRetentionKeys: C24 on the correct lab, which keeps every key:
+// each first key's retry is replayed after the fresh keys, and the
+// summary says after how many.
+func TestAuditRetentionKeys(t *testing.T) {
+	t.Parallel()
+	target := startTestLab(t, memoryBackend())
+	others := slices.DeleteFunc(audit.IDs(), func(id string) bool { return id == "C24" })
+	_, sc, out := runAudit(t, labAuditArgs(target, "--checks", "C24", "--retention-keys", "24")...)
+	wantScorecard(t, "correct lab, 24 keys", sc, nil, nil, others, out)
+	if c := checkResults(sc)["C24"]; !strings.Contains(c.Summary, "still replayed after 24 other keys") || c.JudgedBy != checks.ByEffects {
+		t.Errorf("C24 = %q by %s, want it to say after how many keys, judged by the effects", c.Summary, c.JudgedBy)
 	}
 }
 
@@ -286,6 +311,10 @@ func TestAuditExitCodes(t *testing.T) {
 		{"the request itself fails", []string{"audit", "POST", target + "/charges", "-d", `{"amount":-1}`}, ExitRuntime, "400"},
 		{"nothing judged", []string{"audit", "POST", target + "/charges", "-d", body, "--checks", "C14"}, ExitInconclusive, "INCONCLUSIVE"},
 		{"cap below every check", []string{"audit", "POST", target + "/charges", "-d", body, "--checks", "C06", "--max-requests", "10"}, ExitInconclusive, "--max-requests 10"},
+		{"negative retention keys", []string{"audit", "POST", target + "/charges", "--retention-keys", "-1"}, ExitUsage, "--retention-keys"},
+		{"a key minted by an API that wants the client's", []string{"audit", "POST", target + "/charges", "-d", body, "--key-from-answer", "Idempotency-Key"}, ExitRuntime, "--key-from-answer"},
+		{"a key minted into a header the audit does not keep", []string{"audit", "POST", target + "/charges", "-d", body, "--key-from-answer", "X-Request-Id"}, ExitUsage, "Idempotency-Key"},
+		{"a key minted with the key in the body", []string{"audit", "POST", target + "/charges", "-d", body, "--key-field", "op_id", "--key-from-answer", "Idempotency-Key"}, ExitUsage, "body field"},
 	}
 	for _, c := range cases {
 		r := runMain(t, nil, c.args...)
@@ -372,7 +401,7 @@ func TestAuditBugTableOnRealBackends(t *testing.T) {
 		t.Run(bug, func(t *testing.T) {
 			target := startTestLab(t, be, bug)
 			_, sc, out := runAudit(t, labAuditArgs(target)...)
-			wantScorecard(t, bug, sc, fails, auditMay[bug], []string{"C14"}, out)
+			wantScorecard(t, bug, sc, append(slices.Clone(fails), auditAlso[bug]...), auditMay[bug], auditSkipped, out)
 		})
 	}
 }

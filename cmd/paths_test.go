@@ -106,7 +106,7 @@ func TestBoundsRefused(t *testing.T) {
 		{[]string{"bench", "overhead", "POST", "http://127.0.0.1:1/c", "--baseline-no-key", "--max-overhead", "p50=NaN%"}, "not a percentage"},
 		{[]string{"bench", "overhead", "POST", "http://127.0.0.1:1/c", "--baseline-no-key", "--max-requests", "0"}, "the default is 1000000"},
 		{[]string{"bench", "store", "--redis", "redis://127.0.0.1:1/0", "--value-size", "400000000"}, "16 MiB"},
-		{[]string{"audit", "POST", "http://127.0.0.1:1/c", "--max-requests", "0"}, "the default is 400"},
+		{[]string{"audit", "POST", "http://127.0.0.1:1/c", "--max-requests", "0"}, "the default is 500"},
 	} {
 		r := runMain(t, nil, tc.args...)
 		if r.code != ExitUsage || !strings.Contains(r.err, tc.says) {

@@ -34,6 +34,13 @@ type Contract struct {
 	Retention time.Duration `json:"retention_ns,omitempty"`
 	// Requests is how many requests the audit sent (oracle reads aside).
 	Requests int `json:"requests"`
+	// RetentionKeys is how many fresh keys C24 sent after a key before
+	// its retry (0 when C24 was not configured).
+	RetentionKeys int `json:"retention_keys,omitempty"`
+	// KeyFromAnswer says where the API returned the keys it minted (an
+	// answer header, or a JSONPath into the answer); "" when the client
+	// chose the keys. An op's key is then the minted one.
+	KeyFromAnswer string `json:"key_from_answer,omitempty"`
 }
 
 // ContractCheck is one contract check of an audit, as the probes left it.
