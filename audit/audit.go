@@ -19,6 +19,7 @@ import (
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/oracles"
+	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
@@ -338,6 +339,15 @@ func (a *Auditor) Plan() []Planned {
 		out = append(out, p)
 	}
 	return out
+}
+
+// PlanReport is the plan as the dry run shows it (reports.WriteAuditPlan).
+func (a *Auditor) PlanReport() reports.AuditPlan {
+	p := reports.AuditPlan{MaxPlanned: a.MaxPlanned(), Calibration: CalibrationRequests, MaxRequests: a.MaxRequests(), Oracle: a.HasOracle()}
+	for _, c := range a.Plan() {
+		p.Checks = append(p.Checks, reports.AuditPlanCheck{ID: c.ID, Name: c.Name, Severity: string(c.Severity), Requests: c.Requests, Probes: c.Probes, Skip: c.Skip})
+	}
+	return p
 }
 
 // MaxPlanned is the most requests the audit sends: calibration and every

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -246,9 +246,8 @@ func auditRunOnce(ctx context.Context, opts *AuditOptions) (*checks.Scorecard, e
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
 	}
-	plan := a.Plan()
 	if opts.DryRun {
-		return nil, writePlan(opts, a, plan)
+		return nil, writePlan(opts, a)
 	}
 	planned := a.MaxPlanned()
 	fmt.Fprintf(opts.Streams.Err, "audit: up to %d requests to %s %s (--max-requests %d)\n", planned, a.Method(), a.Target(), a.MaxRequests())
@@ -362,11 +361,7 @@ func auditScenario(opts *AuditOptions) (*scenarios.Scenario, []*url.URL, error) 
 		if err != nil {
 			return nil, nil, err
 		}
-		// effectsProbe describes the probe as the fields of a file's per_key
-		pk := &scenarios.Probe{Request: scenarios.Request{Method: probe["method"].(string), Path: probe["path"].(string)}}
-		pk.Value, _ = probe["value"].(string)
-		pk.Headers, _ = probe["headers"].(map[string]string)
-		spec.Oracles = []scenarios.Oracle{{Name: "effects", Effects: &scenarios.EffectsOracle{PerKey: pk, Across: opts.Across}}}
+		spec.Oracles = []scenarios.Oracle{{Name: "effects", Effects: &scenarios.EffectsOracle{PerKey: probe, Across: opts.Across}}}
 		spec.Invariants = []scenarios.Invariant{{Check: "at_most_once", Oracle: "effects"}}
 	} else if opts.EffectsPath != "" {
 		return nil, nil, withHint(ExitUsage, errors.New("--effects-path without --effects"), "--effects says which request counts the effects, --effects-path where the count is in its answer")
@@ -384,11 +379,8 @@ func auditScenario(opts *AuditOptions) (*scenarios.Scenario, []*url.URL, error) 
 
 // effectsProbe parses --effects ('GET /path' or '/path') into a per-key
 // probe that sends the request's -H headers (credentials, usually).
-func effectsProbe(spec, path string, headers map[string]string) (map[string]any, error) {
+func effectsProbe(spec, path string, headers map[string]string) (*scenarios.Probe, error) {
 	method, p := splitMethod(spec)
-	if method == "" {
-		method = http.MethodGet
-	}
 	if !strings.HasPrefix(p, "/") {
 		return nil, withHint(ExitUsage, fmt.Errorf("--effects %q: want a path", redactArg(p)),
 			"a path that resolves against the audited URL's scheme, host and port: --effects 'GET /charges?idempotency_key={{.Key}}'")
@@ -397,14 +389,7 @@ func effectsProbe(spec, path string, headers map[string]string) (map[string]any,
 		return nil, withHint(ExitUsage, fmt.Errorf("--effects %q does not name the key", redactArg(p)),
 			"put {{.Key}} where the key goes: --effects 'GET /charges?idempotency_key={{.Key}}'")
 	}
-	probe := map[string]any{"method": method, "path": p}
-	if path != "" {
-		probe["value"] = path
-	}
-	if len(headers) > 0 {
-		probe["headers"] = headers
-	}
-	return probe, nil
+	return &scenarios.Probe{Request: scenarios.Request{Method: cmp.Or(method, http.MethodGet), Path: p, Headers: headers}, Value: path}, nil
 }
 
 // auditAs parses the --as headers.
@@ -422,23 +407,9 @@ func auditAs(list []string) (map[string]string, error) {
 }
 
 // writePlan prints what the audit would send (--dry-run).
-func writePlan(opts *AuditOptions, a *audit.Auditor, plan []audit.Planned) error {
-	w := opts.Streams.Out
-	fmt.Fprintf(w, "dry run: nothing sent. The audit would send up to %d requests (%d to calibrate; --max-requests %d).\n\n", a.MaxPlanned(), audit.CalibrationRequests, a.MaxRequests())
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tCHECK\tSEVERITY\tREQUESTS\tPROBES")
-	for _, p := range plan {
-		n, probes := fmt.Sprint(p.Requests), p.Probes
-		if p.Skip != "" {
-			n, probes = "-", "skipped: "+p.Skip
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.ID, p.Name, p.Severity, n, probes)
-	}
-	if err := tw.Flush(); err != nil {
+func writePlan(opts *AuditOptions, a *audit.Auditor) error {
+	if err := reports.WriteAuditPlan(opts.Streams.Out, a.PlanReport()); err != nil {
 		return withCode(ExitRuntime, err)
-	}
-	if !a.HasOracle() {
-		fmt.Fprintln(w, "\nno --effects: the checks judge from the answers alone")
 	}
 	return nil
 }
