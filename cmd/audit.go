@@ -389,7 +389,9 @@ func effectsProbe(spec, path string, headers map[string]string) (*scenarios.Prob
 		return nil, withHint(ExitUsage, fmt.Errorf("--effects %q does not name the key", redactArg(p)),
 			"put {{.Key}} where the key goes: --effects 'GET /charges?idempotency_key={{.Key}}'")
 	}
-	return &scenarios.Probe{Request: scenarios.Request{Method: cmp.Or(method, http.MethodGet), Path: p, Headers: headers}, Value: path}, nil
+	// Without --effects-path the whole answer is the count (or the array
+	// whose length is): "$".
+	return &scenarios.Probe{Request: scenarios.Request{Method: cmp.Or(method, http.MethodGet), Path: p, Headers: headers}, Value: cmp.Or(path, "$")}, nil
 }
 
 // auditAs parses the --as headers.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/idemcheck/idemcheck/scenarios"
 )
 
 // TestRunRefusesLinkBelowOut: a symbolic link planted in a shared --out
@@ -151,5 +153,21 @@ invariants:
 	}
 	if len(c.Counts) != 0 {
 		t.Errorf("the lab charged %d keys: the load was sent although its state could not be read before", len(c.Counts))
+	}
+}
+
+// TestAuditEffectsWithoutPath: --effects without --effects-path reads the
+// whole answer as the count, as the help says (it was refused: "a
+// JSONPath is required").
+func TestAuditEffectsWithoutPath(t *testing.T) {
+	p, err := effectsProbe("GET /charges/count?key={{.Key}}", "", nil)
+	if err != nil || p.Value != "$" || p.Method != http.MethodGet {
+		t.Errorf("effectsProbe without a path = %+v, %v; want GET and the whole answer ($)", p, err)
+	}
+	if _, err := fromRequest(scenarios.RequestSpec{Name: "audit", Request: scenarios.Request{Method: "POST", Path: "/c"},
+		Key: scenarios.KeyPlace{Header: "Idempotency-Key"}, Targets: []string{"http://127.0.0.1:1"}, Load: scenarios.Load{Ops: 1, Concurrency: 1},
+		Oracles:    []scenarios.Oracle{{Name: "effects", Effects: &scenarios.EffectsOracle{PerKey: p}}},
+		Invariants: []scenarios.Invariant{{Check: "at_most_once", Oracle: "effects"}}}); err != nil {
+		t.Errorf("the audit's scenario with that probe: %v", err)
 	}
 }
