@@ -1,6 +1,8 @@
 package oracles
 
 import (
+	"github.com/idemcheck/idemcheck/internal/dsn"
+
 	"bytes"
 	"context"
 	"errors"
@@ -226,13 +228,7 @@ func redactURL(u *url.URL) string {
 
 // lowerScheme is raw with the scheme of a scheme://… URL in lower case, as
 // the drivers want it: Postgres://… and REDIS://… are the URLs they name.
-func lowerScheme(raw string) string {
-	raw = strings.TrimSpace(raw)
-	if scheme, rest, ok := strings.Cut(raw, "://"); ok && !strings.ContainsAny(scheme, "/?#@ ") {
-		return strings.ToLower(scheme) + "://" + rest
-	}
-	return raw
-}
+func lowerScheme(raw string) string { return dsn.LowerScheme(raw) }
 
 // ErrBadURL: a database or Redis URL that does not parse. The driver's own
 // message is left out, since it quotes the URL with its password.

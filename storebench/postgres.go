@@ -1,6 +1,8 @@
 package storebench
 
 import (
+	"github.com/idemcheck/idemcheck/internal/dsn"
+
 	"context"
 	"fmt"
 	"slices"
@@ -28,7 +30,7 @@ type PostgresResult struct {
 // own, writes only there, and drops it before returning.
 func Postgres(ctx context.Context, url string, o Options) (res *PostgresResult, err error) {
 	o = o.defaults()
-	cfg, err := pgxpool.ParseConfig(url)
+	cfg, err := pgxpool.ParseConfig(dsn.LowerScheme(url))
 	if err != nil {
 		// the driver's message may quote the password: never pass it on
 		return nil, fmt.Errorf("postgres: %w: %s", ErrURL, urlProblem(url, err))

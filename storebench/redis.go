@@ -1,6 +1,8 @@
 package storebench
 
 import (
+	"github.com/idemcheck/idemcheck/internal/dsn"
+
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -50,7 +52,7 @@ const recordTTL = 10 * time.Minute
 // deleted before it returns.
 func Redis(ctx context.Context, url string, o Options) (res *RedisResult, err error) {
 	o = o.defaults()
-	opt, err := redis.ParseURL(url)
+	opt, err := redis.ParseURL(dsn.LowerScheme(url))
 	if err != nil {
 		// The parser's message quotes the URL, password and all: say
 		// what is wrong without it.
