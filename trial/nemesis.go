@@ -92,8 +92,13 @@ type NemesisOptions struct {
 // with a 2xx (within n.ReadyTimeout, until ctx ends). It returns the
 // window as a history records it; its Err says what went wrong, if
 // anything. It is what a run's schedule calls at each moment, and what a
-// caller with its own schedule (an audit's probe) calls itself.
+// caller with its own schedule (an audit's probe) calls itself, with a
+// Nemesis of its own making (its At and Every unused; a ReadyTimeout of 0
+// means faults.DefaultReadyTimeout).
 func Strike(ctx context.Context, n faults.Nemesis, k int, o NemesisOptions) history.NemesisWindow {
+	if n.ReadyTimeout <= 0 {
+		n.ReadyTimeout = faults.DefaultReadyTimeout
+	}
 	s := newStriker(o)
 	return s.strike(ctx, n, k)
 }

@@ -353,6 +353,15 @@ func TestStrike(t *testing.T) {
 	}
 }
 
+// A caller with a schedule of its own strikes with a Nemesis it made: its
+// zero ReadyTimeout is the default, not an instant deadline.
+func TestStrikeOwnNemesis(t *testing.T) {
+	w := Strike(context.Background(), faults.Nemesis{Stop: []string{"true"}, Start: []string{"true"}}, 1, NemesisOptions{Origin: time.Now()})
+	if w.Err != "" || w.Stop.Exit != 0 || w.Restart.Exit != 0 {
+		t.Errorf("Strike = %+v (%+v, %+v), want both commands run", w, w.Stop, w.Restart)
+	}
+}
+
 // A window that goes wrong says why, with the exit status and output of
 // the command at fault; every wait is bounded.
 func TestStrikeFailures(t *testing.T) {
