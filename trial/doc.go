@@ -15,8 +15,9 @@
 // Prepare, Load and Judge are separate steps so that they can run in
 // different processes; Run does them all in one. Load runs the scenario's
 // nemesis beside the load, if it declares one (nemesis.go: the user's
-// commands, run only in the process that read the scenario; Strike runs
-// one window for a caller with a schedule of its own). Judge reads nothing but
+// commands, run only in the process that read the scenario, so a
+// shard's load refuses one with ErrNemesisSharded; Strike runs one window
+// for a caller with a schedule of its own). Judge reads nothing but
 // the history, which carries what it is judged against: a saved run is
 // judged exactly as the live one.
 //
@@ -34,6 +35,5 @@
 // reached or set up is a *TargetError, an interrupted run wraps
 // context.Canceled; a run's directory has its own (ErrRunExists,
 // ErrNoManifest, ErrManifest, ErrNoReadings, ErrTargetSecret,
-// ErrScenarioTarget, *ClaimError, ErrShardFile, ErrNoShards), and a
-// shard's load refuses a nemesis (ErrNemesisSharded).
+// ErrScenarioTarget, *ClaimError, ErrShardFile, ErrNoShards).
 package trial
