@@ -43,10 +43,10 @@ func NemesisWindowText(n int, w history.NemesisWindow) string {
 	if w.Stop == nil {
 		return fmt.Sprintf("nemesis window %d: %s", n, w.Err)
 	}
-	return fmt.Sprintf("nemesis window %d: the target stopped at %s, ready at %s", n, seconds(w.Start), seconds(w.Ready))
+	return fmt.Sprintf("nemesis window %d: the target stopped at %s, ready at %s", n, windowTime(w.Start), windowTime(w.Ready))
 }
 
-func seconds(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
+func windowTime(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 
 // judgeNemesis names the nemesis windows in the evidence of every
 // example whose attempts span one, and makes the result inconclusive
