@@ -12,17 +12,17 @@ import (
 
 // span is an attempt from start to end, in ms from the start of the run.
 func span(a history.Attempt, start, end int) history.Attempt {
-	a.Intended, a.Start, a.End = msec(start), msec(start), msec(end)
+	a.Intended, a.Start, a.End = nmsec(start), nmsec(start), nmsec(end)
 	return a
 }
 
-func msec(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+func nmsec(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 
 // window is a nemesis window that stopped the target at start and saw it
 // ready at ready (ms).
 func window(start, ready int) history.NemesisWindow {
-	return history.NemesisWindow{N: 1, Start: msec(start), Ready: msec(ready),
-		Stop: &history.NemesisCommand{Command: "kill -9 42", Start: msec(start), End: msec(start)}}
+	return history.NemesisWindow{N: 1, Start: nmsec(start), Ready: nmsec(ready),
+		Stop: &history.NemesisCommand{Command: "kill -9 42", Start: nmsec(start), End: nmsec(start)}}
 }
 
 func TestNemesisSpans(t *testing.T) {
