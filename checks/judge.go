@@ -168,6 +168,7 @@ func (j *Judger) Judgement(m Measured) Judgement {
 		// duplicate the run was looking for.
 		out.Result, out.Why = Inconclusive, fmt.Sprintf("%s never delivered %s: %s ops were not judged", shardNames(miss), pluralIts(len(miss)), pluralIts2(len(miss)))
 	}
+	judgeNemesis(&out, meta) // nemesis.go
 	return out
 }
 

@@ -11,7 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/scenarios"
 	"github.com/idemcheck/idemcheck/trial"
 )
 
@@ -144,4 +146,20 @@ func parseShardFlag(s string, getenv func(string) string) (history.Shard, error)
 		return history.Shard{}, fmt.Errorf("--shard: %w", err)
 	}
 	return sh, nil
+}
+
+// refuseNemesis refuses a phase of a sharded run whose scenario declares
+// a nemesis: its commands would run where the scenario is read back from
+// the run's manifest, which anyone who can write the run's directory
+// could have changed, and nothing authenticates manifests yet. User
+// commands run only in the process that read the user's scenario.
+func refuseNemesis(phase string, sc *scenarios.Scenario) error {
+	if !faults.HasNemesis(sc.Faults) {
+		return nil
+	}
+	if phase == "" {
+		phase = "judge" // report merge judges
+	}
+	return withHint(ExitUsage, fmt.Errorf("--phase %s: scenario %s declares a nemesis, which runs commands; a sharded run reads its scenario back from a manifest that nothing authenticates yet, so it cannot run one", phase, sc.Name),
+		"run a scenario with a nemesis in one process: idemcheck run FILE (without --phase)")
 }

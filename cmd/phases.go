@@ -71,6 +71,9 @@ func runPrepare(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
+	if err := refuseNemesis(phasePrepare, sc); err != nil {
+		return err
+	}
 	spec, err := trial.ScenarioText(sc, arg)
 	if err != nil {
 		return withCode(ExitUsage, err)
@@ -148,6 +151,9 @@ func readRun(ctx context.Context, opts *RunOptions, dirs []string, wait time.Dur
 	})
 	if err != nil {
 		return nil, nil, nil, phaseError(err)
+	}
+	if err := refuseNemesis(opts.Phases.Phase, sc); err != nil {
+		return nil, nil, nil, err
 	}
 	targets, err := m.RunTargets(runTargets(opts))
 	if errors.Is(err, trial.ErrTargetSecret) {

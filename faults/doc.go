@@ -31,6 +31,11 @@
 // context carries (WithAnswers), as net/http/httptrace hooks do: the
 // RoundTripper still returns one response or one error.
 //
+// A nemesis (KindNemesis) is declared as a Spec too, but it touches no
+// attempt: NewNemeses validates it and seeds when its windows open (at a
+// share of the load, then every so often), and package trial runs its
+// commands beside the load.
+//
 // Injected network failures are returned as (nil, err) with err wrapping
 // ErrDroppedAck, ErrTimeout or ErrReset; Sent tells whether a failed request
 // may have reached the server (outcome "info") or certainly did not ("fail").

@@ -92,6 +92,34 @@ type Spec struct {
 	// Attempts limits the fault to these attempt numbers (1 = first send);
 	// empty means any attempt.
 	Attempts []int `yaml:"attempts"`
+
+	// The parameters of a nemesis (KindNemesis), which stops and restarts
+	// the target's process during the load instead of touching attempts;
+	// no other kind takes them (see nemesis.go).
+
+	// Stop is the command that stops the target, its name then its
+	// arguments, run without a shell: [kill, -9, "1234"], or
+	// [sh, -c, "kill -9 $(cat lab.pid)"].
+	Stop []string `yaml:"stop"`
+	// Start is the command that brings the target back; empty when the
+	// platform restarts it by itself (a Kubernetes pod, a supervised
+	// service).
+	Start []string `yaml:"start"`
+	// At is when in the load the first window opens: a share of
+	// load.ops (ops done) or of load.duration, whichever comes first,
+	// written 40% or 0.4, with seeded jitter (NemesisJitter).
+	At Share `yaml:"at"`
+	// Every, when set, opens a window again this long (with seeded
+	// jitter) after the previous one ended, while the load runs; 0 opens
+	// one window.
+	Every time.Duration `yaml:"every"`
+	// Ready is the request that answers 2xx once the target is back,
+	// "METHOD /path" ("GET /healthz"), sent to every target; "" ends the
+	// window when Start returns.
+	Ready string `yaml:"ready"`
+	// ReadyTimeout bounds the wait for Ready and each command; 0 means
+	// DefaultReadyTimeout.
+	ReadyTimeout time.Duration `yaml:"ready_timeout"`
 }
 
 // SpecError is one problem with one parameter of a Spec. New and NewPlan
@@ -201,6 +229,9 @@ func New(s Spec) (Fault, error) {
 			errs = append(errs, specErr("attempts", "attempt numbers start at 1 (the first send), got %d", a))
 		}
 	}
+	if s.Kind == KindNemesis {
+		return nil, fmt.Errorf("%s fault: %w", s.Kind, errors.Join(append(errs, errNotPerAttempt)...))
+	}
 	i := slices.IndexFunc(kinds, func(k kind) bool { return k.name == s.Kind })
 	if i < 0 {
 		errs = append(errs, specErr("kind", "%q is not a known fault (known: %s)", s.Kind, strings.Join(Kinds(), ", ")))
@@ -208,6 +239,7 @@ func New(s Spec) (Fault, error) {
 	}
 	f, kindErrs := kinds[i].build(s)
 	errs = append(errs, kindErrs...)
+	errs = append(errs, nemesisOnly(s)...)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s fault: %w", s.Kind, errors.Join(errs...))
 	}

@@ -9,8 +9,9 @@ import (
 )
 
 // TestParamsCoverSpec: every parameter field of Spec is declared by exactly
-// one Param, whose Type says what the field holds, and whose Example sets
-// that field and no other.
+// one Param (or, in its nemesis block, one nemesis parameter), whose Type
+// says what the field holds, and whose Example sets that field and no
+// other.
 func TestParamsCoverSpec(t *testing.T) {
 	st := reflect.TypeFor[Spec]()
 	for i := range st.NumField() {
@@ -26,7 +27,13 @@ func TestParamsCoverSpec(t *testing.T) {
 		case reflect.Int, reflect.Int64:
 			v.SetInt(1)
 		case reflect.Slice:
-			v.Set(reflect.ValueOf([]int{1}))
+			if f.Type.Elem().Kind() == reflect.String {
+				v.Set(reflect.ValueOf([]string{"x"}))
+			} else {
+				v.Set(reflect.ValueOf([]int{1}))
+			}
+		case reflect.String:
+			v.SetString("x")
 		default:
 			t.Fatalf("Spec.%s is a %s: teach this test and Param.IsSet about it", f.Name, f.Type)
 		}
@@ -34,6 +41,11 @@ func TestParamsCoverSpec(t *testing.T) {
 		for _, p := range params {
 			if p.IsSet(s) {
 				by = append(by, p.Name)
+			}
+		}
+		for _, p := range nemesisParams {
+			if p.isSet(s) {
+				by = append(by, p.name)
 			}
 		}
 		if len(by) != 1 {

@@ -17,6 +17,9 @@ func ParseSpec(s string) (Spec, error) {
 	if !ok {
 		return Spec{}, errors.New("want KIND=RATE, like drop_ack=0.1")
 	}
+	if kind == KindNemesis {
+		return Spec{}, errors.New("a nemesis runs commands that stop the target: only a scenario's faults declare one")
+	}
 	spec := Spec{Kind: kind}
 	rateParam, _ := LookupParam("rate")
 	if err := rateParam.Set(&spec, rate); err != nil {

@@ -27,11 +27,16 @@ const rateSlack = 1e-9
 
 // NewPlan validates every spec (see New) and checks that the rates sum to at
 // most 1. The error joins every problem, each prefixed with the spec's index.
+// A nemesis (KindNemesis) is not placed on attempts: it is left out here,
+// and NewNemeses schedules it.
 func NewPlan(seed uint64, specs []Spec) (*Plan, error) {
 	p := &Plan{seed: seed}
 	var errs []error
 	sum := 0.0
 	for i, s := range specs {
+		if s.Kind == KindNemesis {
+			continue // not a per-attempt fault: NewNemeses schedules it
+		}
 		f, err := New(s)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("faults[%d]: %w", i, err))

@@ -218,6 +218,10 @@ type Meta struct {
 	Rerun string `json:"rerun,omitempty"`
 	// Judge is what the run is judged against.
 	Judge Judge `json:"judge"`
+	// Nemesis are the windows in which the scenario's nemesis stopped
+	// and restarted the target (a fault of kind nemesis), in the order
+	// they opened; empty when it declares none.
+	Nemesis []NemesisWindow `json:"nemesis,omitempty"`
 }
 
 // Judge is what a run is judged against: the scenario's expectation,

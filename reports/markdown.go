@@ -86,6 +86,9 @@ func writeMarkdownScenario(w *errWriter, s *Summary) {
 	w.printf("%d ops (%.0f/s), %d attempts, %d retries; %d acknowledged, %d rejected, %d indeterminate, %d not sent  \n",
 		l.Ops, l.OpsPerSecond, l.Attempts, l.Retries, l.Acked, l.Rejected, l.Indeterminate, l.NotSent)
 	w.printf("faults injected: %s  \n", md(countList(s.Faults, "none")))
+	for i, x := range s.Nemesis {
+		w.printf("%s  \n", md(nemesisLine(i+1, x)))
+	}
 	if s.Rerun != "" && !strings.ContainsAny(s.Rerun, "`\n\r") {
 		w.printf("rerun: `%s`\n\n", s.Rerun)
 	} else {

@@ -44,6 +44,10 @@ type Summary struct {
 	// unreachable target) when Result is Errored; "" otherwise.
 	Error string `json:"error,omitempty"`
 
+	// Nemesis are the windows in which the scenario's nemesis stopped
+	// and restarted the target; left out when it declares none.
+	Nemesis []history.NemesisWindow `json:"nemesis,omitempty"`
+
 	// Charts are the load's charts for the HTML report; nil when the
 	// summary was read back from JSON (the JSON schema leaves them out):
 	// its HTML report shows the verdicts and evidence without them.
@@ -124,6 +128,7 @@ func NewFrom(tool string, meta history.Meta, readings []history.Reading, m measu
 		Result:       j.Result,
 		Why:          j.Why,
 		Charts:       charts,
+		Nemesis:      meta.Nemesis,
 	}
 	return s
 }

@@ -130,8 +130,8 @@ func (p plot) empty(b *svgBuf, msg string) {
 
 // LatencyChart draws the clean attempts' latency over the run (p50, p99
 // and max of each time slice) with every injected fault marked below the
-// time axis, a row per kind.
-func LatencyChart(c *measure.Charts) string {
+// time axis, a row per kind, and the nemesis windows ws shaded.
+func LatencyChart(c *measure.Charts, ws ...history.NemesisWindow) string {
 	kinds := 0
 	if c != nil {
 		kinds = len(c.FaultKinds)
@@ -153,6 +153,7 @@ func LatencyChart(c *measure.Charts) string {
 	top = niceTop(top, step)
 	p.yAxis(&b, top, step, "latency (ms)")
 	span := c.Span.Seconds()
+	nemesisBands(&b, p, span, ws)
 	colW := (p.x1() - p.x0()) / measure.Columns
 	xOf := func(col int) float64 { return p.x0() + (float64(col)+0.5)*colW }
 	yOf := func(v float64) float64 { return p.y0() - v/top*(p.y0()-p.y1()) }

@@ -98,6 +98,9 @@ func writeText(w *errWriter, s *Summary) {
 	w.printf("ops %d (%.0f/s), attempts %d, retries %d, replays %d; acked %d, rejected %d, indeterminate %d, not sent %d\n",
 		l.Ops, l.OpsPerSecond, l.Attempts, l.Retries, l.Replays, l.Acked, l.Rejected, l.Indeterminate, l.NotSent)
 	w.printf("faults injected: %s\n", countList(s.Faults, "none"))
+	for i, x := range s.Nemesis {
+		w.printf("%s\n", nemesisLine(i+1, x))
+	}
 	w.printf("answers: %s\n", countList(s.Statuses, "none"))
 	for _, e := range s.Errors {
 		w.printf("  transport error x%d: %s\n", e.Count, e.Name)

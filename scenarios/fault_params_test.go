@@ -13,13 +13,15 @@ import (
 )
 
 // TestFaultFieldsAreFaultParams: the fields a scenario's fault takes are
-// its kind and exactly the parameters package faults declares, and each
-// reaches the scenario's faults.Spec with the value written.
+// its kind and exactly the parameters package faults declares (a
+// nemesis's among them), and each reaches the scenario's faults.Spec with
+// the value written.
 func TestFaultFieldsAreFaultParams(t *testing.T) {
 	var names []string
 	for _, p := range faults.Params() {
 		names = append(names, p.Name)
 	}
+	names = append(names, faults.NemesisParams()...)
 	slices.Sort(names)
 	got := slices.DeleteFunc(yamlstrict.Fields(reflect.TypeFor[faults.Spec]()), func(n string) bool { return n == "kind" })
 	if diff := cmp.Diff(names, got); diff != "" {

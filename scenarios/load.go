@@ -165,6 +165,7 @@ var yamlOptions = yamlstrict.Options{
 			v.SetInt(int64(d))
 			return nil
 		},
+		shareType: decodeShare,
 	},
 }
 

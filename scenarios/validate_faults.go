@@ -10,10 +10,14 @@ import (
 )
 
 func (c *checker) faults() {
-	kinds := faults.Kinds()
+	kinds := append(faults.Kinds(), faults.KindNemesis)
 	sum := 0.0
 	for i, f := range c.s.Faults {
 		at := fmt.Sprintf("faults[%d]", i)
+		if f.Kind == faults.KindNemesis {
+			c.nemesis(at, f)
+			continue
+		}
 		kindOK := true
 		if f.Kind == "" {
 			c.add(at+".kind", "kind is required", "kind: one of "+strings.Join(kinds, ", "))
@@ -74,6 +78,9 @@ func specErrors(err error) []*faults.SpecError {
 // parameter's own hint, the advice to remove a parameter the kind does not
 // take, or else the hint for the kind's own parameter.
 func faultHint(kind, field string) string {
+	if _, ok := nemesisHints[field]; ok {
+		return "remove " + field + " from this " + kind + " fault: only a nemesis takes it"
+	}
 	if p, ok := faults.LookupParam(field); ok {
 		switch {
 		case p.Kind == "":

@@ -13,7 +13,11 @@
 //	Trial    history   (waits)   history.Readings  Judged
 //
 // Prepare, Load and Judge are separate steps so that they can run in
-// different processes; Run does them all in one. Judge reads nothing but
+// different processes; Run does them all in one. Load runs the scenario's
+// nemesis beside the load, if it declares one (nemesis.go: the user's
+// commands, run only in the process that read the scenario, so a
+// shard's load refuses one with ErrNemesisSharded; Strike runs one window
+// for a caller with a schedule of its own). Judge reads nothing but
 // the history, which carries what it is judged against: a saved run is
 // judged exactly as the live one.
 //

@@ -300,9 +300,16 @@ func (t *Trial) redacted(u *url.URL) string { return redact.Options{Path: t.opts
 // Load sends the scenario's load and returns its history, whose Meta says
 // what the run is judged against. The history is never nil: an
 // interrupted or failed load returns what it recorded, with the error
-// (wrapping context.Canceled when interrupted).
+// (wrapping context.Canceled when interrupted). The scenario's nemesis,
+// if it declares one, runs beside the load (nemesis.go); its windows are
+// in the history's Meta.Nemesis.
 func (t *Trial) Load(ctx context.Context) (*history.History, error) {
-	h, err := runner.Run(ctx, t.sc, t.ropts)
+	nem, err := t.nemesis(ctx) // the scenario's nemesis, if any (nemesis.go)
+	var h *history.History
+	if err == nil {
+		h, err = runner.Run(ctx, t.sc, nem.options(t.ropts))
+	}
+	windows := nem.finish(h)
 	if h == nil {
 		h = &history.History{Meta: history.Meta{Scenario: t.sc.Name, Target: t.redacted(t.target), Seed: t.opts.Seed, KeyNonce: t.opts.KeyNonce}}
 	}
@@ -311,6 +318,7 @@ func (t *Trial) Load(ctx context.Context) (*history.History, error) {
 	h.Meta.Source = t.sc.Source
 	h.Meta.Judge = JudgeOf(t.sc)
 	h.Meta.Judge.FailOn = t.opts.FailOn
+	h.Meta.Nemesis = windows
 	switch {
 	case err == nil:
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
