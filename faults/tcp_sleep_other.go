@@ -1,4 +1,4 @@
-//go:build !(linux || darwin || freebsd || netbsd || openbsd)
+//go:build !(linux || freebsd || netbsd || openbsd)
 
 package faults
 
