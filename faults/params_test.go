@@ -27,6 +27,11 @@ func TestParamsCoverSpec(t *testing.T) {
 			v.SetInt(1)
 		case reflect.Slice:
 			v.Set(reflect.ValueOf([]int{1}))
+		case reflect.Struct:
+			if f.Type != reflect.TypeFor[Relative]() {
+				t.Fatalf("Spec.%s is a %s: teach this test and Param.IsSet about it", f.Name, f.Type)
+			}
+			v.Set(reflect.ValueOf(Relative{Percentile: 50, Factor: 0.5}))
 		default:
 			t.Fatalf("Spec.%s is a %s: teach this test and Param.IsSet about it", f.Name, f.Type)
 		}
