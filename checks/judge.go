@@ -80,6 +80,7 @@ type Judger struct {
 	ops      int
 	load     loadTally
 	mismatch map[int]int // profile deviations by status
+	bite     biteTally   // faults planned and bitten (bite.go)
 }
 
 // NewJudger returns a Judger of the run meta describes, on its readings.
@@ -115,6 +116,7 @@ func (j *Judger) Add(h *history.History) {
 		}
 	}
 	j.load.add(&part)
+	j.bite.add(&part)
 	profileDeviations(&part, j.mismatch)
 }
 
@@ -149,6 +151,7 @@ func (j *Judger) Judgement(m Measured) Judgement {
 	if len(out.Findings) > 0 && meta.Judge.FailOn == SeverityMedium && out.Result == Met && meta.Judge.Expect != "violation" {
 		out.Result, out.Why = NotMet, "spec finding (medium, --fail-on medium): "+out.Findings[0].Summary
 	}
+	j.bite.decide(meta, &out) // no pass on faults that never bit
 	if reason := j.load.vacuous(); reason != "" && !caught(out.Verdicts) {
 		// Nothing was judged: "met" (or "not caught") would mean nothing.
 		// A failure with evidence stays a failure.
