@@ -46,6 +46,9 @@ func (t *Trial) calibrate(ctx context.Context) error {
 	if _, err := crand.Read(nonce[:]); err != nil {
 		return fmt.Errorf("calibration: %w", err)
 	}
+	if p, ok := t.opts.Observer.(interface{ Phase(string) }); ok {
+		p.Phase(fmt.Sprintf("calibrating: %d plain requests measure the latency a relative timeout follows", CalibrationRequests))
+	}
 	sc := calibrationScenario(t.sc)
 	o := t.ropts
 	o.KeyNonce = binary.LittleEndian.Uint64(nonce[:]) | 1 // never 0: keys from the seed alone
