@@ -81,6 +81,7 @@ type Judger struct {
 	load     loadTally
 	unsent   unsentTally
 	mismatch map[int]int // profile deviations by status
+	bite     biteTally   // faults planned and bitten (bite.go)
 }
 
 // NewJudger returns a Judger of the run meta describes, on its readings.
@@ -117,6 +118,7 @@ func (j *Judger) Add(h *history.History) {
 	}
 	j.load.add(&part)
 	j.unsent.add(&part)
+	j.bite.add(&part)
 	profileDeviations(&part, j.mismatch)
 }
 
@@ -156,6 +158,7 @@ func (j *Judger) Judgement(m Measured) Judgement {
 		// load than the one described.
 		out.Result, out.Why = Inconclusive, reason
 	}
+	j.bite.decide(meta, &out) // no pass on faults that never bit
 	if reason := j.load.vacuous(); reason != "" && !caught(out.Verdicts) {
 		// Nothing was judged: "met" (or "not caught") would mean nothing.
 		// A failure with evidence stays a failure.

@@ -49,8 +49,11 @@ the file says where to add an oracle.
 The file is checked as 'idemcheck run' would check it before it is written.
 Secrets stay out of it: a header such as Authorization must take its value
 from the environment, -H 'Authorization: Bearer {{env "API_TOKEN"}}'.
-Edit the load, faults and thresholds to taste; docs/scenario.md describes
-every field.`,
+Its timeout fault is relative to the API's latency (after: 0.5x, half the
+p50 that 'idemcheck run' measures with a few plain requests before the
+load), so that it fires on a fast API as on a slow one; init itself sends
+nothing. Edit the load, faults and thresholds to taste; docs/scenario.md
+describes every field.`,
 		Example: `  # a charge endpoint with a count endpoint per key
   idemcheck init POST https://staging.example.com/v1/charges \
     -d '{"amount":100,"currency":"usd","customer":"cus_{{.Seq}}"}' \

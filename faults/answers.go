@@ -29,15 +29,45 @@ type Answer struct {
 	End time.Time
 }
 
-// Answers collects the Answers of the faults applied to the requests whose
-// context carries it (WithAnswers). Like net/http/httptrace, it gives a
+// Answers collects what the faults applied to the requests whose context
+// carries it (WithAnswers) saw: the Answers they received besides the one
+// they return, and whether they bit. Like net/http/httptrace, it gives a
 // RoundTripper's caller what the RoundTripper saw without changing the
 // http.RoundTripper contract: the fault still returns one response or one
-// error. Every Answer of a request is added before its RoundTrip returns.
-// It is safe for concurrent use; the zero value is ready.
+// error. Everything a request's fault saw is added before its RoundTrip
+// returns. It is safe for concurrent use; the zero value is ready.
 type Answers struct {
 	mu   sync.Mutex
 	list []Answer
+	bit  bool
+	// spread and synced are a duplicate send's (see Spread).
+	spread time.Duration
+	synced bool
+}
+
+// Bit reports whether a fault applied to a request carrying a changed
+// what happened, which a fault that is merely planned may not: a timeout
+// that fired before the answer came (on a request that was sent), a
+// drop_ack that dropped a real answer, duplicate copies that were in
+// flight at once (a copy's request was written before another's answer
+// came), a reset (it always fails before the write), a delay that
+// delayed (it was not cut short).
+func (a *Answers) Bit() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.bit
+}
+
+// Spread is, for a duplicate send, the time between the first and the
+// last copy's request being complete on the wire, and synced whether
+// the copies' last bytes were held and sent in one go (last-byte
+// synchronisation, over the runner's HTTP/1.1 client) rather than
+// released by a barrier (net/http: https targets, or a wrapped
+// transport). 0 and false for any other fault.
+func (a *Answers) Spread() (spread time.Duration, synced bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.spread, a.synced
 }
 
 // Take returns the answers collected so far and forgets them.
@@ -64,12 +94,37 @@ func WithAnswers(ctx context.Context, a *Answers) context.Context {
 	return context.WithValue(ctx, answersKey{}, a)
 }
 
+// answersOf is the Answers ctx carries, nil for none.
+func answersOf(ctx context.Context) *Answers {
+	a, _ := ctx.Value(answersKey{}).(*Answers)
+	return a
+}
+
+// bite records in the Answers carried by ctx, if any, that the fault
+// applied to its request bit.
+func bite(ctx context.Context) {
+	if a := answersOf(ctx); a != nil {
+		a.mu.Lock()
+		a.bit = true
+		a.mu.Unlock()
+	}
+}
+
+// spread records a duplicate send's spread in the Answers ctx carries.
+func spread(ctx context.Context, d time.Duration, synced bool) {
+	if a := answersOf(ctx); a != nil {
+		a.mu.Lock()
+		a.spread, a.synced = d, synced
+		a.mu.Unlock()
+	}
+}
+
 // record adds l to the Answers carried by ctx, if any.
 func record(ctx context.Context, l ...Answer) {
 	if len(l) == 0 {
 		return
 	}
-	if a, _ := ctx.Value(answersKey{}).(*Answers); a != nil {
+	if a := answersOf(ctx); a != nil {
 		a.add(l...)
 	}
 }

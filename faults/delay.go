@@ -18,13 +18,14 @@ func (Delay) Kind() string { return KindDelay }
 
 // Inject waits d.Wait, then sends req through next. If the request's context
 // ends first, it returns the context's error without sending (Sent reports
-// false for it).
+// false for it). It bit (Answers.Bit) when the whole wait elapsed.
 func (d Delay) Inject(next http.RoundTripper, req *http.Request) (*http.Response, error) {
 	t := time.NewTimer(d.Wait)
 	defer t.Stop()
 	ctx := req.Context()
 	select {
 	case <-t.C:
+		bite(ctx)
 		return next.RoundTrip(req)
 	case <-ctx.Done():
 		closeBody(req)

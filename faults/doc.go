@@ -36,6 +36,16 @@
 // share of the load, then every so often), and package trial runs its
 // commands beside the load.
 //
+// A fault that is applied has not necessarily bitten: a timeout the answer
+// beat changed nothing. Each fault says in the Answers whether it changed
+// what happened (Answers.Bit); the runner records it as Attempt.Bit. A
+// timeout's deadline may be relative to the target's latency (Relative:
+// after: 0.5x), resolved by a calibration before the load (Spec.Resolve);
+// New refuses one not resolved yet (ErrUnresolved). The copies of a
+// duplicate are synchronised on their last byte over the runner's
+// HTTP/1.1 client (internal/h1's Gate), released by a barrier over any
+// other transport (Answers.Spread says which).
+//
 // Injected network failures are returned as (nil, err) with err wrapping
 // ErrDroppedAck, ErrTimeout or ErrReset; Sent tells whether a failed request
 // may have reached the server (outcome "info") or certainly did not ("fail").

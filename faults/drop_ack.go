@@ -38,6 +38,7 @@ func (d DropAck) Inject(next http.RoundTripper, req *http.Request) (*http.Respon
 	}
 	b, rerr := readBody(req.Context(), resp.Body, keep, dropAckReadFactor*int64(keep))
 	record(req.Context(), Answer{Hidden: true, Status: resp.StatusCode, Body: b, Err: rerr, End: time.Now()})
+	bite(req.Context())
 	return nil, &injectedError{
 		kind:     KindDropAck,
 		msg:      fmt.Sprintf("response discarded after the server answered %d", resp.StatusCode),

@@ -82,8 +82,13 @@ type Spec struct {
 	Kind string `yaml:"kind"`
 	// Rate is the share of attempts that get this fault, in [0, 1].
 	Rate float64 `yaml:"rate"`
-	// After is the client deadline of a timeout fault.
+	// After is the client deadline of a timeout fault. With Relative
+	// set it is 0 until a calibration resolves it (Resolve).
 	After time.Duration `yaml:"after"`
+	// Relative is a timeout's deadline relative to the target's measured
+	// latency (after: p50, after: 0.5x); zero for a fixed After. A
+	// scenario writes it as after's value.
+	Relative Relative `yaml:"-"`
 	// Copies is how many times a duplicate fault sends the attempt (>= 2;
 	// 0 means 2).
 	Copies int `yaml:"copies"`
@@ -131,9 +136,13 @@ type SpecError struct {
 	Field string
 	// Problem says what is wrong and what is expected.
 	Problem string
+
+	err error // what errors.Is finds beside the SpecError: ErrUnresolved
 }
 
 func (e *SpecError) Error() string { return e.Field + ": " + e.Problem }
+
+func (e *SpecError) Unwrap() error { return e.err }
 
 func specErr(field, format string, args ...any) error {
 	return &SpecError{Field: field, Problem: fmt.Sprintf(format, args...)}
@@ -177,7 +186,9 @@ var kinds = []kind{
 	}},
 	{KindTimeout, func(s Spec) (Fault, []error) {
 		errs := unexpected(s, KindTimeout)
-		if s.After <= 0 {
+		if err := s.Relative.check(); err != nil {
+			errs = append(errs, specErr("after", "%v", err))
+		} else if s.After <= 0 && s.Relative.IsZero() {
 			errs = append(errs, specErr("after", "a timeout fault needs after > 0 (the client deadline), got %v", s.After))
 		}
 		return Timeout{After: s.After}, errs
@@ -218,8 +229,31 @@ func init() {
 
 // New builds the fault a Spec declares and validates every parameter,
 // including Rate and Attempts, which the Plan uses. The error joins one
-// *SpecError per problem.
+// *SpecError per problem. A relative deadline must have been resolved
+// (Resolve): an unresolved one is an error wrapping ErrUnresolved.
 func New(s Spec) (Fault, error) {
+	f, err := build(s)
+	if err == nil && s.Unresolved() {
+		return nil, fmt.Errorf("%s fault: %w", s.Kind, &SpecError{Field: "after", err: ErrUnresolved, Problem: fmt.Sprintf(
+			"after %s is relative to the target's latency, which a calibration before the load measures: %v", s.Relative, ErrUnresolved)})
+	}
+	return f, err
+}
+
+// ErrUnresolved is wrapped by New's error for a relative deadline that no
+// calibration resolved (Spec.Resolve): a run calibrates, the proxy cannot.
+var ErrUnresolved = errors.New("not measured yet")
+
+// Check validates every parameter of s as New does, a relative deadline
+// counting as given: what a scenario's validation needs before any
+// calibration.
+func Check(s Spec) error {
+	_, err := build(s)
+	return err
+}
+
+// build is New without the check that a relative deadline was resolved.
+func build(s Spec) (Fault, error) {
 	var errs []error
 	if !(s.Rate >= 0 && s.Rate <= 1) { // also rejects NaN
 		errs = append(errs, specErr("rate", "must be between 0 and 1, got %v", s.Rate))

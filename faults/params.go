@@ -57,6 +57,9 @@ type Param struct {
 	Hint string
 
 	field func(*Spec) any // a pointer to the parameter in a Spec
+	// relative is set for a duration that may be written relative to
+	// the target's latency (after: 0.5x): it then goes to Spec.Relative.
+	relative bool
 }
 
 // params is every parameter of every fault, the common ones first.
@@ -77,10 +80,11 @@ var params = []Param{
 	},
 	{
 		Name: "after", Kind: KindTimeout, Type: ParamDuration,
-		Doc:     "the client deadline",
-		Example: "50ms",
-		Hint:    "a timeout needs after: the client deadline, like after: 50ms",
-		field:   func(s *Spec) any { return &s.After },
+		Doc:      "the client deadline: a duration, or relative to the latency measured before the load (p50, p90, 0.5x: half the p50)",
+		Example:  "50ms",
+		Hint:     "a timeout needs after: the client deadline, like after: 50ms",
+		field:    func(s *Spec) any { return &s.After },
+		relative: true,
 	},
 	{
 		Name: "copies", Kind: KindDuplicate, Type: ParamCount,
@@ -124,8 +128,12 @@ func LookupParam(name string) (Param, bool) {
 	return Param{}, false
 }
 
-// IsSet reports whether s gives p a value other than its zero.
+// IsSet reports whether s gives p a value other than its zero (a
+// relative deadline counts).
 func (p Param) IsSet(s Spec) bool {
+	if p.relative && !s.Relative.IsZero() {
+		return true
+	}
 	switch v := p.field(&s).(type) {
 	case *float64:
 		return *v != 0
@@ -140,9 +148,20 @@ func (p Param) IsSet(s Spec) bool {
 }
 
 // Set gives p in s the value written as text, as the --fault flag writes
-// it: "0.2", "50ms", "3", or attempt numbers separated by spaces, "1 2".
-// It checks the syntax only; New checks the value.
+// it: "0.2", "50ms", "3", or attempt numbers separated by spaces, "1 2";
+// after takes a relative deadline too, "0.5x". It checks the syntax only;
+// New checks the value.
 func (p Param) Set(s *Spec, text string) error {
+	if p.relative {
+		r, ok, err := ParseRelative(text)
+		if err != nil {
+			return fmt.Errorf("%s %w", p.Name, err)
+		}
+		if ok {
+			s.Relative = r
+			return nil
+		}
+	}
 	switch v := p.field(s).(type) {
 	case *float64:
 		f, err := strconv.ParseFloat(text, 64)

@@ -34,6 +34,11 @@ func TestParamsCoverSpec(t *testing.T) {
 			}
 		case reflect.String:
 			v.SetString("x")
+		case reflect.Struct:
+			if f.Type != reflect.TypeFor[Relative]() {
+				t.Fatalf("Spec.%s is a %s: teach this test and Param.IsSet about it", f.Name, f.Type)
+			}
+			v.Set(reflect.ValueOf(Relative{Percentile: 50, Factor: 0.5}))
 		default:
 			t.Fatalf("Spec.%s is a %s: teach this test and Param.IsSet about it", f.Name, f.Type)
 		}

@@ -27,6 +27,10 @@ func (Timeout) Kind() string { return KindTimeout }
 // the response is returned with a *Body in its place, holding at most
 // Transport.MaxBody bytes of it. If the request's own context
 // ends first, its error is returned as is: that is not an injected timeout.
+//
+// It bit (Answers.Bit) when the deadline fired before the whole answer
+// came, on a request that may have reached the server: a deadline that
+// fires before a byte is written only fails the attempt, as a reset does.
 func (t Timeout) Inject(next http.RoundTripper, req *http.Request) (*http.Response, error) {
 	parent := req.Context()
 	ctx, cancel := context.WithTimeout(parent, t.After)
@@ -45,6 +49,9 @@ func (t Timeout) Inject(next http.RoundTripper, req *http.Request) (*http.Respon
 // wrapping ErrTimeout, and leaves every other failure as it is.
 func (t Timeout) classify(parent, ctx context.Context, err error, what string) error {
 	if parent.Err() == nil && ctx.Err() != nil {
+		if Sent(err) {
+			bite(parent)
+		}
 		return &injectedError{
 			kind:     KindTimeout,
 			msg:      fmt.Sprintf("%s within %v; the client gave up, the server may still be working", what, t.After),

@@ -116,6 +116,11 @@ type Attempt struct {
 	// with the op's key (an audit's probes vary the body, path, method,
 	// key and principal); nil in a run.
 	Request *Request `json:"request,omitempty"`
+	// Bit is true when the attempt's fault changed what happened (see
+	// faults.Answers.Bit): a timeout that fired before the answer, an
+	// answer really dropped, duplicate copies in flight at once, a reset,
+	// a delay that delayed. A fault merely planned is not one that bit.
+	Bit bool `json:"bit,omitempty"`
 }
 
 // AnswerHeaders are the answer headers an attempt keeps (Attempt.Headers):
@@ -222,6 +227,39 @@ type Meta struct {
 	// and restarted the target (a fault of kind nemesis), in the order
 	// they opened; empty when it declares none.
 	Nemesis []NemesisWindow `json:"nemesis,omitempty"`
+	// BitRecorded is true when every attempt's Bit says whether its
+	// fault bit; a history recorded before it was (or by a sender that
+	// does not say) leaves it false, and its faults' bite is not judged.
+	BitRecorded bool `json:"bit_recorded,omitempty"`
+	// Calibration is what a calibration measured before the load, and
+	// the relative fault parameters it resolved; nil when none ran.
+	Calibration *Calibration `json:"calibration,omitempty"`
+}
+
+// Calibration is what a run measured of the target before its load, to
+// resolve the faults' relative parameters (a timeout after: 0.5x): a few
+// plain requests with fresh keys, outside the history's ops.
+type Calibration struct {
+	// Requests were sent, Answered of them with a 2xx, whose latency P50
+	// and P90 are.
+	Requests int           `json:"requests"`
+	Answered int           `json:"answered"`
+	P50      time.Duration `json:"p50_ns"`
+	P90      time.Duration `json:"p90_ns"`
+	// Resolved are the relative parameters and what they resolved to.
+	Resolved []Resolved `json:"resolved"`
+}
+
+// Resolved is one relative fault parameter and its value for this run.
+type Resolved struct {
+	// Fault is the fault's index in the scenario's faults, Kind its kind.
+	Fault int    `json:"fault"`
+	Kind  string `json:"kind"`
+	// Param is the parameter ("after"), Relative how it was written
+	// ("0.5x"), Value what it resolved to.
+	Param    string        `json:"param"`
+	Relative string        `json:"relative"`
+	Value    time.Duration `json:"value_ns"`
 }
 
 // Judge is what a run is judged against: the scenario's expectation,

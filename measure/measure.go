@@ -13,11 +13,11 @@ import (
 
 // Measures are a run's figures.
 type Measures struct {
-	Load     Load    `json:"load"`
-	Faults   []Count `json:"faults"`
-	Statuses []Count `json:"statuses"`
-	Errors   []Count `json:"errors"`
-	Latency  Latency `json:"latency"`
+	Load     Load         `json:"load"`
+	Faults   []FaultCount `json:"faults"`
+	Statuses []Count      `json:"statuses"`
+	Errors   []Count      `json:"errors"`
+	Latency  Latency      `json:"latency"`
 }
 
 // Load counts what was sent and how ops ended.
@@ -39,6 +39,21 @@ type Load struct {
 type Count struct {
 	Name  string `json:"name"`
 	Count int    `json:"count"`
+}
+
+// FaultCount is how many attempts a fault kind was planned for, and how
+// many of them it bit (changed what happened: history.Attempt.Bit).
+// Lists of them are sorted by name.
+type FaultCount struct {
+	Name string `json:"name"`
+	// Count is Planned, under the name every Count has.
+	Count   int `json:"count"`
+	Planned int `json:"planned"`
+	Bit     int `json:"bit"`
+	// BitUnknown is true for a history that did not record whether its
+	// faults bit (history.Meta.BitRecorded): Bit is then 0 and says
+	// nothing.
+	BitUnknown bool `json:"bit_unknown,omitempty"`
 }
 
 // Percentiles of a latency distribution. Reports give them in ms.
@@ -71,12 +86,13 @@ func Of(h *history.History) Measures {
 type Acc struct {
 	m                      Measures
 	faults, statuses, errs map[string]int
+	bit                    map[string]int
 	attemptH, opH          *hdrhistogram.Histogram
 }
 
 // NewAcc returns an empty Acc.
 func NewAcc() *Acc {
-	return &Acc{faults: map[string]int{}, statuses: map[string]int{}, errs: map[string]int{},
+	return &Acc{faults: map[string]int{}, statuses: map[string]int{}, errs: map[string]int{}, bit: map[string]int{},
 		attemptH: NewHistogram(), opH: NewHistogram()}
 }
 
@@ -108,6 +124,9 @@ func (acc *Acc) Add(h *history.History) {
 				m.Load.Replays++
 			case a.Fault != "":
 				acc.faults[a.Fault]++
+				if a.Bit {
+					acc.bit[a.Fault]++
+				}
 			}
 			if a.Outcome == history.OK {
 				acc.statuses[strconv.Itoa(a.Status)]++
@@ -129,7 +148,7 @@ func (acc *Acc) Add(h *history.History) {
 // describes.
 func (acc *Acc) Measures(meta history.Meta) Measures {
 	m := acc.m
-	m.Faults, m.Statuses, m.Errors = counts(acc.faults), counts(acc.statuses), counts(acc.errs)
+	m.Faults, m.Statuses, m.Errors = faultCounts(acc.faults, acc.bit, !meta.BitRecorded), counts(acc.statuses), counts(acc.errs)
 	m.Latency = Latency{Attempt: PercentilesOf(acc.attemptH), Op: PercentilesOf(acc.opH)}
 	if m.Load.Ops > 0 {
 		m.Load.ErrorRate = float64(m.Load.Ops-m.Load.Acked) / float64(m.Load.Ops)
@@ -174,6 +193,18 @@ func PercentilesOf(h *hdrhistogram.Histogram) Percentiles {
 
 // micros is a histogram's value, in µs, as a Duration.
 func micros(us int64) time.Duration { return time.Duration(us) * time.Microsecond }
+
+func faultCounts(planned, bit map[string]int, unknown bool) []FaultCount {
+	out := make([]FaultCount, 0, len(planned))
+	for _, c := range counts(planned) {
+		f := FaultCount{Name: c.Name, Count: c.Count, Planned: c.Count, Bit: bit[c.Name], BitUnknown: unknown}
+		if unknown {
+			f.Bit = 0
+		}
+		out = append(out, f)
+	}
+	return out
+}
 
 func counts(m map[string]int) []Count {
 	out := make([]Count, 0, len(m))

@@ -73,22 +73,22 @@ func TestStoreGolden(t *testing.T) {
 // TestDemoGolden: every verdict and every kind of evidence the demo
 // prints, and its costs measured, unclear and not measured.
 func TestDemoGolden(t *testing.T) {
-	sum := func(name, expect string, fs []measure.Count, vs []checks.Verdict) *Summary {
+	sum := func(name, expect string, fs []measure.FaultCount, vs []checks.Verdict) *Summary {
 		return &Summary{Scenario: ScenarioInfo{Name: name, Expect: expect}, Faults: fs, Verdicts: vs}
 	}
 	row := func(pair, variant string, s *Summary, met, inconclusive bool, cents int64) DemoRow {
 		return DemoRow{Pair: pair, Variant: variant, Summary: s, Met: met, Inconclusive: inconclusive, ChargeCents: cents}
 	}
 	d := &Demo{Rate: 100, Seed: 7, KeyNonce: 99, Out: "idemcheck-report", Rows: []DemoRow{
-		row("charges-lost-ack", "naive", sum("charges-lost-ack-naive", "violation", []measure.Count{{Name: "drop_ack", Count: 60}, {Name: "reset", Count: 15}},
+		row("charges-lost-ack", "naive", sum("charges-lost-ack-naive", "violation", []measure.FaultCount{{Name: "drop_ack", Count: 60, Planned: 60, Bit: 58}, {Name: "reset", Count: 15, Planned: 15, Bit: 15}},
 			[]checks.Verdict{{Invariant: checks.SameResponse, Status: checks.Pass, Summary: "same"}, {Invariant: checks.ExactlyOnce, Oracle: "ledger", Status: checks.Fail, Checked: 300, Violations: 55, Extra: 57}}), true, false, 100),
-		row("charges-lost-ack", "protected", sum("charges-lost-ack", "pass", []measure.Count{{Name: "drop_ack", Count: 61}},
+		row("charges-lost-ack", "protected", sum("charges-lost-ack", "pass", []measure.FaultCount{{Name: "drop_ack", Count: 61, Planned: 61, Bit: 61}},
 			[]checks.Verdict{{Invariant: checks.ExactlyOnce, Oracle: "ledger", Status: checks.Pass, Checked: 300, Indeterminate: 2}}), true, false, 100),
 		row("charges-timeout", "naive", sum("charges-timeout-naive", "violation", nil,
 			[]checks.Verdict{{Invariant: checks.AtMostOnce, Oracle: "processor", Status: checks.Fail, Checked: 300, Violations: 3, Missing: 3}}), false, false, 100),
 		row("charges-timeout", "protected", sum("charges-timeout", "pass", nil,
 			[]checks.Verdict{{Invariant: checks.ExactlyOnce, Oracle: "ledger", Status: checks.Fail, Checked: 300, Missing: 4}}), false, false, 100),
-		row("likes-duplicate", "naive", sum("likes-duplicate-naive", "violation", []measure.Count{{Name: "duplicate", Count: 30}},
+		row("likes-duplicate", "naive", sum("likes-duplicate-naive", "violation", []measure.FaultCount{{Name: "duplicate", Count: 30, Planned: 30, Bit: 24}},
 			[]checks.Verdict{{Invariant: checks.ExactCounter, Status: checks.Fail, Counter: &checks.CounterDetail{Before: 0, After: 130, Acked: 100}}}), true, false, 0),
 		row("likes-duplicate", "protected", sum("likes-duplicate", "pass", nil,
 			[]checks.Verdict{{Invariant: checks.ExactCounter, Status: checks.Pass, Counter: &checks.CounterDetail{Before: 0, After: 101, Acked: 100, Indeterminate: 2}}}), true, false, 0),

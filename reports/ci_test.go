@@ -107,7 +107,7 @@ func TestMarkdownForCI(t *testing.T) {
 		"| ❌ | charges | could not run | target unreachable",
 		"p99 latency 53 ms, limit 40 ms",
 		"seed `42` · key nonce `0`",
-		"faults injected: drop\\_ack 1, reset 1",
+		"faults: drop\\_ack 1 planned, 1 bit; reset 1 planned, 1 bit",
 		"- key k1 (user bob): 2 effects for one acknowledged op (1 extra)",
 		"  - #1 \\[drop\\_ack\\] info",
 		"<details><summary>1 scenario passed</summary>",

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/idemcheck/idemcheck/checks"
@@ -54,9 +53,9 @@ type DemoCost struct {
 func (d *Demo) WriteText(w io.Writer) error {
 	var out bytes.Buffer
 	tw := tabwriter.NewWriter(&out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIO\tVARIANT\tINJECTED\tVERDICT\tEVIDENCE")
+	fmt.Fprintln(tw, "SCENARIO\tVARIANT\tFAULTS BIT/PLANNED\tVERDICT\tEVIDENCE")
 	for _, r := range d.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Pair, r.Variant, injected(r.Summary), r.verdict(), r.evidence())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Pair, r.Variant, faultShort(r.Summary.Faults), r.verdict(), r.evidence())
 	}
 	tw.Flush()
 	fmt.Fprintln(&out)
@@ -109,17 +108,6 @@ func (r DemoRow) verdict() string {
 		return "MISSED ✗"
 	}
 	return "BROKEN ✗"
-}
-
-func injected(s *Summary) string {
-	if len(s.Faults) == 0 {
-		return "none"
-	}
-	parts := make([]string, len(s.Faults))
-	for i, f := range s.Faults {
-		parts[i] = fmt.Sprintf("%d %s", f.Count, f.Name)
-	}
-	return strings.Join(parts, ", ")
 }
 
 // evidence says in a few words what the state shows: of the first failed

@@ -30,6 +30,8 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"threshold":   thresholdLine,
 	"problem":     exampleProblem,
 	"countList":   countList,
+	"faultList":   faultList,
+	"calibration": calibrationLine,
 	"quantity":    quantity,
 	"answer":      answerText,
 	"latencySVG": func(c *measure.Charts, ws []history.NemesisWindow) template.HTML {

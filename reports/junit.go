@@ -164,7 +164,10 @@ func junitSuiteOf(s *Summary, o Options) junitSuite {
 	prop("result", string(s.Result))
 	prop("why", s.Why)
 	prop("interrupted", strconv.FormatBool(s.Interrupted))
-	prop("faults", countList(s.Faults, "none"))
+	prop("faults", faultList(s.Faults, s.Calibration, "none"))
+	if c := calibrationLine(s.Calibration); c != "" {
+		prop("calibration", c)
+	}
 
 	inconclusive := o.JUnitInconclusive
 	if inconclusive == "" {

@@ -29,16 +29,16 @@ func fixture(t *testing.T) *Summary {
 	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	h := &history.History{
 		Meta: history.Meta{RunID: "run-1", Scenario: "charges-lost-ack-naive", Description: "A naive endpoint.", Source: "builtin:charges-lost-ack-naive",
-			Target: "http://127.0.0.1:8080", Seed: 42, Started: start, Ended: start.Add(2 * time.Second),
+			Target: "http://127.0.0.1:8080", Seed: 42, Started: start, Ended: start.Add(2 * time.Second), BitRecorded: true,
 			Judge: history.Judge{Expect: "pass",
 				Invariants: []history.Invariant{{Check: checks.ExactlyOnce, Oracle: "ledger"}, {Check: checks.SameResponse}},
 				Thresholds: history.Thresholds{P99: 40 * time.Millisecond}}},
 		Ops: []history.Op{{ID: 0, Key: "k0", User: "alice"}, {ID: 1, Key: "k1", User: "bob"}, {ID: 2, Key: "k2", User: "alice"}},
 		Attempts: []history.Attempt{
 			{Op: 0, N: 1, Outcome: history.OK, Status: 201, Intended: 0, Start: 0, End: msd(21), Fingerprint: 1, Fields: map[string]string{"id": "ch_1"}},
-			{Op: 1, N: 1, Fault: "drop_ack", Outcome: history.Info, Intended: msd(1), Start: msd(1), End: msd(22), Err: "injected drop_ack: response discarded after the server answered 201"},
+			{Op: 1, N: 1, Fault: "drop_ack", Outcome: history.Info, Intended: msd(1), Start: msd(1), End: msd(22), Err: "injected drop_ack: response discarded after the server answered 201", Bit: true},
 			{Op: 1, N: 2, Outcome: history.OK, Status: 201, Intended: msd(32), Start: msd(32), End: msd(54), Fingerprint: 2, Fields: map[string]string{"id": "ch_3"}},
-			{Op: 2, N: 1, Fault: "reset", Outcome: history.Fail, Intended: msd(2), Start: msd(2), End: msd(2), Err: "injected reset"},
+			{Op: 2, N: 1, Fault: "reset", Outcome: history.Fail, Intended: msd(2), Start: msd(2), End: msd(2), Err: "injected reset", Bit: true},
 			{Op: 2, N: 2, Outcome: history.OK, Status: 201, Intended: msd(14), Start: msd(14), End: msd(36), Fingerprint: 3, Fields: map[string]string{"id": "ch_4"}},
 		},
 		Readings: []history.Reading{{Oracle: "ledger", Kind: "effects", Effects: map[string]int{"k0": 1, "k1": 2, "k2": 1}}},

@@ -26,16 +26,20 @@ type Summary struct {
 	// Rerun is the command line that repeats the run; "" when not known.
 	Rerun string `json:"rerun,omitempty"`
 
-	Load         measure.Load       `json:"load"`
-	Faults       []measure.Count    `json:"faults"`
-	Statuses     []measure.Count    `json:"statuses"`
-	Errors       []measure.Count    `json:"errors"`
-	Latency      Latency            `json:"latency"`
-	Verdicts     []checks.Verdict   `json:"verdicts"`
-	Thresholds   []checks.Threshold `json:"thresholds"`
-	Findings     []checks.Finding   `json:"findings"`
-	Warnings     []string           `json:"warnings"`
-	Observations []history.Reading  `json:"observations"`
+	Load         measure.Load         `json:"load"`
+	Faults       []measure.FaultCount `json:"faults"`
+	Statuses     []measure.Count      `json:"statuses"`
+	Errors       []measure.Count      `json:"errors"`
+	Latency      Latency              `json:"latency"`
+	Verdicts     []checks.Verdict     `json:"verdicts"`
+	Thresholds   []checks.Threshold   `json:"thresholds"`
+	Findings     []checks.Finding     `json:"findings"`
+	Warnings     []string             `json:"warnings"`
+	Observations []history.Reading    `json:"observations"`
+
+	// Calibration is what was measured before the load to resolve the
+	// faults' relative parameters; nil when nothing was.
+	Calibration *history.Calibration `json:"calibration,omitempty"`
 
 	Result checks.Result `json:"result"`
 	// Why explains Result in one sentence.
@@ -125,6 +129,7 @@ func NewFrom(tool string, meta history.Meta, readings []history.Reading, m measu
 		Findings:     nonNil(j.Findings),
 		Warnings:     nonNil(j.Warnings),
 		Observations: nonNil(readings),
+		Calibration:  meta.Calibration,
 		Result:       j.Result,
 		Why:          j.Why,
 		Charts:       charts,
@@ -147,7 +152,7 @@ func NotRun(tool, name, target string, started time.Time, err error) *Summary {
 		Scenario:      ScenarioInfo{Name: name, Target: target},
 		Started:       started,
 		Ended:         started,
-		Faults:        []measure.Count{},
+		Faults:        []measure.FaultCount{},
 		Statuses:      []measure.Count{},
 		Errors:        []measure.Count{},
 		Verdicts:      []checks.Verdict{},

@@ -97,7 +97,10 @@ func writeText(w *errWriter, s *Summary) {
 	l := s.Load
 	w.printf("ops %d (%.0f/s), attempts %d, retries %d, replays %d; acked %d, rejected %d, indeterminate %d, not sent %d\n",
 		l.Ops, l.OpsPerSecond, l.Attempts, l.Retries, l.Replays, l.Acked, l.Rejected, l.Indeterminate, l.NotSent)
-	w.printf("faults injected: %s\n", countList(s.Faults, "none"))
+	w.printf("faults: %s\n", faultList(s.Faults, s.Calibration, "none"))
+	if c := calibrationLine(s.Calibration); c != "" {
+		w.printf("calibration: %s\n", c)
+	}
 	for i, x := range s.Nemesis {
 		w.printf("%s\n", nemesisLine(i+1, x))
 	}

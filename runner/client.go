@@ -184,7 +184,8 @@ func (c *Client) Since() time.Duration { return time.Since(c.start) }
 // credentials it carries) with fault f injected (nil for none), and
 // returns the attempt: Target, Fault, Copies, Start (and Intended, the
 // same), End, Outcome, Status, Fingerprint, Fields, Headers, Size, Body,
-// Err, Expired and the other answers of a duplicate or a drop_ack. The
+// Err, Expired, the other answers of a duplicate or a drop_ack, and Bit.
+// The
 // caller sets Op, N, Label and Request. Send is bounded by the request
 // timeout, and by ctx.
 func (c *Client) Send(ctx context.Context, req *http.Request, target int, f faults.Fault) history.Attempt {
@@ -207,8 +208,9 @@ func (c *Client) Send(ctx context.Context, req *http.Request, target int, f faul
 }
 
 // send sends req and records what came of it in a: times, outcome, status,
-// fingerprint, fields, headers, size, evidence, and the other answers the
-// attempt received (the copies of a duplicate, the answer a drop_ack hid).
+// fingerprint, fields, headers, size, evidence, the other answers the
+// attempt received (the copies of a duplicate, the answer a drop_ack hid),
+// and whether its fault bit.
 // It sets s.retryAfter from the answer. The request timeout starts here,
 // at the send, and bounds the answer's body too.
 func (c *Client) send(s *session, a *history.Attempt, req *http.Request) {
@@ -232,16 +234,21 @@ func (c *Client) send(s *session, a *history.Attempt, req *http.Request) {
 		defer cancel()
 		req = req.WithContext(ctx)
 	}
-	var others *faults.Answers
-	if a.Fault == faults.KindDuplicate || a.Fault == faults.KindDropAck {
-		others = &faults.Answers{}
-		ctx = faults.WithAnswers(ctx, others)
+	// An injected fault says what it saw: the other answers of a
+	// duplicate or a drop_ack, and whether it bit (Attempt.Bit).
+	var seen *faults.Answers
+	if a.Fault != "" && !history.IsReplay(a.Fault) {
+		seen = &faults.Answers{}
+		ctx = faults.WithAnswers(ctx, seen)
 		req = req.WithContext(ctx)
 	}
 	a.Start = now.Sub(c.start)
 	resp, err := c.rt.RoundTrip(req)
-	if others != nil {
-		defer func() { a.Answers = c.answers(s, ctx, others.Take()) }()
+	if seen != nil {
+		defer func() {
+			a.Answers = c.answers(s, ctx, seen.Take())
+			a.Bit = seen.Bit()
+		}()
 	}
 	if err != nil {
 		a.End = c.since()

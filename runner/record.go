@@ -78,6 +78,7 @@ type compactAttempt struct {
 	fingerprint                   history.Fingerprint
 	size                          int64
 	rare                          int32 // 1 + the index in attemptLog.rare; 0 for a compact one
+	bit                           bool
 }
 
 // faultKinds are the faults a compact attempt can name, index 0 being
@@ -116,7 +117,7 @@ func (l *attemptLog) add(a history.Attempt) {
 	l.recs.add(compactAttempt{
 		op: int32(a.Op), n: int32(a.N), target: int32(a.Target), copies: int32(a.Copies), status: int32(a.Status),
 		outcome: a.Outcome, fault: fi, intended: a.Intended, start: a.Start, end: a.End,
-		fingerprint: a.Fingerprint, size: a.Size,
+		fingerprint: a.Fingerprint, size: a.Size, bit: a.Bit,
 	})
 }
 
@@ -128,7 +129,7 @@ func (l *attemptLog) attempt(c *compactAttempt) history.Attempt {
 	return history.Attempt{
 		Op: int(c.op), N: int(c.n), Target: int(c.target), Copies: int(c.copies), Status: int(c.status),
 		Outcome: c.outcome, Fault: faultKinds[c.fault], Intended: c.intended, Start: c.start, End: c.end,
-		Fingerprint: c.fingerprint, Size: c.size,
+		Fingerprint: c.fingerprint, Size: c.size, Bit: c.bit,
 	}
 }
 

@@ -190,7 +190,7 @@ func TestAttemptLogKeepsEveryField(t *testing.T) {
 		{Op: 1, N: 1, Outcome: history.OK, Status: 500, Fault: faults.KindDuplicate, Copies: 3, Body: "oops"},
 		{Op: 1, N: 2, Outcome: history.OK, Status: 200, Fault: history.FaultReplay, Fields: map[string]string{"id": "ch_1"}},
 		{Op: 2, N: 1, Outcome: history.Fail, Fault: "some_new_fault"},
-		{Op: 2, N: 2, Outcome: history.OK, Status: 409, Fault: faults.KindDelay},
+		{Op: 2, N: 2, Outcome: history.OK, Status: 409, Fault: faults.KindDelay, Bit: true},
 		{Op: 2, N: 3, Outcome: history.OK, Status: 201, Headers: map[string]string{"Location": "/charges/ch_1"}},
 		{Op: 2, N: 4, Outcome: history.Info, Expired: true, Err: "no answer within 1s (request timeout)"},
 		{Op: 2, N: 5, Outcome: history.OK, Status: 201, Label: "round 1: first", Request: &history.Request{Method: "POST", URL: "http://x/", NoKey: true}},
@@ -219,7 +219,7 @@ func TestAttemptLogKeepsEveryField(t *testing.T) {
 // attempts whole), or the log would drop it silently.
 func TestAttemptLogKnowsEveryField(t *testing.T) {
 	known := []string{"Op", "N", "Fault", "Outcome", "Status", "Intended", "Start", "End", "Fingerprint",
-		"Fields", "Err", "Target", "Copies", "Size", "Body", "Answers", "Headers", "Expired", "Label", "Request"}
+		"Fields", "Err", "Target", "Copies", "Size", "Body", "Answers", "Headers", "Expired", "Label", "Request", "Bit"}
 	var got []string
 	for f := range reflect.TypeFor[history.Attempt]().Fields() {
 		got = append(got, f.Name)

@@ -119,7 +119,8 @@ func unwrapPath(err error) error {
 // once as Diagnostics, each with its line.
 func Parse(source string, data []byte) (*Scenario, error) {
 	s := &Scenario{}
-	res := yamlstrict.Decode(data, s, yamlOptions)
+	rel := relatives{} // a timeout's after: 0.5x (units.go)
+	res := yamlstrict.Decode(data, s, rel.options(yamlOptions))
 	var all Diagnostics
 	for _, p := range res.Problems {
 		all = append(all, Diagnostic{Source: source, Line: p.Line, Column: p.Column, Field: p.Field, Message: p.Message, Hint: p.Hint})
@@ -129,6 +130,7 @@ func Parse(source string, data []byte) (*Scenario, error) {
 	}
 	s.Source = source
 	s.Lines = res.Lines
+	all = append(all, rel.apply(s)...)
 	s.applyDefaults()
 	for _, p := range s.validate() {
 		if !related(res, p) {

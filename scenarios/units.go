@@ -2,11 +2,14 @@ package scenarios
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/internal/yamlstrict"
 	"gopkg.in/yaml.v3"
 )
@@ -117,3 +120,70 @@ func (r Rate) MarshalYAML() (any, error) { return r.String(), nil }
 
 // String formats r as ops per second: "200/s".
 func (r Rate) String() string { return strconv.FormatFloat(float64(r), 'g', -1, 64) + "/s" }
+
+// relatives are the relative durations a scenario's decoding met (a
+// timeout's after: 0.5x), by the address of the time.Duration field they
+// were written to, so that Parse puts each in its fault's Relative once
+// the scenario is decoded: a fault's after is one field of one type
+// (faults.Spec.After, a time.Duration), and its relative form another
+// field of the same Spec.
+type relatives map[*time.Duration]faults.Relative
+
+// options returns o whose time.Duration decoder also takes a relative
+// value (p50, p90, 0.5x), kept in r, the field left 0.
+func (r relatives) options(o yamlstrict.Options) yamlstrict.Options {
+	dur := reflect.TypeFor[time.Duration]()
+	next := o.Decoders[dur]
+	dec := maps.Clone(o.Decoders)
+	dec[dur] = func(n *yaml.Node, v reflect.Value) error {
+		if n.Kind == yaml.ScalarNode {
+			rel, ok, err := faults.ParseRelative(n.Value)
+			if err != nil {
+				return &hintError{msg: err.Error(), hint: relativeHint}
+			}
+			if ok {
+				r[v.Addr().Interface().(*time.Duration)] = rel
+				v.SetInt(0)
+				return nil
+			}
+		}
+		return next(n, v)
+	}
+	o.Decoders = dec
+	return o
+}
+
+const relativeHint = "after: p50, after: p90, or after: 0.5x (half the p50 measured before the load); or a duration, after: 50ms"
+
+// apply puts each relative value of r in its fault's Relative. One
+// written to another duration than a fault's after is a problem: only a
+// timeout's deadline follows the latency.
+func (r relatives) apply(s *Scenario) Diagnostics {
+	if len(r) == 0 {
+		return nil
+	}
+	var out Diagnostics
+	st := reflect.TypeFor[faults.Spec]()
+	for i := range s.Faults {
+		f := &s.Faults[i]
+		if rel, ok := r[&f.After]; ok {
+			f.Relative = rel
+		}
+		v := reflect.ValueOf(f).Elem()
+		for k := range st.NumField() {
+			fd := st.Field(k)
+			if fd.Type != reflect.TypeFor[time.Duration]() || fd.Name == "After" {
+				continue
+			}
+			p := v.Field(k).Addr().Interface().(*time.Duration)
+			if rel, ok := r[p]; ok {
+				name, _, _ := strings.Cut(fd.Tag.Get("yaml"), ",")
+				field := fmt.Sprintf("faults[%d].%s", i, name)
+				out = append(out, Diagnostic{Source: s.Source, Line: s.line(field), Field: field,
+					Message: fmt.Sprintf("%s %s: only a timeout's after may be relative to the latency", name, rel), Hint: "write a duration, like " + name + ": 20ms"})
+				*p = time.Nanosecond // a value, so that validation does not report it again
+			}
+		}
+	}
+	return out
+}

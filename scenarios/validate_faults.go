@@ -32,7 +32,7 @@ func (c *checker) faults() {
 		if f.Rate > 0 && f.Rate <= 1 {
 			sum += f.Rate
 		}
-		_, err := faults.New(f)
+		err := faults.Check(f) // a relative after is resolved before the load, by a calibration
 		for _, se := range specErrors(err) {
 			if se.Field == "kind" && !kindOK {
 				continue

@@ -65,6 +65,10 @@ type Manifest struct {
 	TargetDigests []string `json:"target_digests,omitempty"`
 
 	auth *runAuth // the run key and MACs it was read with (ReadRun)
+	// Calibration is what the prepare phase measured to resolve the
+	// scenario's relative fault parameters (calibrate.go): every shard
+	// loads with the same values. Nil when the scenario has none.
+	Calibration *history.Calibration `json:"calibration,omitempty"`
 }
 
 // Readings are the oracles' readings before the load of a sharded run.
@@ -137,7 +141,7 @@ func (o Overrides) Check() error {
 // start time (Publish), and the oracles' readings before the load.
 func (t *Trial) manifest() (*Manifest, *Readings, error) {
 	m := &Manifest{Format: ManifestFormat, RunID: t.opts.RunID, Scenario: t.sc.Name, Source: t.sc.Source,
-		Seed: t.opts.Seed, KeyNonce: t.opts.KeyNonce, Prepared: time.Now()}
+		Seed: t.opts.Seed, KeyNonce: t.opts.KeyNonce, Prepared: time.Now(), Calibration: t.calibration}
 	rd := &Readings{RunID: t.opts.RunID}
 	for _, or := range t.oracles {
 		if err, ok := t.before[or.Name()]; ok {
@@ -259,6 +263,10 @@ func loadShard(ctx context.Context, sc *scenarios.Scenario, m *Manifest, shard h
 		return nil, err
 	}
 	t.ropts.Shard = shard
+	if m.Calibration != nil { // the prepare phase's, so every shard faults alike
+		c := *m.Calibration
+		t.calibrated(&c)
+	}
 	if !sleep(ctx, time.Until(m.Start)) {
 		return nil, fmt.Errorf("%s: shard %s interrupted before its start, nothing sent: %w", sc.Name, shard, context.Canceled)
 	}

@@ -123,6 +123,8 @@ type Trial struct {
 	oracles []oracles.Oracle
 	before  map[string]error // oracles whose reading before the load failed
 	ropts   runner.Options
+	// calibration is what calibrate measured, nil when it sent nothing.
+	calibration *history.Calibration
 }
 
 // Prepare checks the scenario's target and oracles, makes the setup
@@ -147,6 +149,9 @@ func Prepare(ctx context.Context, sc *scenarios.Scenario, o Options) (*Trial, er
 			Err: fmt.Errorf("%s: %w", sc.Name, err)}
 		te.TLS = errors.As(err, &tlsErr)
 		return nil, te
+	}
+	if err := t.calibrate(ctx); err != nil { // calibrate.go
+		return nil, fmt.Errorf("%s: %w", sc.Name, err)
 	}
 	for _, or := range t.oracles {
 		if err := or.Before(ctx); err != nil {
@@ -319,6 +324,8 @@ func (t *Trial) Load(ctx context.Context) (*history.History, error) {
 	h.Meta.Judge = JudgeOf(t.sc)
 	h.Meta.Judge.FailOn = t.opts.FailOn
 	h.Meta.Nemesis = windows
+	h.Meta.BitRecorded = t.ropts.Sender == nil // the runner's client records Attempt.Bit
+	h.Meta.Calibration = t.calibration
 	switch {
 	case err == nil:
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:

@@ -26,6 +26,12 @@
 // A Limit bounds a request in time without a timer per request: the
 // runner keeps one per worker and sets its deadline at each send.
 //
+// A Gate (WithGate) synchronises several requests on their last byte: each
+// is written but its last byte and held, then Open writes all the last
+// bytes in one loop, so that the requests complete at the server within
+// microseconds of each other (the duplicate fault's copies). Holds says
+// which requests it can hold; the others pass the Gate unheld.
+//
 // It never sends a request twice: an error after the first byte was
 // written is returned as it is. Errors that certainly happened before a
 // byte was written (a dial failure, a context already done, a write that

@@ -109,17 +109,24 @@ func (t *Transport) CloseIdleConnections() {
 var bufs = sync.Pool{New: func() any { b := make([]byte, 0, 1<<10); return &b }}
 
 // RoundTrip implements http.RoundTripper. It never sends req twice.
+//
+// A request sent with a Gate (WithGate) is written but its last byte and
+// held until the Gate opens; one that cannot be held passes the Gate.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	g := gateOf(ctx)
 	if !t.handles(req) {
+		g.pass()
 		return t.viaFallback(req)
 	}
-	ctx := req.Context()
 	if ctx.Err() != nil {
+		g.pass()
 		closeBody(req)
 		return nil, unsent(context.Cause(ctx))
 	}
 	l := limitOf(ctx)
 	if l != nil && !time.Now().Before(l.Deadline) {
+		g.pass()
 		closeBody(req)
 		return nil, unsent(l.err())
 	}
@@ -128,6 +135,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	head, ok := appendHead((*buf)[:0], req, closeAfter)
 	if !ok {
 		bufs.Put(buf)
+		g.pass()
 		return t.viaFallback(req)
 	}
 	// A request whose body is in memory (or absent) is one message,
@@ -137,13 +145,21 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// streamed, on a connection checked before.
 	msg, inline, err := message(head, req)
 	if err != nil {
+		g.pass()
 		putBuf(buf, msg)
 		return nil, unsent(err)
 	}
+	if g != nil && !inline {
+		g.pass() // a streamed body is not held
+		g = nil
+	}
 	p := t.pool(req.URL.Host)
 	for {
-		c, err := p.get(ctx, l, !inline)
+		// A held request is not written by writeWait, which checks a
+		// reused connection: it is checked when taken.
+		c, err := p.get(ctx, l, !inline || g != nil)
 		if err != nil {
+			g.pass()
 			putBuf(buf, msg)
 			if !inline {
 				closeBody(req)
@@ -151,6 +167,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, unsent(cause(ctx, err))
 		}
 		if !c.watch(ctx, l) {
+			g.pass()
 			putBuf(buf, msg)
 			if !inline {
 				closeBody(req)
@@ -159,7 +176,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, unsent(context.Cause(ctx))
 		}
 		var n int
-		if inline {
+		if g != nil {
+			n, err = c.writeHeld(ctx, msg, g)
+			putBuf(buf, msg)
+		} else if inline {
 			n, err = c.writeWait(msg)
 			if err == errStale {
 				c.finish(false)
