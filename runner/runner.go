@@ -250,6 +250,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 	}
 	if p := r.replay; p != nil {
 		p.wg.Wait()
+		r.minted.replayed(p.all)
 		ws = append(ws, p.all...)
 	}
 	h.Meta.Ended = now()
@@ -340,6 +341,7 @@ type run struct {
 	replay    *replayer       // operation.replay; nil for none
 	keyHeader string
 	keyField  string
+	minted    *fromAnswer // operation.key.from_answer; nil for none
 	before    *scenarios.Template
 	capture   []namedPath
 	users     []string
@@ -392,16 +394,24 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 	if b := sc.Operation.Before; b != nil {
 		reqs = append(reqs, b.Request)
 	}
-	if r.Client, err = newClient(ClientOptions{Targets: r.targets, Requests: reqs, RequestTimeout: opts.RequestTimeout,
-		MaxBody: opts.MaxBody, Fields: sc.Response.Fields, Volatile: sc.Response.Volatile, RedactPath: opts.RedactPath}); err != nil {
+	fields := sc.Response.Fields
+	if r.minted, fields, err = newFromAnswer(sc.Operation.Key, fields, opts.Sender != nil); err != nil {
 		return nil, err
 	}
+	if r.Client, err = newClient(ClientOptions{Targets: r.targets, Requests: reqs, RequestTimeout: opts.RequestTimeout,
+		MaxBody: opts.MaxBody, Fields: fields, Volatile: sc.Response.Volatile, RedactPath: opts.RedactPath}); err != nil {
+		return nil, err
+	}
+	r.headers = r.minted.answerHeaders()
 	env := r.keep.env(opts.Env)
 	if r.retryOn, err = newRetryOn(sc.Retry.On); err != nil {
 		return nil, err
 	}
 	if sc.Operation.Key.None {
 		r.keyHeader, r.keyField = "", ""
+	}
+	if r.minted != nil && r.keyHeader == "" && r.keyField == "" {
+		r.keyHeader = r.minted.sendIn
 	}
 	if r.load.Ops <= 0 && r.load.Duration <= 0 {
 		return nil, errors.New("load: set ops or duration (or both), or the load never ends")
