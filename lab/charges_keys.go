@@ -11,9 +11,9 @@ import (
 	"crypto/rand"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
-	"time"
 )
 
 // keyOptional reports whether a protected charge may come without a key:
@@ -207,15 +207,16 @@ func keyOf(ck string) (KeyID, bool) {
 	return KeyID{User: user, Key: k}, err == nil
 }
 
-// chargeNarrowRace is the narrow-race bug: the key is looked up, and only
-// a moment later (NarrowWindow) marked in flight, unconditionally. A copy
-// that arrives after the mark gets 409 or the replay; copies that arrive
-// within the moment all pass the check and all charge.
+// chargeNarrowRace is the narrow-race bug: the key is looked up, the
+// goroutine yields, and only then is the key marked in flight,
+// unconditionally, a roundtrip to the ledger later. A copy that arrives
+// after the mark gets 409 or the replay; copies that arrive within those
+// microseconds all pass the check and all charge.
 func (s *Server) chargeNarrowRace(ctx context.Context, w http.ResponseWriter, op chargeOp) {
 	if !s.lookedUp(ctx, w, op) {
 		return
 	}
-	time.Sleep(NarrowWindow)
+	runtime.Gosched()
 	if err := s.ledger.PutKey(ctx, KeyRecord{ID: op.id, Fingerprint: op.fp, State: KeyInFlight,
 		ExpiresAt: s.now().Add(s.lockTTL)}); err != nil {
 		s.unavailable(w, "put key", err)

@@ -167,11 +167,12 @@
 //	                 Idempotency-Optional: true, and then it is charged on
 //	                 its own. charges-keyless (keyless charges of two users,
 //	                 counted by customer at the processor) → exactly_once.
-//	narrow-race      the key is looked up, and only NarrowWindow (0.1 ms)
-//	                 later marked in flight, unconditionally: copies that
-//	                 arrive within that moment all charge, later ones get
-//	                 409 or the replay. charges-duplicate (duplicate copies
-//	                 sent at once) → at_most_once, on some ops of a run.
+//	narrow-race      the key is looked up, the goroutine yields, and the
+//	                 key is marked in flight, unconditionally, a store
+//	                 roundtrip later: copies that arrive within those
+//	                 microseconds all charge, later ones get 409 or the
+//	                 replay. charges-duplicate (four copies sent at once)
+//	                 → at_most_once, on some ops of a run.
 //	crash-stuck      an in-flight record carries the key's 24 h retention
 //	                 as its lease, not the lock's: a request cut by a crash
 //	                 (Running.Crash, then Restart on the same backends)

@@ -149,9 +149,9 @@ const (
 	// BugKeylessShared deduplicates keyless requests by their path: every
 	// keyless charge, whoever sends it, gets the first one's answer.
 	BugKeylessShared = "keyless-shared"
-	// BugNarrowRace checks the key, yields for a moment (NarrowWindow)
-	// and only then marks it in flight: copies that arrive within that
-	// moment both charge.
+	// BugNarrowRace checks the key, yields the processor to other
+	// goroutines and only then marks it in flight: copies that arrive
+	// within that moment (microseconds, a store roundtrip) both charge.
 	BugNarrowRace = "narrow-race"
 	// BugCrashStuck gives an in-flight record the key's retention as its
 	// lease: a request cut by a crash leaves its key answering 409 for
@@ -166,10 +166,6 @@ const (
 	KeyTruncateLen = 32
 	// RetentionKeys is how many keys the retention-by-count bug keeps.
 	RetentionKeys = 100
-	// NarrowWindow is the narrow-race bug's pause between the check and
-	// the write of the in-flight record: far shorter than a charge, so
-	// only copies that arrive within it race.
-	NarrowWindow = 100 * time.Microsecond
 )
 
 // OptionalKeyHeader, set to "true" on a protected charge without an
@@ -213,7 +209,7 @@ var bugs = []BugInfo{
 	{BugRetentionByCount, "the store keeps only the last 100 keys: a retry after 100 other keys charges again"},
 	{BugSharedRecord, "concurrent requests with different keys overwrite one shared in-flight record: a charge completes under another key, and its own retry charges again"},
 	{BugKeylessShared, "keyless charges (Idempotency-Optional: true) share one record per path: every customer after the first is served the first one's charge"},
-	{BugNarrowRace, "check-then-act with a window of 0.1 ms: copies that arrive within it both charge"},
+	{BugNarrowRace, "check-then-act with a window of microseconds (a yield and a store roundtrip): copies that arrive within it both charge"},
 	{BugCrashStuck, "an in-flight record carries the key's 24 h retention as its lease: a request cut by a crash leaves its key answering 409, restarts included"},
 }
 
