@@ -367,3 +367,62 @@ func TestEveryBugHasACatcher(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyFromAnswerOnMintingLab: against a lab that mints its own keys
+// (server-minted-key), late replays that send the client's own key charge
+// again, and the evidence shows the key the server answered; replays that
+// send the key the server answered (operation.key.from_answer) are
+// deduplicated, whether the first attempt sent a key of its own or none.
+func TestKeyFromAnswerOnMintingLab(t *testing.T) {
+	if testing.Short() {
+		t.Skip("detection matrix: skipped with -short")
+	}
+	url := startTestLab(t, memoryBackend(), "server-minted-key")
+	for _, c := range []struct {
+		name, key string
+		want      ExitCode
+	}{
+		{"own key", "{header: Idempotency-Key}", ExitFailed},
+		{"from the answer", "{header: Idempotency-Key, from_answer: {header: Idempotency-Key}}", ExitOK},
+		{"from the answer, none first", "{from_answer: {header: Idempotency-Key}}", ExitOK},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			file := filepath.Join(t.TempDir(), "minted.yaml")
+			src := strings.ReplaceAll(mintedScenario, "KEY", c.key)
+			if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			code, sum, out := runBuiltinOn(t, []string{url}, file, 1, 0)
+			if code != c.want {
+				t.Fatalf("key %s: exit %d, want %d\n%s", c.key, code, c.want, out)
+			}
+			if c.want == ExitFailed {
+				wantFailed(t, "server-minted-key", file, checks.AtMostOnce, sum, out)
+				if !strings.Contains(out, "[Idempotency-Key: mk_") {
+					t.Errorf("the evidence does not show the minted key:\n%s", out)
+				}
+			}
+		})
+	}
+}
+
+// mintedScenario charges 40 times and replays each charge once; KEY is
+// where its key goes.
+const mintedScenario = `name: minted
+operation:
+  path: /charges
+  headers: {Authorization: "Bearer alice"}
+  body: '{"amount":100,"currency":"usd","customer":"cus_{{.Seq}}"}'
+  key: KEY
+  replay: {count: 1, after: 10ms}
+load: {ops: 40, concurrency: 4}
+oracles:
+  - name: ledger
+    effects: {bulk: {path: /charges/counts, value: $.counts}}
+  - name: processor
+    effects: {bulk: {path: /processor/charges/counts, value: $.counts}}
+invariants:
+  - {check: exactly_once, oracle: ledger}
+  - {check: at_most_once, oracle: processor}
+`
