@@ -189,6 +189,15 @@ var ErrTarget = errors.New("target unreachable")
 //   - an op's key is operation.key.value rendered with .Seq and .User (a
 //     key that does not render ends the op like a request that does not),
 //     else a UUID drawn from the seed and the scenario's name;
+//   - with operation.key.from_answer, an attempt after an answer that
+//     carried a key (in a header, or at a JSONPath of the body) sends that
+//     key, and so do the replays; the first sends the op's key only when
+//     key.header or key.body_field is set. Each answer's key is kept in
+//     Attempt.Fields as history.MintedKeyField; the op keeps its own key;
+//   - the answers' Location, Idempotency-Key, Idempotent-Replayed and
+//     Retry-After headers (and from_answer's header) are kept in
+//     Attempt.Headers, as evidence; an answer with none of them keeps
+//     nothing;
 //   - with operation.replay, each op's first 2xx is followed by
 //     replay.count replays, recorded as further attempts of the op with
 //     Fault history.FaultReplay (the same request) or history.FaultMismatch (replay.body),
