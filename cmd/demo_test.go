@@ -18,7 +18,7 @@ func TestDemo(t *testing.T) {
 	if r.code != ExitOK {
 		t.Fatalf("demo: exit %d, want 0\n%s%s", r.code, r.out, r.err)
 	}
-	for _, want := range []string{"14 of 14 expectations met", "caught ✓", "held ✓", "customers charged more than once", "likes 0 →", "OVERHEAD"} {
+	for _, want := range []string{"19 of 19 expectations met", "caught ✓", "held ✓", "customers charged more than once", "likes 0 →", "OVERHEAD"} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, r.out)
 		}
@@ -34,8 +34,8 @@ func TestDemo(t *testing.T) {
 	if c.code != ExitOK {
 		t.Fatalf("check %s: exit %d, want 0\n%s%s", dir, c.code, c.out, c.err)
 	}
-	if n := strings.Count(c.out, "result: MET"); n != 14 {
-		t.Errorf("check of the demo dir judged %d runs met, want 14\n%s", n, c.out)
+	if n := strings.Count(c.out, "result: MET"); n != 19 {
+		t.Errorf("check of the demo dir judged %d runs met, want 19\n%s", n, c.out)
 	}
 	if e := runMain(t, nil, "check", t.TempDir()); e.code != ExitUsage || !strings.Contains(e.err, "no saved run") {
 		t.Errorf("check of an empty dir: exit %d, stderr %q", e.code, e.err)

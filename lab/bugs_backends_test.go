@@ -192,7 +192,7 @@ func backendBugProbes() []bugProbe {
 // runBugProbes runs each backend probe on the correct lab and on the lab
 // with its bug, each on fresh backends from open.
 func runBugProbes(t *testing.T, open func(t *testing.T, cfg Config) *bugLab) {
-	for _, tt := range backendBugProbes() {
+	for _, tt := range append(backendBugProbes(), keyBugProbes()...) {
 		t.Run(tt.bug, func(t *testing.T) {
 			t.Parallel()
 			for _, withBug := range []bool{false, true} {

@@ -238,9 +238,10 @@ func TestSeededBugs(t *testing.T) {
 			}
 		})
 	}
-	for _, p := range backendBugProbes() { // run by TestSeededBugsMemory and TestSeededBugsRedisPostgres
+	for _, p := range append(backendBugProbes(), keyBugProbes()...) { // run by TestSeededBugsMemory and TestSeededBugsRedisPostgres
 		covered[p.bug] = true
 	}
+	covered[BugCrashStuck] = true // TestCrashStuck
 	for _, b := range Bugs() {
 		if !covered[b.Name] {
 			t.Errorf("bug %s has no probe", b.Name)

@@ -18,7 +18,8 @@ func (s *Server) handleChargesCreate() http.HandlerFunc {
 			return
 		}
 		key, err := idempotencyKey(r.Header)
-		if err != nil {
+		keyless := errors.Is(err, errKeyMissing) && s.keyOptional(r)
+		if err != nil && !keyless {
 			if errors.Is(err, errKeyLong) && s.bugs[BugLongKey500] {
 				s.log.Warn("seeded bug: a long key overflows the key column", "bug", BugLongKey500)
 				problem(w, http.StatusInternalServerError, "internal error",
@@ -28,21 +29,31 @@ func (s *Server) handleChargesCreate() http.HandlerFunc {
 			problem(w, http.StatusBadRequest, "invalid idempotency key", err.Error())
 			return
 		}
+		user := principal(r)
 		req, fp, err := decodeCharge(w, r, s.bugs[BugRawFingerprint])
 		if err != nil {
+			if s.bugs[BugBurntKey] && !keyless && storableText("the bearer token", user) == nil {
+				s.burn(context.WithoutCancel(r.Context()), s.newChargeOp(user, key, chargeRequest{}, ""))
+			}
 			problem(w, http.StatusBadRequest, "invalid charge", err.Error())
 			return
 		}
-		user := principal(r)
 		if err := storableText("the bearer token", user); err != nil {
 			problem(w, http.StatusBadRequest, "invalid authorization", err.Error())
 			return
 		}
-		op := s.newChargeOp(user, key, req, fp)
-		op.noCache = strings.Contains(strings.ToLower(r.Header.Get("Cache-Control")), "no-cache")
 		// From here on the work finishes even if the client goes away: a
 		// timed-out request still completes, as it would in production.
 		ctx := context.WithoutCancel(r.Context())
+		if keyless && !s.bugs[BugServerMintedKey] {
+			s.chargeKeyless(ctx, w, r, user, req, fp)
+			return
+		}
+		op := s.newChargeOp(user, key, req, fp)
+		op.noCache = strings.Contains(strings.ToLower(r.Header.Get("Cache-Control")), "no-cache")
+		if s.bugs[BugServerMintedKey] {
+			s.mintKey(w, &op)
+		}
 		switch {
 		case s.bugs[BugCheckThenAct]:
 			s.chargeCheckThenAct(ctx, w, op)
@@ -50,6 +61,10 @@ func (s *Server) handleChargesCreate() http.HandlerFunc {
 			s.chargeNotAtomic(ctx, w, op)
 		case s.bugs[BugInProcessLock]:
 			s.chargeInProcessLock(ctx, w, op)
+		case s.bugs[BugSharedRecord]:
+			s.chargeSharedRecord(ctx, w, op)
+		case s.bugs[BugNarrowRace]:
+			s.chargeNarrowRace(ctx, w, op)
 		default:
 			s.chargeProtected(ctx, w, op)
 		}
@@ -66,7 +81,7 @@ func (s *Server) chargeProtected(ctx context.Context, w http.ResponseWriter, op 
 	}
 	released := false // the lock went with the stored response (Complete)
 	defer func() {
-		if !released {
+		if !released && !s.halted.Load() {
 			s.unlock(ctx, op.ck, token)
 		}
 	}()
@@ -74,9 +89,10 @@ func (s *Server) chargeProtected(ctx context.Context, w http.ResponseWriter, op 
 	now := s.now()
 	lease := s.lockTTL
 	skip := s.bugs[BugNoCacheSkips] && op.noCache
-	if s.bugs[BugStuckKey] || skip {
+	if s.bugs[BugStuckKey] || skip || s.bugs[BugCrashStuck] {
 		// The bug's in-flight record is written as the completed key will
-		// be, with the key's retention: nothing but success clears it.
+		// be, with the key's retention: nothing but success clears it
+		// (crash-stuck: a crash leaves it for that long).
 		lease = s.keyTTL
 	}
 	rec, created, err := s.ledger.BeginKey(ctx, KeyRecord{
@@ -278,9 +294,16 @@ func (s *Server) charge(ctx context.Context, w http.ResponseWriter, op chargeOp)
 		FailFirst:      op.flaky,
 	}); err != nil {
 		s.log.Warn("processor failed", "err", err)
+		if s.halted.Load() {
+			return Charge{}, Response{}, nil, false
+		}
 		p := problemDetails{Type: "about:blank", Title: "card processor failed", Status: http.StatusBadGateway, Detail: err.Error()}
 		writeProblem(w, p)
 		return Charge{}, Response{}, &Response{Status: p.Status, Body: problemBody(p)}, false
+	}
+	if s.halted.Load() {
+		// The process died during the charge: nothing more is written.
+		return Charge{}, Response{}, nil, false
 	}
 	ch = s.newCharge(id, op.key, op.req)
 	body, err := marshal(chargeView(ch, false))
@@ -323,6 +346,8 @@ func (s *Server) execute(ctx context.Context, w http.ResponseWriter, op chargeOp
 	ch, resp, failed, ok := s.charge(ctx, w, op)
 	if !ok {
 		switch {
+		case s.halted.Load():
+			// A crash: the key record stays as it is (in flight).
 		case s.bugs[BugStuckKey]:
 			s.log.Warn("seeded bug: failed charge leaves its key in flight", "key", op.key, "bug", BugStuckKey)
 		case s.bugs[BugCacheErrors] && failed != nil:
@@ -342,7 +367,8 @@ func (s *Server) execute(ctx context.Context, w http.ResponseWriter, op chargeOp
 		s.chargeThen4xx(ctx, w, op, ch, owner)
 		return
 	}
-	if err := s.ledger.CompleteCharge(ctx, s.completedRecord(op, ch.ID, owner, resp), ch); err != nil {
+	rec := s.completedRecord(op, ch.ID, owner, resp)
+	if err := s.ledger.CompleteCharge(ctx, rec, ch); err != nil {
 		if errors.Is(err, ErrKeyLost) {
 			s.log.Warn("idempotency key lost while charging", "charge", ch.ID)
 			inFlight(w)
@@ -353,6 +379,9 @@ func (s *Server) execute(ctx context.Context, w http.ResponseWriter, op chargeOp
 			s.unavailable(w, "complete charge", err)
 			return
 		}
+	}
+	if s.bugs[BugRetentionByCount] {
+		s.retain(ctx, op, rec)
 	}
 	if !s.bugs[BugKeyOnly] {
 		released = s.complete(ctx, op, resp, owner)
@@ -365,7 +394,7 @@ func (s *Server) execute(ctx context.Context, w http.ResponseWriter, op chargeOp
 // roundtrip, releases the lock held by token; it reports whether it did.
 func (s *Server) complete(ctx context.Context, op chargeOp, resp Response, token string) bool {
 	c, ok := s.cache.(completer)
-	if !ok || token == "" {
+	if !ok || token == "" || s.bugs[BugRetentionByCount] {
 		s.cachePut(ctx, op, resp)
 		return false
 	}
@@ -428,7 +457,12 @@ func (s *Server) newCharge(id, key string, req chargeRequest) Charge {
 // payload always differs; the mismatch-400 bug answers 400 instead of 422;
 // the replay-other-body bug re-encodes a stored charge.
 func (s *Server) replay(ctx context.Context, w http.ResponseWriter, op chargeOp, fp string, resp *Response) {
-	mismatch := fp != op.fp || s.bugs[BugReplayMismatchStatus]
+	if fp == burntFingerprint && resp != nil {
+		// A key the burnt-key bug burnt: its 412, whatever is sent.
+		writeResponse(w, *resp, false)
+		return
+	}
+	mismatch := (fp != op.fp || s.bugs[BugReplayMismatchStatus]) && !op.anyPayload
 	if mismatch && !s.bugs[BugNoFingerprint] {
 		if s.bugs[BugMismatch400] {
 			problem(w, http.StatusBadRequest, "invalid request", "this Idempotency-Key has already been used")
@@ -440,6 +474,9 @@ func (s *Server) replay(ctx context.Context, w http.ResponseWriter, op chargeOp,
 	}
 	if resp != nil && s.bugs[BugReplayOtherBody] {
 		resp = reencoded(*resp, op.key)
+	}
+	if s.bugs[BugRetentionByCount] {
+		s.recent.touch(op.ck)
 	}
 	if resp == nil {
 		id, err := s.ledger.NextChargeID(ctx)
@@ -458,6 +495,9 @@ func (s *Server) replay(ctx context.Context, w http.ResponseWriter, op chargeOp,
 }
 
 func (s *Server) cachePut(ctx context.Context, op chargeOp, resp Response) {
+	if s.bugs[BugRetentionByCount] {
+		return // the bug's keys live in the ledger alone, counted
+	}
 	// The ledger is the source of truth: a failed cache write only costs a
 	// later cache miss.
 	if err := s.cache.Put(ctx, op.ck, Entry{Fingerprint: op.fp, Response: resp}, s.keyTTL); err != nil {
@@ -492,8 +532,12 @@ func (s *Server) chargeNaive(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusBadRequest, "invalid idempotency key", err.Error())
 		return
 	}
-	op := chargeOp{key: key, fp: fp, req: req}
-	ctx := context.WithoutCancel(r.Context())
+	s.chargeOnce(context.WithoutCancel(r.Context()), w, chargeOp{key: key, fp: fp, req: req})
+}
+
+// chargeOnce charges op with no key record: the naive endpoint, and a
+// keyless charge that opted out of deduplication.
+func (s *Server) chargeOnce(ctx context.Context, w http.ResponseWriter, op chargeOp) {
 	ch, resp, _, ok := s.charge(ctx, w, op)
 	if !ok {
 		return

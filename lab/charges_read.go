@@ -87,18 +87,28 @@ func (s *Server) handleChargesCounts() http.HandlerFunc {
 
 func (s *Server) handleProcessorChargesList() http.HandlerFunc {
 	type answer struct {
-		IdempotencyKey string                `json:"idempotency_key"`
+		IdempotencyKey string                `json:"idempotency_key,omitempty"`
+		Customer       string                `json:"customer,omitempty"`
 		Count          int                   `json:"count"`
 		Charges        []processorChargeJSON `json:"charges"`
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
-		key := r.URL.Query().Get("idempotency_key")
-		if key == "" {
-			problem(w, http.StatusBadRequest, "missing idempotency_key", "GET /processor/charges needs ?idempotency_key=K")
+		key, customer := r.URL.Query().Get("idempotency_key"), r.URL.Query().Get("customer")
+		var rows []ProcessorCharge
+		switch {
+		case key != "":
+			rows = s.proc.Charges(key)
+		case customer != "":
+			// keyless charges carry no key: they are counted by customer
+			rows = s.proc.ChargesFor(customer)
+		default:
+			problem(w, http.StatusBadRequest, "missing idempotency_key", "GET /processor/charges needs ?idempotency_key=K or ?customer=C")
 			return
 		}
-		rows := s.proc.Charges(key)
-		a := answer{IdempotencyKey: key, Count: len(rows), Charges: make([]processorChargeJSON, len(rows))}
+		a := answer{IdempotencyKey: key, Customer: customer, Count: len(rows), Charges: make([]processorChargeJSON, len(rows))}
+		if key != "" {
+			a.Customer = ""
+		}
 		for i, c := range rows {
 			a.Charges[i] = processorChargeJSON{
 				ID:             c.ID,

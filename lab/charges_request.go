@@ -90,6 +90,9 @@ type chargeOp struct {
 	// noCache: the request carried Cache-Control: no-cache (read only by
 	// the no-cache-skips bug).
 	noCache bool
+	// anyPayload: a replay answers whatever the payload (the
+	// keyless-shared bug's record stands for every keyless request).
+	anyPayload bool
 }
 
 func (s *Server) newChargeOp(user, key string, req chargeRequest, fp string) chargeOp {
@@ -100,8 +103,12 @@ func (s *Server) newChargeOp(user, key string, req chargeRequest, fp string) cha
 	if s.bugs[BugContentDedup] {
 		op.id.Key = "payload:" + fp
 	}
+	if s.bugs[BugKeyTruncate] {
+		op.id.Key = truncate(op.id.Key, KeyTruncateLen)
+	}
 	if s.bugs[BugCheckThenAct] || s.bugs[BugNotAtomic] || s.bugs[BugShortTTL] ||
-		s.bugs[BugChargeThen4xx] || s.bugs[BugInProcessLock] {
+		s.bugs[BugChargeThen4xx] || s.bugs[BugInProcessLock] || s.bugs[BugRetentionByCount] ||
+		s.bugs[BugSharedRecord] || s.bugs[BugNarrowRace] {
 		op.forward = false
 	}
 	if s.flakyEvery > 0 {
@@ -109,10 +116,13 @@ func (s *Server) newChargeOp(user, key string, req chargeRequest, fp string) cha
 		h.Write([]byte(op.id.User + "\x00" + op.id.Key))
 		op.flaky = h.Sum64()%s.flakyEvery == 0
 	}
-	// The user is escaped so it cannot hold the separator.
-	op.ck = url.QueryEscape(op.id.User) + "|" + op.id.Key
+	op.ck = cacheKey(op.id)
 	return op
 }
+
+// cacheKey names id in the cache. The user is escaped so it cannot hold
+// the separator.
+func cacheKey(id KeyID) string { return url.QueryEscape(id.User) + "|" + id.Key }
 
 func (op chargeOp) dedupKey(chargeID string) string {
 	if op.forward {

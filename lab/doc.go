@@ -118,6 +118,69 @@
 //	                 two processor charges (under fresh processor dedup keys;
 //	                 Config.Processor lets the labs share one processor).
 //
+// The bugs of how keys are named, kept and claimed (charges_keys.go), and
+// the built-in scenario that catches each (cmd/lab_matrix_test.go):
+//
+//	burnt-key        a first request refused 400 (an invalid body) burns its
+//	                 key: the key is recorded as used with a stored 412, and
+//	                 every later request with it, the corrected one too,
+//	                 gets that 412 and is never charged. The correct lab
+//	                 records nothing for a refused request: the corrected
+//	                 retry charges once. charges-burnt-key (its first
+//	                 attempts send an invalid body, retried corrected) →
+//	                 the error_rate threshold today, processes once it lands.
+//	key-truncate     keys are cut to 32 characters (KeyTruncateLen) before
+//	                 the lookup: a key equal to an earlier one on those gets
+//	                 the earlier key's record (a replay of its charge with
+//	                 the same body, 422 with another), never a charge of its
+//	                 own. charges-long-keys (keys sharing a 40-character
+//	                 prefix, one body) → exactly_once (acknowledged keys
+//	                 with no effect).
+//	server-minted-key the client's key is ignored: the server mints its own
+//	                 ("mk_" and 26 characters), answers it in the
+//	                 Idempotency-Key header and deduplicates by it alone. A
+//	                 retry with the client's key charges again; a retry
+//	                 carrying the minted key is deduplicated. A key is
+//	                 optional. The ledger row keeps the client's key as
+//	                 sent (the minted one when none was sent).
+//	                 charges-lost-ack (the client's key) → at_most_once;
+//	                 charges-minted-key (operation.key.from_answer: retries
+//	                 and replays carry the minted key) is deduplicated on
+//	                 every retry it heard the key for, and charged again
+//	                 where a drop_ack hid it → at_most_once.
+//	retention-by-count the store keeps the last 100 keys (RetentionKeys),
+//	                 an LRU in the process; the key it pushes out is
+//	                 expired in the ledger, and nothing is cached, so its
+//	                 retry charges again. charges-replay (200 keys, each
+//	                 replayed 1.5 s later) → at_most_once.
+//	shared-record    every request overwrites one shared in-flight record
+//	                 with its key; the charge completes under the key that
+//	                 record names by then, another request's when one came
+//	                 in meanwhile. Its own key is left with no record: its
+//	                 retry charges again (and the other key's retry gets
+//	                 this answer). charges-lost-ack (16 at once, lost
+//	                 answers retried) → at_most_once.
+//	keyless-shared   keyless charges are deduplicated by method and path
+//	                 alone: the first one is charged, every later one, any
+//	                 user's, any customer's, is served its answer. Without
+//	                 the bug a keyless charge is refused 400 unless it sends
+//	                 Idempotency-Optional: true, and then it is charged on
+//	                 its own. charges-keyless (keyless charges of two users,
+//	                 counted by customer at the processor) → exactly_once.
+//	narrow-race      the key is looked up, the goroutine yields, and the
+//	                 key is marked in flight, unconditionally, a store
+//	                 roundtrip later: copies that arrive within those
+//	                 microseconds all charge, later ones get 409 or the
+//	                 replay. charges-duplicate (four copies sent at once)
+//	                 → at_most_once, on some ops of a run.
+//	crash-stuck      an in-flight record carries the key's 24 h retention
+//	                 as its lease, not the lock's: a request cut by a crash
+//	                 (Running.Crash, then Restart on the same backends)
+//	                 leaves its key answering 409 for a day. The correct lab
+//	                 answers 409 for the lock's lease (Config.LockTTL), then
+//	                 charges the retry once. Caught by a run only with a
+//	                 nemesis that kills the lab mid-request → settles.
+//
 // The bugs an audit check catches (idemcheck audit, docs/audit.md), and
 // what the check sees:
 //

@@ -193,6 +193,20 @@ func (p *Processor) Charges(key string) []ProcessorCharge {
 	return out
 }
 
+// ChargesFor returns the real charges for customer, in order; an empty
+// (non-nil) slice if none.
+func (p *Processor) ChargesFor(customer string) []ProcessorCharge {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := []ProcessorCharge{}
+	for _, c := range p.charges {
+		if c.Customer == customer {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // Counts returns the number of real charges per client key, charges with no
 // client key left out.
 func (p *Processor) Counts() map[string]int {

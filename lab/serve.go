@@ -16,7 +16,8 @@ type Running struct {
 	// URLs are every instance's base URL, URL first.
 	URLs []string
 
-	stops         []func()
+	srvs          []*Server
+	served        []*served
 	closeBackends func()
 }
 
@@ -36,7 +37,7 @@ func Start(ctx context.Context, cfg Config, b Backends, n int, addr string) (*Ru
 	if err != nil {
 		return nil, err
 	}
-	r := &Running{closeBackends: closeBackends}
+	r := &Running{closeBackends: closeBackends, srvs: srvs}
 	for i, srv := range srvs {
 		if i > 0 {
 			host, _, err := net.SplitHostPort(addr)
@@ -45,13 +46,13 @@ func Start(ctx context.Context, cfg Config, b Backends, n int, addr string) (*Ru
 			}
 			addr = net.JoinHostPort(host, "0")
 		}
-		url, stop, err := serveOn(srv, addr)
+		sv, err := serveOn(srv, addr)
 		if err != nil {
 			r.Stop()
 			return nil, err
 		}
-		r.stops = append(r.stops, stop)
-		r.URLs = append(r.URLs, url)
+		r.served = append(r.served, sv)
+		r.URLs = append(r.URLs, "http://"+sv.addr)
 	}
 	r.URL = r.URLs[0]
 	return r, nil
@@ -59,30 +60,80 @@ func Start(ctx context.Context, cfg Config, b Backends, n int, addr string) (*Ru
 
 // Stop shuts every instance down, then closes the backends.
 func (r *Running) Stop() {
-	for i := len(r.stops) - 1; i >= 0; i-- {
-		r.stops[i]()
+	for i := len(r.served) - 1; i >= 0; i-- {
+		r.served[i].stop()
 	}
 	r.closeBackends()
 }
 
-// serveOn serves srv on addr until stop is called.
-func serveOn(srv http.Handler, addr string) (url string, stop func(), err error) {
+// Crash stops every instance as a killed process stops: its connections
+// are closed at once, answered or not, and a request in flight stops
+// before its next write (a charge the card processor made stays without
+// its ledger row, its key record as it was: in flight). The backends stay
+// open, with everything they hold, the memory ones too: Restart serves
+// them again.
+func (r *Running) Crash() {
+	for _, srv := range r.srvs {
+		srv.halted.Store(true)
+	}
+	for i := len(r.served) - 1; i >= 0; i-- {
+		r.served[i].kill()
+	}
+}
+
+// Restart serves new instances of the lab, configured as before, on the
+// same backends (what they hold kept, in memory too), the same card
+// processor and the same addresses, after a Crash (or a Stop of the HTTP
+// side alone). Its errors are a *ListenError.
+func (r *Running) Restart() error {
+	for i, srv := range r.srvs {
+		ns, err := srv.restarted()
+		if err != nil {
+			return err
+		}
+		sv, err := serveOn(ns, r.served[i].addr)
+		if err != nil {
+			return err
+		}
+		r.srvs[i], r.served[i] = ns, sv
+	}
+	return nil
+}
+
+// served is one instance's HTTP server.
+type served struct {
+	addr string // host:port
+	hs   *http.Server
+	done chan struct{}
+}
+
+// serveOn serves srv on addr until it is stopped or killed.
+func serveOn(srv http.Handler, addr string) (*served, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return "", nil, &ListenError{err}
+		return nil, &ListenError{err}
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
-	done := make(chan struct{})
+	sv := &served{addr: ln.Addr().String(), done: make(chan struct{}),
+		hs: &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}}
 	go func() {
-		defer close(done)
-		_ = hs.Serve(ln)
+		defer close(sv.done)
+		_ = sv.hs.Serve(ln)
 	}()
-	return "http://" + ln.Addr().String(), func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-		<-done
-	}, nil
+	return sv, nil
+}
+
+// stop shuts the server down, letting the requests in flight finish.
+func (sv *served) stop() {
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = sv.hs.Shutdown(sctx)
+	<-sv.done
+}
+
+// kill closes the listener and every connection at once.
+func (sv *served) kill() {
+	_ = sv.hs.Close()
+	<-sv.done
 }
 
 // InstancesFor is how many instances of the lab show bugs: two under the

@@ -129,7 +129,51 @@ const (
 	// idempotency key added, fields in another order) instead of the
 	// stored response.
 	BugReplayOtherBody = "replay-other-body"
+	// BugBurntKey burns a key whose first request was refused with a 4xx
+	// (an invalid body): every later request with it, a corrected one
+	// too, gets 412 and is never charged.
+	BugBurntKey = "burnt-key"
+	// BugKeyTruncate cuts keys to KeyTruncateLen characters before the
+	// lookup: two keys equal on those collide.
+	BugKeyTruncate = "key-truncate"
+	// BugServerMintedKey ignores the client's key and mints one of its
+	// own, returned in the Idempotency-Key answer header; only a request
+	// carrying a minted key is deduplicated.
+	BugServerMintedKey = "server-minted-key"
+	// BugRetentionByCount keeps only the last RetentionKeys keys: a
+	// retry after that many other keys charges again.
+	BugRetentionByCount = "retention-by-count"
+	// BugSharedRecord keeps one in-flight record that every request
+	// overwrites: a request completes under whichever key wrote it last.
+	BugSharedRecord = "shared-record"
+	// BugKeylessShared deduplicates keyless requests by their path: every
+	// keyless charge, whoever sends it, gets the first one's answer.
+	BugKeylessShared = "keyless-shared"
+	// BugNarrowRace checks the key, yields the processor to other
+	// goroutines and only then marks it in flight: copies that arrive
+	// within that moment (microseconds, a store roundtrip) both charge.
+	BugNarrowRace = "narrow-race"
+	// BugCrashStuck gives an in-flight record the key's retention as its
+	// lease: a request cut by a crash leaves its key answering 409 for
+	// that long, restarts included.
+	BugCrashStuck = "crash-stuck"
 )
+
+// Limits of the newer key bugs.
+const (
+	// KeyTruncateLen is how many characters of a key the key-truncate
+	// bug keeps.
+	KeyTruncateLen = 32
+	// RetentionKeys is how many keys the retention-by-count bug keeps.
+	RetentionKeys = 100
+)
+
+// OptionalKeyHeader, set to "true" on a protected charge without an
+// Idempotency-Key, makes the key optional: the correct lab charges such a
+// request on its own, as a client that opts out of deduplication wants
+// (the keyless-shared bug deduplicates it by path instead). Without it a
+// keyless charge is refused 400.
+const OptionalKeyHeader = "Idempotency-Optional"
 
 // BugInfo describes one seeded bug.
 type BugInfo struct {
@@ -159,6 +203,14 @@ var bugs = []BugInfo{
 	{BugCacheErrors, "a failed charge (502) is stored as the key's response: retries get the error replayed, never a new attempt"},
 	{BugQuerySkipsKey, "a charge whose URL has a query string skips the idempotency layer: every call charges"},
 	{BugReplayOtherBody, "a replay answers the charge re-encoded (with its idempotency key, fields reordered) instead of the stored response"},
+	{BugBurntKey, "a first request refused 4xx (an invalid body) burns its key: every later request with it, corrected or not, gets 412 and is never charged"},
+	{BugKeyTruncate, "keys are cut to 32 characters before the lookup: a key equal to another on those gets its record (a replay or 422), never a charge"},
+	{BugServerMintedKey, "the client's key is ignored: the server mints its own (Idempotency-Key answer header) and deduplicates by it only, so a retry with the client's key charges again"},
+	{BugRetentionByCount, "the store keeps only the last 100 keys: a retry after 100 other keys charges again"},
+	{BugSharedRecord, "concurrent requests with different keys overwrite one shared in-flight record: a charge completes under another key, and its own retry charges again"},
+	{BugKeylessShared, "keyless charges (Idempotency-Optional: true) share one record per path: every customer after the first is served the first one's charge"},
+	{BugNarrowRace, "check-then-act with a window of microseconds (a yield and a store roundtrip): copies that arrive within it both charge"},
+	{BugCrashStuck, "an in-flight record carries the key's 24 h retention as its lease: a request cut by a crash leaves its key answering 409, restarts included"},
 }
 
 // ErrUnknownBug is returned (wrapped) by New for a bug name it does not know.
@@ -200,6 +252,15 @@ type Server struct {
 	// key: held by this process only.
 	localMu    sync.Mutex
 	localLocks map[string]bool
+
+	// store is the Cache New was given (cache may wrap it): a restart
+	// serves from it again.
+	store Cache
+	// recent are the retention-by-count bug's kept keys.
+	recent recentKeys
+	// halted is set when the lab is crashed (Running.Crash): a request in
+	// flight stops before its next write, as in a process that died.
+	halted atomic.Bool
 }
 
 // New returns a lab serving from ledger (the database) and cache (the
@@ -208,7 +269,7 @@ func New(cfg Config, ledger Ledger, cache Cache) (*Server, error) {
 	if ledger == nil || cache == nil {
 		return nil, errors.New("lab: ledger and cache are required")
 	}
-	s := &Server{ledger: ledger, cache: cache, bugs: map[string]bool{}, raceWindow: raceWindow}
+	s := &Server{ledger: ledger, cache: cache, store: cache, bugs: map[string]bool{}, raceWindow: raceWindow}
 	known := BugNames()
 	for _, b := range cfg.Bugs {
 		b = strings.TrimSpace(b)
@@ -280,6 +341,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// restarted is a new lab like s, on its backends and its card processor:
+// the process started again after a crash.
+func (s *Server) restarted() (*Server, error) {
+	cfg := s.cfg
+	cfg.Processor = s.proc
+	return New(cfg, s.ledger, s.store)
 }
 
 // Processor returns the lab's card processor (to count real charges).

@@ -53,6 +53,7 @@ type req struct {
 	method, path, user, key, body string
 	noKey                         bool
 	noCache                       bool // sends Cache-Control: no-cache
+	optional                      bool // sends Idempotency-Optional: true
 }
 
 func (tl *testLab) do(t *testing.T, r req) *httptest.ResponseRecorder {
@@ -73,6 +74,9 @@ func serve(h http.Handler, r req, ctx context.Context) *httptest.ResponseRecorde
 	}
 	if r.noCache {
 		hr.Header.Set("Cache-Control", "no-cache")
+	}
+	if r.optional {
+		hr.Header.Set(OptionalKeyHeader, "true")
 	}
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, hr)
@@ -683,8 +687,8 @@ func TestBugs(t *testing.T) {
 			t.Errorf("NewMemory(bug %s): bugs %v, want that one", b.Name, got)
 		}
 	}
-	if len(seen) != 21 {
-		t.Errorf("Bugs() has %d bugs, want 21", len(seen))
+	if len(seen) != 29 {
+		t.Errorf("Bugs() has %d bugs, want 29", len(seen))
 	}
 }
 

@@ -72,7 +72,7 @@ func (o *HTTPEffects) Observe(ctx context.Context, h *history.History) (*history
 	if err != nil {
 		return nil, err
 	}
-	keys, err := distinctKeys(h)
+	keys, m, err := effectKeys(h)
 	if err != nil {
 		return nil, err
 	}
@@ -83,14 +83,14 @@ func (o *HTTPEffects) Observe(ctx context.Context, h *history.History) (*history
 		if err != nil {
 			return nil, err
 		}
-		return o.prior.reading(o.OracleName, all, keys)
+		return m.fold(o.prior.reading(o.OracleName, all, keys))
 	case o.PerKey != nil:
 		effects, err = countEach(ctx, o.OracleName, keys, concurrency(o.Concurrency, len(keys)),
 			func(ctx context.Context, key string) (int64, error) { return o.readKey(ctx, key, p) })
 	default:
 		return nil, fmt.Errorf("oracle %s: neither a per-key nor a bulk request is configured", o.OracleName)
 	}
-	return effectsObservation(o.OracleName, effects, err)
+	return m.fold(effectsObservation(o.OracleName, effects, err))
 }
 
 func (o *HTTPEffects) readKey(ctx context.Context, key string, p *path) (int64, error) {

@@ -121,15 +121,17 @@ func (o *RedisEffects) storeKeys(ctx context.Context, h *history.History) (store
 		if n := strings.Count(pattern, "%s"); n != 1 {
 			return nil, nil, fmt.Errorf("oracle %s: pattern %q has %d %%s, want exactly one (the key)", o.OracleName, o.Pattern, n)
 		}
-		keys, err := distinctKeys(h)
+		keys, m, err := effectKeys(h)
 		if err != nil {
 			return nil, nil, err
 		}
 		storeKeys = make([]string, len(keys))
+		owners = make([]string, len(keys))
 		for i, k := range keys {
 			storeKeys[i] = strings.Replace(pattern, "%s", k, 1)
+			owners[i] = m.owner(k)
 		}
-		return storeKeys, keys, nil
+		return storeKeys, owners, nil
 	}
 	t, err := scenarios.NewText("pattern", pattern, nil)
 	if err != nil {

@@ -76,7 +76,7 @@ func (o *SQLEffects) Before(ctx context.Context) error {
 // out of the observation; with Grouped, so are keys no op of h used (all
 // are kept when h is nil).
 func (o *SQLEffects) Observe(ctx context.Context, h *history.History) (*history.Reading, error) {
-	keys, err := distinctKeys(h)
+	keys, m, err := effectKeys(h)
 	if err != nil {
 		return nil, err
 	}
@@ -87,13 +87,13 @@ func (o *SQLEffects) Observe(ctx context.Context, h *history.History) (*history.
 		if err != nil {
 			return nil, err
 		}
-		return o.prior.reading(o.OracleName, all, keys)
+		return m.fold(o.prior.reading(o.OracleName, all, keys))
 	case o.PerKey != "":
 		effects, err = o.perKey(ctx, keys)
 	default:
 		return nil, fmt.Errorf("oracle %s: neither a per-key nor a grouped query is configured", o.OracleName)
 	}
-	return effectsObservation(o.OracleName, effects, err)
+	return m.fold(effectsObservation(o.OracleName, effects, err))
 }
 
 func (o *SQLEffects) perKey(ctx context.Context, keys []string) (map[string]int, error) {

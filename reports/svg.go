@@ -363,7 +363,7 @@ func outcomeColour(o history.Outcome, status int) string {
 
 // answerText is what an attempt got back, in a few words.
 func answerText(a history.Attempt) string {
-	s := answerOf(a.Outcome, a.Status, a.Fields, a.Err)
+	s := answerOf(a.Outcome, a.Status, a.Fields, a.Err) + headersText(a.Headers)
 	for _, an := range a.Answers {
 		if an.Hidden {
 			s += fmt.Sprintf("; hidden %s", answerOf(an.Outcome, an.Status, nil, ""))

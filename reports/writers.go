@@ -186,8 +186,28 @@ func attemptLine(a history.Attempt) string {
 	for _, k := range sortedKeys(a.Fields) {
 		fmt.Fprintf(&b, " %s=%s", k, a.Fields[k])
 	}
+	b.WriteString(headersText(a.Headers))
 	fmt.Fprintf(&b, " in %.1fms", measure.MS(a.End-a.Start))
 	return b.String()
+}
+
+// evidenceHeaders are the answer headers an attempt's evidence shows,
+// when it kept them: how the server treated the key.
+var evidenceHeaders = []string{"Idempotency-Key", "Idempotent-Replayed", "Location", "Retry-After"}
+
+// headersText is " [Idempotency-Key: k, Retry-After: 1]" for the evidence
+// headers among h, "" when it has none.
+func headersText(h map[string]string) string {
+	var parts []string
+	for _, name := range evidenceHeaders {
+		if v := h[name]; v != "" {
+			parts = append(parts, name+": "+v)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " [" + strings.Join(parts, ", ") + "]"
 }
 
 func sortedKeys(m map[string]string) []string {

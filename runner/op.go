@@ -42,6 +42,7 @@ type worker struct {
 	// (shared, read-only, by its requests)
 	keyed struct {
 		op   int
+		key  string
 		body []byte
 	}
 
@@ -54,8 +55,9 @@ func (r *run) newWorker() *worker {
 	w.sendCtx = w.ctx
 	if r.limits {
 		w.limit = &h1.Limit{Cause: r.timeoutErr}
-		// The runner reads one header of an answer (retryAfter).
-		w.sendCtx = h1.WithHeaders(h1.WithLimit(w.ctx, w.limit), "Retry-After")
+		// The runner reads one header of an answer (retryAfter), and
+		// keeps those the client keeps.
+		w.sendCtx = h1.WithHeaders(h1.WithLimit(w.ctx, w.limit), append([]string{"Retry-After"}, r.headers...)...)
 	}
 	w.rnd = rand.New(&w.pcg)
 	return w
@@ -108,6 +110,11 @@ func (w *worker) runOp(id int, intended time.Duration) {
 	for n := 1; ; n++ {
 		v.Attempt = n
 		a, rendered := w.attempt(id, v, intended)
+		if r.minted != nil {
+			if k := r.minted.take(&a); k != "" {
+				v.Minted = k // later attempts and replays send it
+			}
+		}
 		w.rec.attempts.add(a)
 		r.recorded(a)
 		switch {
@@ -207,20 +214,22 @@ func (w *worker) build(ctx context.Context, v scenarios.Vars, target int) (*http
 	if r.statics != nil {
 		st := r.statics[target]
 		body := st.body
-		if r.keyField != "" {
-			// Same body for every attempt of the op: edit it once.
-			if w.keyed.op != v.Seq || w.keyed.body == nil {
-				b, err := setField(st.body, r.keyField, v.Key)
+		key, send := r.sentKey(v)
+		if r.keyField != "" && send {
+			// Same body for every attempt of the op with its key: edit
+			// it once.
+			if w.keyed.op != v.Seq || w.keyed.key != key || w.keyed.body == nil {
+				b, err := setField(st.body, r.keyField, key)
 				if err != nil {
 					return nil, err
 				}
-				w.keyed.op, w.keyed.body = v.Seq, b
+				w.keyed.op, w.keyed.key, w.keyed.body = v.Seq, key, b
 			}
 			body = w.keyed.body
 		}
 		var keyVal []string
-		if r.keyHeader != "" {
-			keyVal = []string{v.Key}
+		if r.keyHeader != "" && send {
+			keyVal = []string{key}
 		}
 		if ctx == w.sendCtx {
 			// No fault: the worker's own request for target, reset.
@@ -238,11 +247,13 @@ func (w *worker) build(ctx context.Context, v scenarios.Vars, target int) (*http
 }
 
 // keyedRequest builds the operation's request for v to target with body,
-// the op's key put in the body field and the header the run keys with.
+// the key the attempt sends (sentKey) put in the body field and the header
+// the run keys with.
 func (r *run) keyedRequest(ctx context.Context, v scenarios.Vars, body []byte, target int) (*http.Request, error) {
 	var err error
-	if r.keyField != "" {
-		if body, err = setField(body, r.keyField, v.Key); err != nil {
+	key, send := r.sentKey(v)
+	if r.keyField != "" && send {
+		if body, err = setField(body, r.keyField, key); err != nil {
 			return nil, err
 		}
 	}
@@ -250,8 +261,8 @@ func (r *run) keyedRequest(ctx context.Context, v scenarios.Vars, body []byte, t
 	if err != nil {
 		return nil, err
 	}
-	if r.keyHeader != "" {
-		req.Header.Set(r.keyHeader, v.Key)
+	if r.keyHeader != "" && send {
+		req.Header.Set(r.keyHeader, key)
 	}
 	return req, nil
 }

@@ -189,6 +189,15 @@ var ErrTarget = errors.New("target unreachable")
 //   - an op's key is operation.key.value rendered with .Seq and .User (a
 //     key that does not render ends the op like a request that does not),
 //     else a UUID drawn from the seed and the scenario's name;
+//   - with operation.key.from_answer, an attempt after an answer that
+//     carried a key (in a header, or at a JSONPath of the body) sends that
+//     key, and so do the replays; the first sends the op's key only when
+//     key.header or key.body_field is set. Each answer's key is kept in
+//     Attempt.Fields as history.MintedKeyField; the op keeps its own key;
+//   - the answers' Location, Idempotency-Key, Idempotent-Replayed and
+//     Retry-After headers (and from_answer's header) are kept in
+//     Attempt.Headers, as evidence; an answer with none of them keeps
+//     nothing;
 //   - with operation.replay, each op's first 2xx is followed by
 //     replay.count replays, recorded as further attempts of the op with
 //     Fault history.FaultReplay (the same request) or history.FaultMismatch (replay.body),
@@ -250,6 +259,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 	}
 	if p := r.replay; p != nil {
 		p.wg.Wait()
+		r.minted.replayed(p.all)
 		ws = append(ws, p.all...)
 	}
 	h.Meta.Ended = now()
@@ -340,6 +350,7 @@ type run struct {
 	replay    *replayer       // operation.replay; nil for none
 	keyHeader string
 	keyField  string
+	minted    *fromAnswer // operation.key.from_answer; nil for none
 	before    *scenarios.Template
 	capture   []namedPath
 	users     []string
@@ -392,16 +403,24 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 	if b := sc.Operation.Before; b != nil {
 		reqs = append(reqs, b.Request)
 	}
-	if r.Client, err = newClient(ClientOptions{Targets: r.targets, Requests: reqs, RequestTimeout: opts.RequestTimeout,
-		MaxBody: opts.MaxBody, Fields: sc.Response.Fields, Volatile: sc.Response.Volatile, RedactPath: opts.RedactPath}); err != nil {
+	fields := sc.Response.Fields
+	if r.minted, fields, err = newFromAnswer(sc.Operation.Key, fields, opts.Sender != nil); err != nil {
 		return nil, err
 	}
+	if r.Client, err = newClient(ClientOptions{Targets: r.targets, Requests: reqs, RequestTimeout: opts.RequestTimeout,
+		MaxBody: opts.MaxBody, Fields: fields, Volatile: sc.Response.Volatile, RedactPath: opts.RedactPath}); err != nil {
+		return nil, err
+	}
+	r.headers = r.minted.answerHeaders()
 	env := r.keep.env(opts.Env)
 	if r.retryOn, err = newRetryOn(sc.Retry.On); err != nil {
 		return nil, err
 	}
 	if sc.Operation.Key.None {
 		r.keyHeader, r.keyField = "", ""
+	}
+	if r.minted != nil && r.keyHeader == "" && r.keyField == "" {
+		r.keyHeader = r.minted.sendIn
 	}
 	if r.load.Ops <= 0 && r.load.Duration <= 0 {
 		return nil, errors.New("load: set ops or duration (or both), or the load never ends")

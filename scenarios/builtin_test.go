@@ -13,8 +13,13 @@ import (
 
 func TestBuiltinNames(t *testing.T) {
 	want := []string{
+		"charges-burnt-key",
 		"charges-cross-user",
+		"charges-duplicate",
+		"charges-keyless",
+		"charges-long-keys",
 		"charges-lost-ack", "charges-lost-ack-naive",
+		"charges-minted-key",
 		"charges-payload-mismatch", "charges-payload-mismatch-naive",
 		"charges-replay", "charges-replay-naive",
 		"charges-same-payload",
@@ -76,7 +81,8 @@ func TestBuiltins(t *testing.T) {
 
 // unpaired are the built-ins with no naive twin: against an endpoint with
 // no idempotency they would pass (every op charges once, as they want).
-var unpaired = []string{"charges-cross-user", "charges-same-payload"}
+var unpaired = []string{"charges-cross-user", "charges-same-payload", "charges-burnt-key", "charges-long-keys",
+	"charges-minted-key", "charges-keyless", "charges-duplicate"}
 
 // Each naive built-in is its protected twin with the naive endpoint: the
 // same faults, retries, load and invariants.

@@ -152,6 +152,22 @@ type KeyPlace struct {
 	// of ops send one key as two different users (keys must be scoped
 	// per user).
 	Value string `yaml:"value"`
+	// FromAnswer takes the key from the server's answers, for an API that
+	// mints its own: every attempt after an answer that carried a key, and
+	// every replay, sends the key of the latest such answer, in Header
+	// (or BodyField) when set, else in the header FromAnswer.Header names,
+	// else in Idempotency-Key. The first attempt sends the op's own key
+	// only when Header or BodyField is set; otherwise no key. The op keeps
+	// its own key as its name in the history; each answer's key is kept in
+	// its Fields as history.MintedKeyField, where oracles find it.
+	FromAnswer *KeyFromAnswer `yaml:"from_answer"`
+}
+
+// KeyFromAnswer says where an answer carries the key the server minted:
+// in a header, or at a JSONPath of its JSON body. Exactly one is set.
+type KeyFromAnswer struct {
+	Header string `yaml:"header"` // e.g. Idempotency-Key
+	JSON   string `yaml:"json"`   // e.g. $.idempotency_key
 }
 
 // Load is how much traffic to send and how: a closed model (Concurrency

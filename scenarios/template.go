@@ -30,6 +30,10 @@ type Vars struct {
 	// Rand feeds randInt and uuid; seed it from the run's seed and the op so
 	// the same seed renders the same requests. Nil uses a fixed source.
 	Rand *rand.Rand
+	// Minted is the key the server returned in the op's latest answer
+	// that carried one (operation.key.from_answer), "" before it: what
+	// the attempt sends as its key.
+	Minted string
 }
 
 // Template is a compiled Request: method, path, header values and body are

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/yamlstrict"
 	"github.com/theory/jsonpath"
 )
@@ -40,6 +41,12 @@ func (c *checker) key() {
 	if k.Value != "" {
 		c.keyValue(k.Value)
 	}
+	if k.FromAnswer != nil {
+		c.keyFromAnswer(k)
+		if n == 0 {
+			n++ // the key goes to the answer's header, or Idempotency-Key
+		}
+	}
 	switch {
 	case n == 0:
 		c.add("operation.key", "say where the op's key goes: exactly one of header, body_field or none",
@@ -48,6 +55,26 @@ func (c *checker) key() {
 	case n > 1:
 		c.add("operation.key", "set exactly one of header, body_field or none", "the key goes to one place",
 			"operation.key.header", "operation.key.body_field", "operation.key.none")
+	}
+}
+
+// keyFromAnswer checks operation.key.from_answer: one place in the
+// answer, a header name or a JSONPath, with a key sent somewhere.
+func (c *checker) keyFromAnswer(k KeyPlace) {
+	const at = "operation.key.from_answer"
+	fa := k.FromAnswer
+	switch {
+	case k.None:
+		c.add(at, "a key taken from the answers must be sent: none sends no key", "drop none: true", "operation.key.none")
+	case (fa.Header == "") == (fa.JSON == ""):
+		c.add(at, "set exactly one of header or json", "from_answer: {header: Idempotency-Key} or from_answer: {json: $.idempotency_key}")
+	case fa.Header != "" && !headerName.MatchString(fa.Header):
+		c.add(at+".header", fmt.Sprintf("%q is not a valid header name", fa.Header), "from_answer: {header: Idempotency-Key}")
+	case fa.JSON != "":
+		c.jsonPath(at+".json", fa.JSON)
+	}
+	if _, ok := c.s.Response.Fields[history.MintedKeyField]; ok {
+		c.add("response.fields."+history.MintedKeyField, "the name is where the key from the answers is kept", "name the field otherwise", at)
 	}
 }
 

@@ -339,3 +339,31 @@ func TestRedisPatternTemplate(t *testing.T) {
 	checkDiags(t, diagnose(t, base("idem:{{.Kye}}")), []want{{12, "oracles[0].effects.redis.pattern", "did you mean .Key?"}})
 	checkDiags(t, diagnose(t, base("idem:%s:%s")), []want{{12, "oracles[0].effects.redis.pattern", "exactly once"}})
 }
+
+func TestKeyFromAnswer(t *testing.T) {
+	key := func(k string) string {
+		return strings.Replace(valid, "  key: {header: Idempotency-Key}\n", k, 1)
+	}
+	for _, k := range []string{
+		"  key: {from_answer: {header: Idempotency-Key}}\n",
+		"  key: {from_answer: {json: $.idempotency_key}}\n",
+		"  key: {header: Idempotency-Key, from_answer: {header: X-Key}}\n",
+		"  key: {body_field: op_id, from_answer: {json: $.op_id}}\n",
+	} {
+		s, err := Parse("t.yaml", []byte(key(k)))
+		if err != nil {
+			t.Errorf("Parse(%q) = %v, want valid", k, err)
+			continue
+		}
+		if s.Operation.Key.FromAnswer == nil {
+			t.Errorf("Parse(%q): no from_answer", k)
+		}
+	}
+	checkDiags(t, diagnose(t, key("  key: {from_answer: {}}\n")), []want{{5, "operation.key.from_answer", "exactly one of header or json"}})
+	checkDiags(t, diagnose(t, key("  key: {from_answer: {header: X-Key, json: $.k}}\n")), []want{{5, "operation.key.from_answer", "exactly one of header or json"}})
+	checkDiags(t, diagnose(t, key("  key: {from_answer: {header: 'a b'}}\n")), []want{{5, "operation.key.from_answer.header", "not a valid header name"}})
+	checkDiags(t, diagnose(t, key("  key: {from_answer: {json: 'x y'}}\n")), []want{{5, "operation.key.from_answer.json", "bad JSONPath"}})
+	checkDiags(t, diagnose(t, key("  key: {none: true, from_answer: {header: X-Key}}\n")), []want{{5, "operation.key.from_answer", "none sends no key"}})
+	checkDiags(t, diagnose(t, key("  key: {from_answer: {header: X-Key}}\nresponse:\n  fields: {minted_key: $.k}\n")),
+		[]want{{7, "response.fields.minted_key", "where the key from the answers is kept"}})
+}

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -262,9 +261,6 @@ func TestNemesisCrashStuck(t *testing.T) {
 		}
 	})
 	t.Run("crash-stuck is caught", func(t *testing.T) {
-		if !slices.Contains(lab.BugNames(), "crash-stuck") {
-			t.Skip("the lab has no crash-stuck bug yet (issue 19): remove this skip when it lands")
-		}
 		c := startChildLab(t, pg, "nemesis_stuck", "crash-stuck")
 		sc := load(t, chargesNemesis(c, "violation", 200, invariants))
 		j, err := Run(context.Background(), sc, Options{Target: c.URL, Seed: 1, KeyNonce: 2})
