@@ -329,15 +329,20 @@ func TestNaiveCaughtOverSeeds(t *testing.T) {
 // bug table (TestAuditBugTable) proves each, and that every other check
 // passes.
 var auditCatchers = map[string][]string{
-	"raw-fingerprint":   {"C05"},
-	"long-key-500":      {"C02"},
-	"no-cache-skips":    {"C08", "C13"},
-	"mismatch-400":      {"C04"},
-	"no-fingerprint":    {"C04"},
-	"cache-errors":      {"C12"},
-	"query-skips-key":   {"C16"},
-	"replay-other-body": {"C17"},
-	"global-keys":       {"C15"},
+	"raw-fingerprint":    {"C05"},
+	"long-key-500":       {"C02"},
+	"no-cache-skips":     {"C08", "C13"},
+	"mismatch-400":       {"C04"},
+	"no-fingerprint":     {"C04"},
+	"cache-errors":       {"C12"},
+	"query-skips-key":    {"C16"},
+	"replay-other-body":  {"C17"},
+	"global-keys":        {"C15"},
+	"burnt-key":          {"C12"},
+	"key-truncate":       {"C27"},
+	"shared-record":      {"C25"},
+	"keyless-shared":     {"C26"},
+	"retention-by-count": {"C24"},
 }
 
 // TestEveryBugHasACatcher keeps the matrix complete as bugs are added: a
