@@ -435,14 +435,15 @@ func TestAttemptTemplates(t *testing.T) {
 // TestC06Adaptive: C06 runs its base rounds on an API that refuses copies
 // in flight (a round may earn another on a loaded machine), and its bound
 // on one that serves them the winner's answer just after it (each round
-// near a race); the summary says so, with the copies' spread.
+// near a race); the summary says so, with how close the copies, held to
+// their last byte, arrived.
 func TestC06Adaptive(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		bug      string
 		min, max int
 		says     string
-	}{{"", checks.RaceRounds, checks.RaceMaxRounds, "spread over"}, {"lock-wait", checks.RaceMaxRounds, checks.RaceMaxRounds, "were inconclusive or near a race"}} {
+	}{{"", checks.RaceRounds, checks.RaceMaxRounds, "held to its last byte"}, {"lock-wait", checks.RaceMaxRounds, checks.RaceMaxRounds, "were inconclusive or near a race"}} {
 		f, u := newFake(t)
 		f.bugs[tc.bug] = true
 		sc := auditFake(t, u, []string{"C06"}, Config{})

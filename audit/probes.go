@@ -98,7 +98,7 @@ func probes() []probe {
 		{id: "C05", requests: fixed(6), needs: needsJSON, run: probeC05,
 			probes: "2 keys, each sent again as the same JSON with its fields reordered, and re-spaced: the same request (a replay)"},
 		{id: "C06", requests: fixed(checks.RaceMaxRounds * checks.RaceCopies), run: probeC06,
-			probes: fmt.Sprintf("%d rounds of %d identical copies released together by a barrier, and one more for each round inconclusive or near a race, up to %d: one execution, the others 409 or a replay, no 5xx, no hang",
+			probes: fmt.Sprintf("%d rounds of %d identical copies held to their last byte and released together, and one more for each round inconclusive or near a race, up to %d: one execution, the others 409 or a replay, no 5xx, no hang",
 				checks.RaceRounds, checks.RaceCopies, checks.RaceMaxRounds)},
 		{id: "C07", requests: fixed(c07Rounds * (c07Copies + 1)), needs: needsJSON, run: probeC07,
 			probes: fmt.Sprintf("%d rounds of %d copies with different bodies under one key, released together, then the processed body again: at most one executed, the others 409 or the mismatch code; the processed body gets its answer", c07Rounds, c07Copies)},

@@ -16,6 +16,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/redact"
+	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -233,10 +234,12 @@ func (a *Auditor) sendBuilt(ctx context.Context, b *built) *history.Attempt {
 	var at history.Attempt
 	switch {
 	case b.err != nil:
+		runner.NotSent(ctx)
 		now := a.client.Since()
 		at = history.Attempt{Outcome: history.Fail, Intended: now, Start: now, End: now, Err: b.err.Error()}
 	case a.sent.Add(1) > int64(a.maxRequests):
 		a.sent.Add(-1)
+		runner.NotSent(ctx)
 		now := a.client.Since()
 		at = history.Attempt{Outcome: history.Fail, Intended: now, Start: now, End: now, Err: errBudget.Error(), Target: b.r.target % len(a.targets)}
 		if b.r.fault != nil {
@@ -267,24 +270,54 @@ func (a *Auditor) reserve(id int) int {
 }
 
 // together sends every request of rs at once: each is built first, then
-// all are released by one barrier. The attempts come back in rs's order.
+// all are released by one barrier and, over the runner's HTTP/1.1 client,
+// held to their last byte until every one is written but it
+// (runner.Together), so that they reach the server within microseconds.
+// The attempts come back in rs's order; when every request was held, each
+// records the spread of the last bytes (Attempt.Synced).
 func (a *Auditor) together(ctx context.Context, rs []req) []*history.Attempt {
 	out := make([]*history.Attempt, len(rs))
 	bs := make([]*built, len(rs))
 	for i, r := range rs {
 		bs[i] = a.build(ctx, r)
 	}
+	at := a.client.Together(len(rs))
+	gctx := at.With(ctx)
 	barrier := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range rs {
 		wg.Go(func() {
 			<-barrier
-			out[i] = a.sendBuilt(ctx, bs[i])
+			out[i] = a.sendBuilt(gctx, bs[i])
 		})
 	}
 	close(barrier)
+	held, spread := at.Release(ctx)
 	wg.Wait()
+	if held == len(rs) && len(rs) > 1 {
+		a.synced(out, max(spread, time.Nanosecond))
+	}
 	return out
+}
+
+// synced records on the attempts es, and on their copies in the history,
+// that they were held and their last bytes written within spread.
+func (a *Auditor) synced(es []*history.Attempt, spread time.Duration) {
+	type id struct{ op, n int }
+	mine := map[id]bool{}
+	for _, e := range es {
+		e.Synced = spread
+		mine[id{e.Op, e.N}] = true
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i := len(a.h.Attempts) - 1; i >= 0 && len(mine) > 0; i-- {
+		e := &a.h.Attempts[i]
+		if mine[id{e.Op, e.N}] {
+			e.Synced = spread
+			delete(mine, id{e.Op, e.N})
+		}
+	}
 }
 
 // settle sends r again while its answer says the key is in flight, with a

@@ -60,36 +60,53 @@ func RaceRound(copies []*history.Attempt) bool {
 	return !overlapped && len(copies) > 1
 }
 
-// Spread is how far apart the copies' sends were: the latest Start less
-// the earliest.
-func Spread(copies []*history.Attempt) time.Duration {
+// Spread is how far apart the copies reached the server: the spread of
+// their last bytes when they were held to them (Attempt.Synced), else of
+// their sends (the latest Start less the earliest). synced says which.
+func Spread(copies []*history.Attempt) (spread time.Duration, synced bool) {
 	if len(copies) == 0 {
-		return 0
+		return 0, false
+	}
+	if s := copies[0].Synced; s > 0 {
+		return s, true
 	}
 	lo, hi := copies[0].Start, copies[0].Start
 	for _, e := range copies[1:] {
 		lo, hi = min(lo, e.Start), max(hi, e.Start)
 	}
-	return hi - lo
+	return hi - lo, false
 }
 
 // raceNotes says how C06's rounds went: how many asked for another, and
 // how far apart the copies' sends were.
 func (c *contractRun) raceNotes(rounds [][]*history.Attempt) {
-	more := 0
+	more, held := 0, 0
 	var spreads []time.Duration
 	for _, r := range rounds {
 		if RaceRound(r) {
 			more++
 		}
-		spreads = append(spreads, Spread(r))
+		s, synced := Spread(r)
+		spreads = append(spreads, s)
+		if synced {
+			held++
+		}
 	}
 	if more > 0 {
 		c.note("%d of %d rounds were inconclusive or near a race (each earns one more round, up to %d)", more, len(rounds), RaceMaxRounds)
 	}
-	if len(spreads) > 0 {
-		slices.Sort(spreads)
-		c.note("the copies' sends spread over %v (median round), %v (widest)", round(spreads[len(spreads)/2]), round(spreads[len(spreads)-1]))
+	if len(spreads) == 0 {
+		return
+	}
+	slices.Sort(spreads)
+	mid, widest := round(spreads[len(spreads)/2]), round(spreads[len(spreads)-1])
+	switch held {
+	case len(rounds):
+		c.note("the copies reached the server within %v (median round), %v (widest): each held to its last byte, the last bytes written together", mid, widest)
+	case 0:
+		c.note("the copies' sends spread over %v (median round), %v (widest)", mid, widest)
+	default:
+		c.note("the copies reached the server within %v (median round), %v (widest); %d of %d rounds held to their last byte, the others released by a barrier", mid, widest, held, len(rounds))
 	}
 }
 

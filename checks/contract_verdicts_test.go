@@ -248,8 +248,15 @@ func TestRaceRounds(t *testing.T) {
 			t.Errorf("%s: RaceRound = %v, want %v", tc.name, got, tc.more)
 		}
 	}
-	if got := Spread(at(c06Round(1, 10, msec(0.9), ans{status: 409}))); got != msec(0.9) {
-		t.Errorf("Spread = %v, want 900µs", got)
+	if got, synced := Spread(at(c06Round(1, 10, msec(0.9), ans{status: 409}))); got != msec(0.9) || synced {
+		t.Errorf("Spread = %v, %v; want 900µs, not synced", got, synced)
+	}
+	held := at(c06Round(1, 10, msec(0.9), ans{status: 409}))
+	for _, e := range held {
+		e.Synced = 12 * time.Microsecond
+	}
+	if got, synced := Spread(held); got != 12*time.Microsecond || !synced {
+		t.Errorf("Spread of copies held to their last byte = %v, %v; want 12µs, synced", got, synced)
 	}
 	// The judge says how many rounds asked for more, and the spread.
 	var ops []top

@@ -143,6 +143,7 @@ var auditAlso = map[string][]string{
 	"long-key-500":   {"C27"},
 	"keyless-shared": {"C01"},
 	"shared-record":  {"C06", "C07", "C10", "C13"},
+	"narrow-race":    {"C07"},
 }
 
 // auditSkipped are the checks a full lab audit skips: C14 without
@@ -311,6 +312,29 @@ func TestAuditMintedKeys(t *testing.T) {
 	}
 	if code != ExitOK || sc.Result != checks.Met {
 		t.Errorf("--key-from-answer on a minting lab: exit %d, %s; want 0, met\n%s", code, sc.Result, out)
+	}
+}
+
+// TestAuditNarrowRace: C06 holds each copy to its last byte and writes
+// the last bytes together, so that a check-then-act whose window is a
+// yield and one store roundtrip (narrow-race) is caught in at least 9 of
+// 10 audits, and the summary says how close the copies arrived.
+func TestAuditNarrowRace(t *testing.T) {
+	testenv.SkipUnlessLong(t)
+	target := startTestLab(t, memoryBackend(), "narrow-race")
+	caught := 0
+	for i := range 10 {
+		_, sc, _ := runAudit(t, labAuditArgs(target, "--checks", "C06")...)
+		c := checkResults(sc)["C06"]
+		if c.Result == checks.Fail {
+			caught++
+		}
+		if !strings.Contains(c.Summary, "held to its last byte") {
+			t.Errorf("audit %d: C06 %q does not say the copies were held to their last byte", i+1, c.Summary)
+		}
+	}
+	if caught < 9 {
+		t.Errorf("narrow-race caught in %d of 10 audits, want at least 9", caught)
 	}
 }
 

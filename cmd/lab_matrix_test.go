@@ -343,6 +343,7 @@ var auditCatchers = map[string][]string{
 	"shared-record":      {"C25"},
 	"keyless-shared":     {"C26"},
 	"retention-by-count": {"C24"},
+	"narrow-race":        {"C06"},
 }
 
 // TestEveryBugHasACatcher keeps the matrix complete as bugs are added: a

@@ -121,6 +121,12 @@ type Attempt struct {
 	// answer really dropped, duplicate copies in flight at once, a reset,
 	// a delay that delayed. A fault merely planned is not one that bit.
 	Bit bool `json:"bit,omitempty"`
+	// Synced is, for one of several requests sent to arrive at once (an
+	// audit's concurrent copies) and held to their last byte, the time
+	// over which every one's last byte was written: they all reached the
+	// server within it. 0 when they were not all held (released by a
+	// barrier instead: their Start times are how close they went).
+	Synced time.Duration `json:"synced_ns,omitempty"`
 }
 
 // AnswerHeaders are the answer headers an attempt keeps (Attempt.Headers):

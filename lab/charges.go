@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -359,7 +360,7 @@ func (s *Server) execute(ctx context.Context, w http.ResponseWriter, op chargeOp
 			}
 			s.cachePut(ctx, op, *failed)
 		default:
-			s.release(ctx, op.id, owner)
+			s.release(ctx, op.id, cmp.Or(owner, op.marked))
 		}
 		return
 	}
@@ -375,7 +376,7 @@ func (s *Server) execute(ctx context.Context, w http.ResponseWriter, op chargeOp
 			return
 		}
 		if !s.recordedOrVoid(ctx, op, ch, "complete charge", err) {
-			s.release(ctx, op.id, owner)
+			s.release(ctx, op.id, cmp.Or(owner, op.marked))
 			s.unavailable(w, "complete charge", err)
 			return
 		}

@@ -217,8 +217,9 @@ func (s *Server) chargeNarrowRace(ctx context.Context, w http.ResponseWriter, op
 		return
 	}
 	runtime.Gosched()
+	op.marked = rand.Text()
 	if err := s.ledger.PutKey(ctx, KeyRecord{ID: op.id, Fingerprint: op.fp, State: KeyInFlight,
-		ExpiresAt: s.now().Add(s.lockTTL)}); err != nil {
+		Owner: op.marked, ExpiresAt: s.now().Add(s.lockTTL)}); err != nil {
 		s.unavailable(w, "put key", err)
 		return
 	}

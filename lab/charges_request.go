@@ -90,6 +90,10 @@ type chargeOp struct {
 	// noCache: the request carried Cache-Control: no-cache (read only by
 	// the no-cache-skips bug).
 	noCache bool
+	// marked is the owner of the in-flight record a bug wrote without a
+	// lock (narrow-race): a failed charge releases it as a correct one
+	// would, so that the bug is only its race.
+	marked string
 	// anyPayload: a replay answers whatever the payload (the
 	// keyless-shared bug's record stands for every keyless request).
 	anyPayload bool

@@ -191,6 +191,9 @@ func (c *Client) Since() time.Duration { return time.Since(c.start) }
 func (c *Client) Send(ctx context.Context, req *http.Request, target int, f faults.Fault) history.Attempt {
 	a := history.Attempt{Target: target}
 	if f != nil {
+		// A request with a fault is not held by a Together: the fault
+		// may never send it, or send it late.
+		ctx = h1.Unheld(ctx)
 		a.Fault = f.Kind()
 		ctx = faults.WithFault(ctx, f)
 		if d, ok := f.(faults.Duplicate); ok {

@@ -112,6 +112,18 @@ func (g *Gate) arrive(h *held) bool {
 // pass counts a request that will not be held; a nil Gate ignores it.
 func (g *Gate) pass() { g.arrive(nil) }
 
+// Unheld tells the Gate ctx carries, if any, that the request meant to be
+// sent with ctx will not reach a Transport (it failed before, or goes
+// another way), so that the Gate does not wait for it. It returns ctx
+// without the Gate.
+func Unheld(ctx context.Context) context.Context {
+	if g := gateOf(ctx); g != nil {
+		g.pass()
+		return WithGate(ctx, nil)
+	}
+	return ctx
+}
+
 // Open writes the last byte of every held request, one after the other in
 // one loop, and lets them read their answers. It returns how many were
 // held and the time from the first write's start to the last one's end.
