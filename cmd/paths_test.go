@@ -109,6 +109,9 @@ func TestBoundsRefused(t *testing.T) {
 		{[]string{"bench", "overhead", "POST", "http://127.0.0.1:1/c", "--baseline-no-key", "--max-requests", "0"}, "the default is 1000000"},
 		{[]string{"bench", "store", "--redis", "redis://127.0.0.1:1/0", "--value-size", "400000000"}, "16 MiB"},
 		{[]string{"audit", "POST", "http://127.0.0.1:1/c", "--max-requests", "0"}, "the default is 500"},
+		{[]string{"proxy", "--target", "http://127.0.0.1:1", "--fault", "duplicate=0.5,copies=100000"}, "at most 100 copies"},
+		{[]string{"run", "charges-lost-ack", "--target", "http://127.0.0.1:1", "--phase", "prepare", "--shards", "100000", "--out", t.TempDir()}, "at most 1000 load processes"},
+		{[]string{"run", "charges-lost-ack", "--target", "http://127.0.0.1:1", "--ops", "400", "--phase", "prepare", "--shards", "500", "--out", t.TempDir()}, "use --shards 400 or fewer"},
 	} {
 		r := runMain(t, nil, tc.args...)
 		if r.code != ExitUsage || !strings.Contains(r.err, tc.says) {

@@ -87,6 +87,9 @@ func runPrepare(ctx context.Context, opts *RunOptions) error {
 	if err := applyOverrides(sc, opts.Ops, opts.Duration, opts.Concurrency, opts.Rate); err != nil {
 		return err
 	}
+	if err := trial.CheckShards(sc, opts.Phases.Shards); err != nil {
+		return withCode(ExitUsage, err)
+	}
 	if err := checkOut(opts.Out); err != nil {
 		return err
 	}

@@ -28,6 +28,10 @@ import (
 // barrier once each is ready to send, and arrive as their goroutines and
 // connections are scheduled: tens to hundreds of microseconds apart.
 // Answers.Spread says which was used and how far apart the copies went.
+// MaxCopies bounds a duplicate fault's copies: every copy's answer is
+// read and kept (up to the body bound) until the last one ends.
+const MaxCopies = 100
+
 type Duplicate struct {
 	Copies int
 

@@ -176,8 +176,11 @@ var kinds = []kind{
 		if copies == 0 {
 			copies = 2
 		}
-		if copies < 2 {
+		switch {
+		case copies < 2:
 			errs = append(errs, specErr("copies", "a duplicate fault needs copies >= 2, got %d", s.Copies))
+		case copies > MaxCopies:
+			errs = append(errs, specErr("copies", "at most %d copies of one attempt, got %d: each copy's answer is kept in memory", MaxCopies, s.Copies))
 		}
 		return Duplicate{Copies: copies}, errs
 	}},

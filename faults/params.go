@@ -88,9 +88,9 @@ var params = []Param{
 	},
 	{
 		Name: "copies", Kind: KindDuplicate, Type: ParamCount,
-		Doc:     "how many times the attempt is sent, 2 or more (0 means 2)",
+		Doc:     "how many times the attempt is sent, 2 to 100 (0 means 2)",
 		Example: "3",
-		Hint:    "a duplicate needs copies: 2 or more",
+		Hint:    "a duplicate needs copies: 2 to 100",
 		field:   func(s *Spec) any { return &s.Copies },
 	},
 	{

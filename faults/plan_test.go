@@ -79,6 +79,7 @@ func TestNewMessages(t *testing.T) {
 		{Spec{Kind: "latency"}, `kind: "latency" is not a known fault (known: delay, drop_ack, duplicate, reset, timeout)`},
 		{Spec{Kind: KindTimeout}, "timeout fault: after: a timeout fault needs after > 0 (the client deadline), got 0s"},
 		{Spec{Kind: KindDuplicate, Copies: 1}, "duplicate fault: copies: a duplicate fault needs copies >= 2, got 1"},
+		{Spec{Kind: KindDuplicate, Copies: 100001}, "duplicate fault: copies: at most 100 copies of one attempt, got 100001: each copy's answer is kept in memory"},
 		{Spec{Kind: KindReset, Rate: 1.5}, "reset fault: rate: must be between 0 and 1, got 1.5"},
 	} {
 		_, err := New(tc.spec)

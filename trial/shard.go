@@ -136,6 +136,21 @@ func (o Overrides) Check() error {
 	return nil
 }
 
+// MaxShards bounds how many load processes share one run.
+const MaxShards = 1000
+
+// CheckShards refuses a sharded run of sc that cannot give every shard
+// work: more shards than the load's ops, or than MaxShards.
+func CheckShards(sc *scenarios.Scenario, shards int) error {
+	switch {
+	case shards > MaxShards:
+		return fmt.Errorf("%w: %d shards: at most %d load processes share one run", ErrConfig, shards, MaxShards)
+	case sc.Load.Ops > 0 && shards > sc.Load.Ops:
+		return fmt.Errorf("%w: %d shards for a load of %d ops: every shard needs at least one op; use --shards %d or fewer (or more ops)", ErrConfig, shards, sc.Load.Ops, sc.Load.Ops)
+	}
+	return nil
+}
+
 // manifest returns the manifest of a prepared trial, to be completed with
 // the scenario's Spec, the overrides, the targets, the shard count and the
 // start time (Publish), and the oracles' readings before the load.
