@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/internal/testenv"
+	"github.com/idemcheck/idemcheck/internal/testsvc"
 )
 
 // TestMain lets more of cmd's end-to-end tests run at once than the
@@ -32,5 +33,5 @@ func TestMain(m *testing.M) {
 	if !testenv.Long() {
 		demoAB.Duration, demoAB.Warmup = 200*time.Millisecond, 0
 	}
-	os.Exit(m.Run())
+	os.Exit(testsvc.Main(m)) // the long suite's labs on Redis+Postgres share one Postgres
 }
