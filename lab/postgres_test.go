@@ -37,6 +37,7 @@ func newTestPostgresLedger(t *testing.T, dsn string) *PostgresLedger {
 // TestPostgresLedger runs the Ledger contract and the extra checks against
 // a real Postgres, each subtest in its own schema of one server.
 func TestPostgresLedger(t *testing.T) {
+	t.Parallel()
 	dsn := testsvc.Postgres(t)
 	open := func(t *testing.T) Ledger { return newTestPostgresLedger(t, dsn) }
 	t.Run("contract", func(t *testing.T) { runLedgerContract(t, open) })
@@ -613,6 +614,7 @@ func checkSchemas(t *testing.T, dsn string) {
 // default pools full at once than Postgres's default max_connections
 // (100) allows, as parallel tests each running a lab do.
 func TestPostgresPoolSize(t *testing.T) {
+	t.Parallel()
 	dsn := testsvc.Postgres(t)
 	ctx := testCtx(t)
 	tests := []struct {
@@ -658,6 +660,7 @@ func TestPostgresPoolSize(t *testing.T) {
 // error from the constructor and from every method, never a sentinel the
 // handlers would read as an answer.
 func TestPostgresLedgerFailsClosed(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	dsn, stop := testsvc.PostgresWithStop(t)
 	l, err := NewPostgresLedger(ctx, dsn)

@@ -47,7 +47,7 @@ func patternHash(n int64) uint64 {
 	}
 }
 
-func TestBodyReaderKeepsPrefixCountsRest(t *testing.T) {
+func TestBodyReaderKeepsPrefixCountsRest(t *testing.T) { // not parallel: CPU-heavy, beside the others under -race it ran past its bound
 	const limit = 1 << 20
 	br := newBodyReader(limit)
 	for _, n := range []int64{0, 1, limit - 1, limit, limit + 1, 3*limit + 17, 50 << 20} {
@@ -113,6 +113,7 @@ func (stuck) Read([]byte) (int, error) { return 0, nil }
 func (stuck) Close() error             { return nil }
 
 func TestBodyReaderStops(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	br := newBodyReader(1 << 10)
@@ -148,7 +149,7 @@ func writeBody(w http.ResponseWriter, n int64) {
 
 // A body over the cap used to make the worker spin forever. Now it is read
 // to its end, counted and fingerprinted whole, as it is.
-func TestLargeBodies(t *testing.T) {
+func TestLargeBodies(t *testing.T) { // not parallel: CPU-heavy, beside the others under -race it ran past its bound
 	for _, n := range []int64{DefaultMaxBody + 1, 50 << 20} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			s := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int64, _ []byte) {
@@ -167,7 +168,7 @@ func TestLargeBodies(t *testing.T) {
 }
 
 // At the cap a body is normalised; one byte over, it is hashed as it is.
-func TestBodyAtCap(t *testing.T) {
+func TestBodyAtCap(t *testing.T) { // not parallel: CPU-heavy, beside the others under -race it ran past its bound
 	const limit = 64
 	doc := func(n int) string { return ` "` + strings.Repeat("x", n-3) + `"` } // JSON, n bytes
 	for _, tt := range []struct {
@@ -202,6 +203,7 @@ func TestBodyAtCap(t *testing.T) {
 // A body that never ends is cut off by the run's context, promptly; the
 // attempt is indeterminate.
 func TestEndlessBodyEndsWithContext(t *testing.T) {
+	t.Parallel()
 	s := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int64, _ []byte) {
 		w.WriteHeader(http.StatusCreated)
 		writeBody(w, -1)
@@ -223,7 +225,7 @@ func TestEndlessBodyEndsWithContext(t *testing.T) {
 
 // Setup and operation.before read their answers with the same reader: a
 // long answer neither hangs them nor passes for captured JSON.
-func TestLargeBodySetupAndBefore(t *testing.T) {
+func TestLargeBodySetupAndBefore(t *testing.T) { // not parallel: CPU-heavy, beside the others under -race it ran past its bound
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int64, _ []byte) {
 		if r.Method == http.MethodGet {
 			writeBody(w, DefaultMaxBody+1)

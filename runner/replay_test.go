@@ -48,6 +48,7 @@ func (o *replayObserver) OpDone(op int, st history.OpState) {
 }
 
 func TestReplaySameRequest(t *testing.T) {
+	t.Parallel()
 	for _, open := range []bool{false, true} {
 		t.Run(fmt.Sprintf("open=%v", open), func(t *testing.T) {
 			s := newServer(t, nil)
@@ -125,6 +126,7 @@ func TestReplaySameRequest(t *testing.T) {
 // A replay body is another payload under the same key, in the header or in
 // the body field; the answer is recorded, not retried.
 func TestReplayMismatch(t *testing.T) {
+	t.Parallel()
 	for _, place := range []string{"header", "body_field"} {
 		t.Run(place, func(t *testing.T) {
 			s := newServer(t, func(w http.ResponseWriter, r *http.Request, n int64, body []byte) {
@@ -172,6 +174,7 @@ func TestReplayMismatch(t *testing.T) {
 // Replays follow a 2xx only, get no injected fault and are never retried,
 // whatever they are answered.
 func TestReplayOnlyAfterAckNoFaultNoRetry(t *testing.T) {
+	t.Parallel()
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request, n int64, body []byte) {
 		switch {
 		case strings.Contains(string(body), `"customer":"cus_0"`): // op 0: never acknowledged
@@ -212,6 +215,7 @@ func TestReplayOnlyAfterAckNoFaultNoRetry(t *testing.T) {
 
 // Replays wait beside the load: a long wait does not hold the workers.
 func TestReplayDoesNotHoldWorkers(t *testing.T) {
+	t.Parallel()
 	s := newServer(t, nil)
 	const after = 300 * time.Millisecond
 	sc := scenario(func(sc *scenarios.Scenario) {
@@ -236,6 +240,7 @@ func TestReplayDoesNotHoldWorkers(t *testing.T) {
 // Cancelling the run stops the replays waiting; Run returns at once and
 // every op is still reported done.
 func TestReplayCancel(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(runCtx(t))
 	defer cancel()
 	s := newServer(t, nil)
@@ -269,6 +274,7 @@ func TestReplayCancel(t *testing.T) {
 }
 
 func TestKeyValue(t *testing.T) {
+	t.Parallel()
 	s := newServer(t, nil)
 	sc := scenario(func(sc *scenarios.Scenario) {
 		sc.Load = scenarios.Load{Ops: 6, Concurrency: 2}
@@ -293,6 +299,7 @@ func TestKeyValue(t *testing.T) {
 }
 
 func TestKeyValueRenderError(t *testing.T) {
+	t.Parallel()
 	s := newServer(t, nil)
 	sc := scenario(func(sc *scenarios.Scenario) {
 		sc.Load = scenarios.Load{Ops: 3, Concurrency: 1}
@@ -314,6 +321,7 @@ func TestKeyValueRenderError(t *testing.T) {
 }
 
 func TestCompileReplayErrors(t *testing.T) {
+	t.Parallel()
 	for _, edit := range []func(*scenarios.Scenario){
 		func(sc *scenarios.Scenario) { sc.Operation.Key.Value = "{{.Seq" },
 		func(sc *scenarios.Scenario) { sc.Operation.Replay = &scenarios.Replay{Body: "{{nope}}"} },
