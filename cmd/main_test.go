@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"flag"
 	"os"
 	"testing"
 	"time"
@@ -17,16 +16,7 @@ import (
 // and 8 left tests queued behind others that wait. An explicit -parallel
 // wins.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	explicit := false
-	flag.Visit(func(f *flag.Flag) {
-		if f.Name == "test.parallel" {
-			explicit = true
-		}
-	})
-	if !explicit {
-		_ = flag.Set("test.parallel", "16")
-	}
+	testenv.Parallel(16)
 	// The demo's A/B of what the protection costs runs a tenth as long in
 	// the fast suite: its tests read that the costs are shown, not what
 	// they are. The long suite measures as a user's demo does.

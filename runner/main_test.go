@@ -14,11 +14,14 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/idemcheck/idemcheck/internal/testenv"
+
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
 func TestMain(m *testing.M) {
+	testenv.Parallel(8) // most of runner's tests wait on timers and a loopback server, not on the CPU
 	goleak.VerifyTestMain(m)
 }
 

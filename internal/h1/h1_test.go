@@ -20,6 +20,7 @@ import (
 )
 
 func TestKeepAliveReuse(t *testing.T) {
+	t.Parallel()
 	s := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		fmt.Fprintf(w, "%s %s %s %d %s", r.Method, r.URL.RequestURI(), r.Host, r.ContentLength, b)
@@ -38,6 +39,7 @@ func TestKeepAliveReuse(t *testing.T) {
 }
 
 func TestRequestWireForm(t *testing.T) {
+	t.Parallel()
 	type seen struct {
 		method, uri, host, ua, key string
 		cl                         int64
@@ -106,6 +108,7 @@ func TestRequestWireForm(t *testing.T) {
 }
 
 func TestChunkedAnswer(t *testing.T) {
+	t.Parallel()
 	s := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
 		for i := range 5 {
 			fmt.Fprintf(w, "part%d;", i)
@@ -126,6 +129,7 @@ func TestChunkedAnswer(t *testing.T) {
 
 // A raw chunked answer with extensions and a trailer, and one cut off.
 func TestChunkedRaw(t *testing.T) {
+	t.Parallel()
 	addr, accepted := rawServer(t, func(c net.Conn, br *bufio.Reader) {
 		for n := 0; ; n++ {
 			req, ok := readRequest(br)
@@ -162,6 +166,7 @@ func TestChunkedRaw(t *testing.T) {
 }
 
 func TestConnectionClose(t *testing.T) {
+	t.Parallel()
 	s := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/close" {
 			w.Header().Set("Connection", "close")
@@ -193,6 +198,7 @@ func TestConnectionClose(t *testing.T) {
 }
 
 func TestHTTP10(t *testing.T) {
+	t.Parallel()
 	addr, accepted := rawServer(t, func(c net.Conn, br *bufio.Reader) {
 		for {
 			req, ok := readRequest(br)
@@ -224,6 +230,7 @@ func TestHTTP10(t *testing.T) {
 }
 
 func TestBodylessAnswers(t *testing.T) {
+	t.Parallel()
 	s := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/204":
@@ -262,6 +269,7 @@ func TestBodylessAnswers(t *testing.T) {
 }
 
 func TestInformationalSkipped(t *testing.T) {
+	t.Parallel()
 	addr, _ := rawServer(t, func(c net.Conn, br *bufio.Reader) {
 		for {
 			if _, ok := readRequest(br); !ok {
@@ -282,6 +290,7 @@ func TestInformationalSkipped(t *testing.T) {
 }
 
 func TestMalformedAnswers(t *testing.T) {
+	t.Parallel()
 	for _, answer := range []string{
 		"HTTP/2.0 200 OK\r\n\r\n",
 		"HTTP/1.1 2x0 OK\r\n\r\n",
@@ -352,6 +361,7 @@ func TestHugeBodyStreams(t *testing.T) {
 }
 
 func TestEarlyClose(t *testing.T) {
+	t.Parallel()
 	s := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
 		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
 		if r.URL.Query().Get("chunked") == "" {
@@ -394,6 +404,12 @@ func TestEarlyClose(t *testing.T) {
 // stallServer answers what stage says: "header" never answers, "body"
 // sends the headers and part of the body then stalls, "read" never reads
 // the request. It stalls until the test ends.
+// bodyStageLimit bounds a request to stallServer's /body, whose headers
+// come at once and whose body never ends: long enough for a loaded
+// machine to read the headers, so that the end cuts the body, as the
+// test means it to.
+const bodyStageLimit = 500 * time.Millisecond
+
 func stallServer(t *testing.T) string {
 	done := make(chan struct{})
 	addr, _ := rawServer(t, func(c net.Conn, br *bufio.Reader) {
@@ -414,6 +430,7 @@ func stallServer(t *testing.T) string {
 }
 
 func TestContextEnds(t *testing.T) {
+	t.Parallel()
 	addr := stallServer(t)
 	cause := errors.New("test deadline")
 	big := bytes.Repeat([]byte("x"), 64<<20) // more than the socket buffers hold
@@ -422,13 +439,17 @@ func TestContextEnds(t *testing.T) {
 			t.Run(stage+"/"+kind, func(t *testing.T) {
 				var c context.Context
 				var cancel context.CancelFunc
+				end := 50 * time.Millisecond
+				if stage == "body" {
+					end = bodyStageLimit
+				}
 				if kind == "cancel" {
 					var cc context.CancelCauseFunc
 					c, cc = context.WithCancelCause(context.Background())
-					time.AfterFunc(50*time.Millisecond, func() { cc(cause) })
+					time.AfterFunc(end, func() { cc(cause) })
 					cancel = func() { cc(nil) }
 				} else {
-					c, cancel = context.WithTimeoutCause(context.Background(), 50*time.Millisecond, cause)
+					c, cancel = context.WithTimeoutCause(context.Background(), end, cause)
 				}
 				defer cancel()
 				var body io.Reader
@@ -454,6 +475,7 @@ func TestContextEnds(t *testing.T) {
 
 // Dialing honours the context, and a dial that fails is unsent.
 func TestDialUnsent(t *testing.T) {
+	t.Parallel()
 	cause := errors.New("test deadline")
 	dialed := make(chan struct{}, 1)
 	fallback := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -499,6 +521,7 @@ func TestDialUnsent(t *testing.T) {
 // The transport never resends: a server that reads the request and hangs
 // up mid-answer gets it once, on a new connection and on a reused one.
 func TestNoResend(t *testing.T) {
+	t.Parallel()
 	var reqs atomic.Int64
 	addr, _ := rawServer(t, func(c net.Conn, br *bufio.Reader) {
 		for n := 0; ; n++ {
@@ -529,6 +552,7 @@ func TestNoResend(t *testing.T) {
 // A kept-alive connection the server closed while idle is noticed and
 // not used: the request goes on a new one.
 func TestStaleIdleConnection(t *testing.T) {
+	t.Parallel()
 	s := newTarget(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
 	tr := newTransport(t)
 	do(t, tr, "GET", s.URL, "")
@@ -557,6 +581,7 @@ func TestStaleIdleConnection(t *testing.T) {
 }
 
 func TestIdleAge(t *testing.T) {
+	t.Parallel()
 	s := newTarget(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
 	tr := newTransport(t)
 	do(t, tr, "GET", s.URL, "")
@@ -571,6 +596,7 @@ func TestIdleAge(t *testing.T) {
 }
 
 func TestIdleLimit(t *testing.T) {
+	t.Parallel()
 	s := newTarget(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
 	tr := New(nil, 2)
 	defer tr.CloseIdleConnections()
@@ -594,6 +620,7 @@ func TestIdleLimit(t *testing.T) {
 }
 
 func TestConcurrent(t *testing.T) {
+	t.Parallel()
 	s := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		if r.URL.Query().Get("chunked") != "" {
@@ -642,6 +669,7 @@ func TestConcurrent(t *testing.T) {
 }
 
 func TestFallback(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int64
 	fb := roundTripFunc(func(req *http.Request) (*http.Response, error) {
 		calls.Add(1)
@@ -680,6 +708,7 @@ func TestFallback(t *testing.T) {
 }
 
 func TestLongHeaders(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("v", 10<<10) // longer than the read buffer
 	addr, _ := rawServer(t, func(c net.Conn, br *bufio.Reader) {
 		for {
@@ -707,6 +736,7 @@ func TestLongHeaders(t *testing.T) {
 // just after the first) are never read as the next request's answer: the
 // connection they sit on is not reused.
 func TestStaleBytesNeverAnswerTheNextRequest(t *testing.T) {
+	t.Parallel()
 	sent := make(chan struct{}, 100) // the stale bytes are on their way
 	addr, _ := rawServer(t, func(c net.Conn, br *bufio.Reader) {
 		for {
@@ -738,6 +768,7 @@ func TestStaleBytesNeverAnswerTheNextRequest(t *testing.T) {
 
 // A flood of tiny header lines is bounded like a few long ones.
 func TestHeaderLinesBounded(t *testing.T) {
+	t.Parallel()
 	addr, _ := rawServer(t, func(c net.Conn, br *bufio.Reader) {
 		readRequest(br)
 		bw := bufio.NewWriter(c)
@@ -762,6 +793,7 @@ func TestHeaderLinesBounded(t *testing.T) {
 // A control byte in the raw query never reaches the request line (a path
 // is escaped): the request goes to net/http, which refuses it.
 func TestControlBytesInURL(t *testing.T) {
+	t.Parallel()
 	tr := New(nil, 1)
 	for _, u := range []*url.URL{
 		{Scheme: "http", Host: "127.0.0.1:1", Path: "/", RawQuery: "a=1 HTTP/1.1\r\nX-Injected: yes"},
@@ -786,23 +818,27 @@ func TestKeepAliveTimeoutHonoured(t *testing.T) {
 		{"timeout=5, max=100", 1}, // 700 ms < 2.5 s: reused
 		{"", 1},
 	} {
-		srv := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
-			if tc.header != "" {
-				w.Header().Set("Keep-Alive", tc.header)
+		t.Run(tc.header, func(t *testing.T) {
+			t.Parallel() // each waits 700 ms: side by side
+			srv := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
+				if tc.header != "" {
+					w.Header().Set("Keep-Alive", tc.header)
+				}
+				io.WriteString(w, "ok")
+			})
+			tr := newTransport(t)
+			do(t, tr, "POST", srv.URL, "x")
+			time.Sleep(700 * time.Millisecond)
+			do(t, tr, "POST", srv.URL, "x")
+			if n := srv.conns.Load(); n != tc.conns {
+				t.Errorf("Keep-Alive %q: %d connections, want %d", tc.header, n, tc.conns)
 			}
-			io.WriteString(w, "ok")
 		})
-		tr := newTransport(t)
-		do(t, tr, "POST", srv.URL, "x")
-		time.Sleep(700 * time.Millisecond)
-		do(t, tr, "POST", srv.URL, "x")
-		if n := srv.conns.Load(); n != tc.conns {
-			t.Errorf("Keep-Alive %q: %d connections, want %d", tc.header, n, tc.conns)
-		}
 	}
 }
 
 func TestKeepAliveTimeoutParse(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]time.Duration{
 		"timeout=5":             5 * time.Second,
 		"max=100, timeout=2":    2 * time.Second,

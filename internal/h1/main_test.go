@@ -14,9 +14,12 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/idemcheck/idemcheck/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
+	testenv.Parallel(8) // most of h1's tests wait on a stalled server or a deadline, not on the CPU
 	goleak.VerifyTestMain(m)
 }
 

@@ -7,7 +7,9 @@
 package testenv
 
 import (
+	"flag"
 	"os"
+	"strconv"
 	"testing"
 )
 
@@ -44,5 +46,24 @@ func Timing(t testing.TB) {
 	t.Helper()
 	if Race {
 		t.Skip("timing test: meaningless under -race; .ci/run runs it without")
+	}
+}
+
+// Parallel sets -test.parallel to n unless the command line gave one: a
+// package whose tests mostly wait (on timers, on a server) runs more of
+// them at once than the default, GOMAXPROCS, which on 2 cores leaves the
+// machine idle while the tests queue. Call it from TestMain before m.Run.
+func Parallel(n int) {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	explicit := false
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name == "test.parallel" {
+			explicit = true
+		}
+	})
+	if !explicit {
+		_ = flag.Set("test.parallel", strconv.Itoa(n))
 	}
 }
