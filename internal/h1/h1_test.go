@@ -404,11 +404,11 @@ func TestEarlyClose(t *testing.T) {
 // stallServer answers what stage says: "header" never answers, "body"
 // sends the headers and part of the body then stalls, "read" never reads
 // the request. It stalls until the test ends.
-// bodyStageLimit bounds a request to stallServer's /body, whose headers
-// come at once and whose body never ends: long enough for a loaded
-// machine to read the headers, so that the end cuts the body, as the
-// test means it to.
-const bodyStageLimit = 500 * time.Millisecond
+// stallLimit is when a request to stallServer ends where the test means
+// it to end only once it was sent (partly, for a body larger than the
+// socket buffers) or its answer's headers were read (/body): long enough
+// for a loaded machine to dial, write and read that far.
+const stallLimit = 500 * time.Millisecond
 
 func stallServer(t *testing.T) string {
 	done := make(chan struct{})
@@ -437,12 +437,10 @@ func TestContextEnds(t *testing.T) {
 	for _, stage := range []string{"header", "body", "read"} {
 		for _, kind := range []string{"cancel", "deadline"} {
 			t.Run(stage+"/"+kind, func(t *testing.T) {
+				t.Parallel() // each waits stallLimit
 				var c context.Context
 				var cancel context.CancelFunc
-				end := 50 * time.Millisecond
-				if stage == "body" {
-					end = bodyStageLimit
-				}
+				end := stallLimit // after the send: the request is not unsent
 				if kind == "cancel" {
 					var cc context.CancelCauseFunc
 					c, cc = context.WithCancelCause(context.Background())

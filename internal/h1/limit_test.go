@@ -31,7 +31,7 @@ func TestLimitEnds(t *testing.T) {
 			}
 			limit := 50 * time.Millisecond
 			if stage == "body" {
-				limit = bodyStageLimit
+				limit = stallLimit
 			}
 			l := &Limit{Deadline: time.Now().Add(limit), Cause: cause}
 			req, _ := http.NewRequestWithContext(WithLimit(ctx(t), l), "POST", "http://"+addr+"/"+stage, body)
