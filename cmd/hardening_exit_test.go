@@ -275,8 +275,8 @@ func TestSecondInterruptExitsAtOnce(t *testing.T) {
 		done <- Main(ctx, []string{"run", writeScenario(t, y), "--target", srv.URL},
 			Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, func(string) string { return "" })
 	}()
-	time.Sleep(200 * time.Millisecond)
-	sigs <- syscall.SIGINT // stops the load; the oracle read then hangs
+	waitFor(t, charged.Load) // the load has charged: the reading after it will hang
+	sigs <- syscall.SIGINT   // stops the load; the oracle read then hangs
 	time.Sleep(300 * time.Millisecond)
 	select {
 	case code := <-done:
