@@ -4,6 +4,12 @@
 // under a minute. The long end-to-end sweeps (seed sweeps, the detection
 // matrix on real Redis and Postgres, fail-closed runs, long fuzzing and
 // benchmarks) run when IDEMCHECK_LONG=1, as .ci/run always sets it.
+//
+// The fast suite's budget is 45 s on 2 cores, and no test in it may pass or
+// fail with the machine's load: a test that waits on a clock runs on
+// testing/synctest's fake one where it can (HandlerTransport serves its
+// HTTP in the bubble), tests that wait run side by side (Parallel), and a
+// test that measures a rate or a latency is a Timing test.
 package testenv
 
 import (
