@@ -102,7 +102,9 @@ func TestRunSilentTargetEndsInconclusive(t *testing.T) {
 	sc := strings.Replace(payScenario, "load: {ops: 60, concurrency: 4}", "load: {ops: 4, concurrency: 4}", 1)
 	sc = strings.Replace(sc, "retry: {attempts: 4,", "retry: {attempts: 2,", 1)
 	start := time.Now()
-	r := runMain(t, nil, "run", writeScenario(t, sc), "--target", silent(t), "--seed", "1", "--request-timeout", "300ms")
+	// The timeout leaves the preflight, which the target answers, time to
+	// be answered on a loaded machine.
+	r := runMain(t, nil, "run", writeScenario(t, sc), "--target", silent(t), "--seed", "1", "--request-timeout", "1s")
 	if r.code != ExitInconclusive {
 		t.Fatalf("run against a silent target: exit %d, want %d\n%s%s", r.code, ExitInconclusive, r.out, r.err)
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -157,7 +158,16 @@ func TestLimitFallback(t *testing.T) {
 // after it ended is unsent.
 func TestLimitWatchesItsContext(t *testing.T) {
 	t.Parallel()
-	addr := stallServer(t)
+	done := make(chan struct{})
+	var got atomic.Int64 // requests the server has begun to read: sent
+	addr, _ := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		if _, err := br.ReadString('\n'); err != nil {
+			return
+		}
+		got.Add(1)
+		<-done
+	})
+	t.Cleanup(func() { close(done) })
 	cause := errors.New("test cancel")
 	base, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
@@ -172,7 +182,12 @@ func TestLimitWatchesItsContext(t *testing.T) {
 			errs <- err
 		}()
 	}
-	time.Sleep(50 * time.Millisecond)
+	// Cancel once both are in flight: sent, their answers awaited.
+	for deadline := time.Now().Add(bound); got.Load() < 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 2 requests reached the server", got.Load())
+		}
+	}
 	cancel(cause)
 	for range 2 {
 		select {
