@@ -37,10 +37,7 @@ func TestExitCodesOfBadValues(t *testing.T) {
 	t.Parallel()
 	// Each is refused in bounded time: an endless template stops at its
 	// render limit, which -race slows several times over.
-	bound := 10 * time.Second
-	if testenv.Race {
-		bound *= 6
-	}
+	bound := testenv.Bound(10 * time.Second)
 	srv, requests := countingServer(t)
 	for _, tc := range []struct {
 		name    string

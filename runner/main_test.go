@@ -24,8 +24,9 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// bound is how long a test waits for something that should happen at once.
-const bound = 10 * time.Second
+// bound is how long a test waits for something that should happen at once
+// (longer under -race: testenv.Bound).
+var bound = testenv.Bound(10 * time.Second)
 
 // seen is one request the test server received.
 type seen struct {

@@ -260,27 +260,35 @@ func TestStallShowsInOpenModelOnly(t *testing.T) {
 // past it.
 func TestOpenGrowsToMaxInFlight(t *testing.T) {
 	t.Parallel()
-	var cur, peak atomic.Int64
-	s := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int64, _ []byte) {
-		n := cur.Add(1)
-		for {
-			p := peak.Load()
-			if n <= p || peak.CompareAndSwap(p, n) {
-				break
+	// On a fake clock (bubbleServer): ops are due every 1 ms and each
+	// takes 30 ms exactly, whatever the machine's load.
+	synctest.Test(t, func(t *testing.T) {
+		var cur, peak atomic.Int64
+		s, opts := bubbleServer(func(w http.ResponseWriter, r *http.Request, _ int64, _ []byte) {
+			n := cur.Add(1)
+			for {
+				p := peak.Load()
+				if n <= p || peak.CompareAndSwap(p, n) {
+					break
+				}
 			}
+			time.Sleep(30 * time.Millisecond)
+			cur.Add(-1)
+			w.WriteHeader(http.StatusCreated)
+		})
+		opts.Seed = 1
+		sc := scenario(func(sc *scenarios.Scenario) {
+			sc.Load = scenarios.Load{Ops: 60, Rate: 1000, MaxInFlight: 6}
+		})
+		h, err := Run(runCtx(t), sc, opts)
+		if err != nil {
+			t.Fatalf("Run() error = %v", err)
 		}
-		time.Sleep(30 * time.Millisecond)
-		cur.Add(-1)
-		w.WriteHeader(http.StatusCreated)
+		if len(h.Ops) != 60 || len(s.requests()) != 60 {
+			t.Fatalf("%d ops, %d requests, want 60", len(h.Ops), len(s.requests()))
+		}
+		if p := peak.Load(); p != 6 {
+			t.Errorf("at most %d requests in flight, want exactly max_in_flight 6 (ops due every 1 ms, each taking 30 ms)", p)
+		}
 	})
-	sc := scenario(func(sc *scenarios.Scenario) {
-		sc.Load = scenarios.Load{Ops: 60, Rate: 1000, MaxInFlight: 6}
-	})
-	h := mustRun(t, s, sc, 1)
-	if len(h.Ops) != 60 || len(s.requests()) != 60 {
-		t.Fatalf("%d ops, %d requests, want 60", len(h.Ops), len(s.requests()))
-	}
-	if p := peak.Load(); p != 6 {
-		t.Errorf("at most %d requests in flight, want exactly max_in_flight 6 (ops due every 1 ms, each taking 30 ms)", p)
-	}
 }

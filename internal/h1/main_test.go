@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 }
 
 // bound is how long a test waits for something that should happen at once.
-const bound = 10 * time.Second
+var bound = testenv.Bound(10 * time.Second) // longer under -race
 
 // target is an httptest server that counts the connections it accepted.
 type target struct {

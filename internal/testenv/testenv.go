@@ -17,6 +17,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // LongEnv is the environment variable that turns the long suite on.
@@ -72,4 +73,15 @@ func Parallel(n int) {
 	if !explicit {
 		_ = flag.Set("test.parallel", strconv.Itoa(n))
 	}
+}
+
+// Bound is d, how long a test lets something take that must end (a bound
+// that catches a hang, not a measure), scaled for the race detector: it
+// slows code several times over, unevenly, more so on a loaded machine.
+// Without -race it is d; with it, 10×d.
+func Bound(d time.Duration) time.Duration {
+	if Race {
+		return 10 * d
+	}
+	return d
 }
