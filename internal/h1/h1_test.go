@@ -20,7 +20,6 @@ import (
 )
 
 func TestKeepAliveReuse(t *testing.T) {
-	t.Parallel()
 	s := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		fmt.Fprintf(w, "%s %s %s %d %s", r.Method, r.URL.RequestURI(), r.Host, r.ContentLength, b)
@@ -39,7 +38,6 @@ func TestKeepAliveReuse(t *testing.T) {
 }
 
 func TestRequestWireForm(t *testing.T) {
-	t.Parallel()
 	type seen struct {
 		method, uri, host, ua, key string
 		cl                         int64
@@ -108,7 +106,6 @@ func TestRequestWireForm(t *testing.T) {
 }
 
 func TestChunkedAnswer(t *testing.T) {
-	t.Parallel()
 	s := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
 		for i := range 5 {
 			fmt.Fprintf(w, "part%d;", i)
@@ -129,7 +126,6 @@ func TestChunkedAnswer(t *testing.T) {
 
 // A raw chunked answer with extensions and a trailer, and one cut off.
 func TestChunkedRaw(t *testing.T) {
-	t.Parallel()
 	addr, accepted := rawServer(t, func(c net.Conn, br *bufio.Reader) {
 		for n := 0; ; n++ {
 			req, ok := readRequest(br)
@@ -166,7 +162,6 @@ func TestChunkedRaw(t *testing.T) {
 }
 
 func TestConnectionClose(t *testing.T) {
-	t.Parallel()
 	s := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/close" {
 			w.Header().Set("Connection", "close")
@@ -198,7 +193,6 @@ func TestConnectionClose(t *testing.T) {
 }
 
 func TestHTTP10(t *testing.T) {
-	t.Parallel()
 	addr, accepted := rawServer(t, func(c net.Conn, br *bufio.Reader) {
 		for {
 			req, ok := readRequest(br)
@@ -230,7 +224,6 @@ func TestHTTP10(t *testing.T) {
 }
 
 func TestBodylessAnswers(t *testing.T) {
-	t.Parallel()
 	s := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/204":
@@ -269,7 +262,6 @@ func TestBodylessAnswers(t *testing.T) {
 }
 
 func TestInformationalSkipped(t *testing.T) {
-	t.Parallel()
 	addr, _ := rawServer(t, func(c net.Conn, br *bufio.Reader) {
 		for {
 			if _, ok := readRequest(br); !ok {
@@ -290,7 +282,6 @@ func TestInformationalSkipped(t *testing.T) {
 }
 
 func TestMalformedAnswers(t *testing.T) {
-	t.Parallel()
 	for _, answer := range []string{
 		"HTTP/2.0 200 OK\r\n\r\n",
 		"HTTP/1.1 2x0 OK\r\n\r\n",
@@ -361,7 +352,6 @@ func TestHugeBodyStreams(t *testing.T) {
 }
 
 func TestEarlyClose(t *testing.T) {
-	t.Parallel()
 	s := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
 		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
 		if r.URL.Query().Get("chunked") == "" {
@@ -430,7 +420,6 @@ func stallServer(t *testing.T) string {
 }
 
 func TestContextEnds(t *testing.T) {
-	t.Parallel()
 	addr := stallServer(t)
 	cause := errors.New("test deadline")
 	big := bytes.Repeat([]byte("x"), 64<<20) // more than the socket buffers hold
@@ -473,7 +462,6 @@ func TestContextEnds(t *testing.T) {
 
 // Dialing honours the context, and a dial that fails is unsent.
 func TestDialUnsent(t *testing.T) {
-	t.Parallel()
 	cause := errors.New("test deadline")
 	dialed := make(chan struct{}, 1)
 	fallback := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -519,7 +507,6 @@ func TestDialUnsent(t *testing.T) {
 // The transport never resends: a server that reads the request and hangs
 // up mid-answer gets it once, on a new connection and on a reused one.
 func TestNoResend(t *testing.T) {
-	t.Parallel()
 	var reqs atomic.Int64
 	addr, _ := rawServer(t, func(c net.Conn, br *bufio.Reader) {
 		for n := 0; ; n++ {
@@ -550,7 +537,6 @@ func TestNoResend(t *testing.T) {
 // A kept-alive connection the server closed while idle is noticed and
 // not used: the request goes on a new one.
 func TestStaleIdleConnection(t *testing.T) {
-	t.Parallel()
 	s := newTarget(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
 	tr := newTransport(t)
 	do(t, tr, "GET", s.URL, "")
@@ -579,7 +565,6 @@ func TestStaleIdleConnection(t *testing.T) {
 }
 
 func TestIdleAge(t *testing.T) {
-	t.Parallel()
 	s := newTarget(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
 	tr := newTransport(t)
 	do(t, tr, "GET", s.URL, "")
@@ -594,7 +579,6 @@ func TestIdleAge(t *testing.T) {
 }
 
 func TestIdleLimit(t *testing.T) {
-	t.Parallel()
 	s := newTarget(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
 	tr := New(nil, 2)
 	defer tr.CloseIdleConnections()
@@ -618,7 +602,6 @@ func TestIdleLimit(t *testing.T) {
 }
 
 func TestConcurrent(t *testing.T) {
-	t.Parallel()
 	s := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		if r.URL.Query().Get("chunked") != "" {
@@ -667,7 +650,6 @@ func TestConcurrent(t *testing.T) {
 }
 
 func TestFallback(t *testing.T) {
-	t.Parallel()
 	var calls atomic.Int64
 	fb := roundTripFunc(func(req *http.Request) (*http.Response, error) {
 		calls.Add(1)
@@ -706,7 +688,6 @@ func TestFallback(t *testing.T) {
 }
 
 func TestLongHeaders(t *testing.T) {
-	t.Parallel()
 	long := strings.Repeat("v", 10<<10) // longer than the read buffer
 	addr, _ := rawServer(t, func(c net.Conn, br *bufio.Reader) {
 		for {
@@ -734,7 +715,6 @@ func TestLongHeaders(t *testing.T) {
 // just after the first) are never read as the next request's answer: the
 // connection they sit on is not reused.
 func TestStaleBytesNeverAnswerTheNextRequest(t *testing.T) {
-	t.Parallel()
 	sent := make(chan struct{}, 100) // the stale bytes are on their way
 	addr, _ := rawServer(t, func(c net.Conn, br *bufio.Reader) {
 		for {
@@ -766,7 +746,6 @@ func TestStaleBytesNeverAnswerTheNextRequest(t *testing.T) {
 
 // A flood of tiny header lines is bounded like a few long ones.
 func TestHeaderLinesBounded(t *testing.T) {
-	t.Parallel()
 	addr, _ := rawServer(t, func(c net.Conn, br *bufio.Reader) {
 		readRequest(br)
 		bw := bufio.NewWriter(c)
@@ -791,7 +770,6 @@ func TestHeaderLinesBounded(t *testing.T) {
 // A control byte in the raw query never reaches the request line (a path
 // is escaped): the request goes to net/http, which refuses it.
 func TestControlBytesInURL(t *testing.T) {
-	t.Parallel()
 	tr := New(nil, 1)
 	for _, u := range []*url.URL{
 		{Scheme: "http", Host: "127.0.0.1:1", Path: "/", RawQuery: "a=1 HTTP/1.1\r\nX-Injected: yes"},
@@ -836,7 +814,6 @@ func TestKeepAliveTimeoutHonoured(t *testing.T) {
 }
 
 func TestKeepAliveTimeoutParse(t *testing.T) {
-	t.Parallel()
 	for in, want := range map[string]time.Duration{
 		"timeout=5":             5 * time.Second,
 		"max=100, timeout=2":    2 * time.Second,

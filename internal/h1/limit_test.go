@@ -20,12 +20,12 @@ import (
 // waiting for the headers, reading the body, writing a body the server
 // does not read.
 func TestLimitEnds(t *testing.T) {
-	t.Parallel()
 	addr := stallServer(t)
 	cause := errors.New("test limit")
 	big := bytes.Repeat([]byte("x"), 64<<20) // more than the socket buffers hold
 	for _, stage := range []string{"header", "body", "read"} {
 		t.Run(stage, func(t *testing.T) {
+			t.Parallel() // each waits stallLimit
 			var body io.Reader
 			if stage == "read" {
 				body = bytes.NewReader(big)
@@ -48,7 +48,6 @@ func TestLimitEnds(t *testing.T) {
 // A limit that passed before the send sends nothing; a dial is bounded by
 // the limit too, and both are unsent.
 func TestLimitUnsent(t *testing.T) {
-	t.Parallel()
 	cause := errors.New("test limit")
 	var dials int
 	fallback := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -77,7 +76,6 @@ func TestLimitUnsent(t *testing.T) {
 // without a limit, long after another's limit passed, is answered on the
 // same connection; so is one with a later limit.
 func TestLimitNotInherited(t *testing.T) {
-	t.Parallel()
 	srv := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {
 			time.Sleep(150 * time.Millisecond)
@@ -115,7 +113,6 @@ func TestLimitNotInherited(t *testing.T) {
 // A request the fallback sends is bounded by its limit: the answer's
 // headers and its body.
 func TestLimitFallback(t *testing.T) {
-	t.Parallel()
 	done := make(chan struct{})
 	addr, _ := rawServer(t, func(c net.Conn, br *bufio.Reader) {
 		line, err := br.ReadString('\n')
@@ -154,7 +151,6 @@ func TestLimitFallback(t *testing.T) {
 // at once included (a duplicate send), with its cause; a request sent
 // after it ended is unsent.
 func TestLimitWatchesItsContext(t *testing.T) {
-	t.Parallel()
 	done := make(chan struct{})
 	var got atomic.Int64 // requests the server has begun to read: sent
 	addr, _ := rawServer(t, func(c net.Conn, br *bufio.Reader) {
@@ -211,7 +207,6 @@ func TestLimitWatchesItsContext(t *testing.T) {
 // once, not at the limit: the answer already there when the request is
 // written is not an arrival the wait would miss.
 func TestAnswerBeforeTheRequest(t *testing.T) {
-	t.Parallel()
 	done := make(chan struct{})
 	addr, _ := rawServer(t, func(c net.Conn, _ *bufio.Reader) {
 		io.WriteString(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
@@ -245,7 +240,6 @@ func TestAnswerBeforeTheRequest(t *testing.T) {
 // A Limit without a Cause fails a request with os.ErrDeadlineExceeded,
 // never with no error and no answer.
 func TestLimitWithoutCause(t *testing.T) {
-	t.Parallel()
 	addr := stallServer(t)
 	tr := newTransport(t)
 	for _, d := range []time.Duration{-time.Millisecond, 50 * time.Millisecond} {
@@ -261,7 +255,6 @@ func TestLimitWithoutCause(t *testing.T) {
 // WithHeaders keeps only the answer headers asked for; the answer is
 // otherwise whole, and without it every header is kept.
 func TestWithHeaders(t *testing.T) {
-	t.Parallel()
 	srv := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "3")
 		w.Header().Add("X-A", "1")

@@ -19,7 +19,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testenv.Parallel(8) // most of h1's tests wait on a stalled server or a deadline, not on the CPU
+	testenv.Parallel(6) // the stages of a limit or a context's end, each waiting for it, side by side
 	goleak.VerifyTestMain(m)
 }
 
