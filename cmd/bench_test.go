@@ -298,13 +298,16 @@ func (s storeJSON) p50(name string) float64 {
 	return 0
 }
 
-// TestBenchStoreJSON reads the JSON document's shape. Each of its steps
-// must complete an operation: it runs alone, and its steps are 100ms, so
-// that a loaded machine does not stall a step's first operation (the
-// script's load, a dial) past its end.
+// storeStep is the length of bench store's steps in the tests: each must
+// complete an operation, so it runs alone, and a step is long enough that
+// a loaded machine does not stall its first operation (the script's load,
+// a dial) past its end: 100ms, 500ms under -race.
+var storeStep = map[bool]string{false: "100ms", true: "500ms"}[testenv.Race]
+
+// TestBenchStoreJSON reads the JSON document's shape (see storeStep).
 func TestBenchStoreJSON(t *testing.T) {
 	url := testsvc.Redis(t)
-	s := runBenchStore(t, url, "--concurrency", "1,2", "--duration", "100ms", "--value-size", "512")
+	s := runBenchStore(t, url, "--concurrency", "1,2", "--duration", storeStep, "--value-size", "512")
 	if len(s.Redis.Primitives) != 10 || s.p50("set_nx_px") <= 0 {
 		t.Errorf("primitives = %+v, want 5 primitives × 2 concurrencies", s.Redis.Primitives)
 	}
@@ -336,7 +339,7 @@ func TestTCPFaultsFromFlags(t *testing.T) {
 }
 
 // TestProxyTCPCommand runs `proxy tcp` with a control API and drives it.
-func TestProxyTCPCommand(t *testing.T) { // alone, for its bench store steps (see TestBenchStoreJSON)
+func TestProxyTCPCommand(t *testing.T) { // alone, for its bench store steps (see storeStep)
 	url := testsvc.Redis(t)
 	listen, api := closedAddr(t), closedAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -353,7 +356,7 @@ func TestProxyTCPCommand(t *testing.T) { // alone, for its bench store steps (se
 		}
 		return err == nil
 	})
-	s := runBenchStore(t, "redis://"+listen+"/0", "--concurrency", "1", "--duration", "100ms")
+	s := runBenchStore(t, "redis://"+listen+"/0", "--concurrency", "1", "--duration", storeStep)
 	if s.p50("get") < 1000 {
 		t.Errorf("a roundtrip through --latency 1ms took %vµs, want at least 1000", s.p50("get"))
 	}
