@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"encoding/pem"
@@ -17,6 +18,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -27,12 +29,20 @@ import (
 	"github.com/idemcheck/idemcheck/internal/testsvc"
 )
 
-// abServer answers /a after delay, /b at once, and /fail with a 500; it
-// counts requests and keyed requests.
+// abServer serves abHandler on a loopback port.
 func abServer(t *testing.T, delay time.Duration) (*httptest.Server, *atomic.Int64, *atomic.Int64) {
 	t.Helper()
+	h, n, keyed := abHandler(delay)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv, n, keyed
+}
+
+// abHandler answers /a after delay, /b at once, and /fail with a 500; it
+// counts requests and keyed requests.
+func abHandler(delay time.Duration) (http.Handler, *atomic.Int64, *atomic.Int64) {
 	var n, keyed atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
 		if r.Header.Get("Idempotency-Key") != "" {
 			keyed.Add(1)
@@ -45,15 +55,40 @@ func abServer(t *testing.T, delay time.Duration) (*httptest.Server, *atomic.Int6
 			return
 		}
 		w.WriteHeader(http.StatusCreated)
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &n, &keyed
+	})
+	return h, &n, &keyed
+}
+
+// benchInBubble runs `idemcheck bench overhead ARGS` inside a
+// testing/synctest bubble, its requests served by h with no socket: the
+// fake clock makes the arms' latencies exactly the handler's, and no
+// other test's load can stall an arm below its rate. Flags are parsed as
+// Main parses them; only the transport is swapped.
+func benchInBubble(t *testing.T, h http.Handler, args ...string) result {
+	t.Helper()
+	var r result
+	synctest.Test(t, func(t *testing.T) {
+		var out, errb bytes.Buffer
+		f := &Factory{Streams: Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, Getenv: func(string) string { return "" }}
+		c := NewCmdBenchOverhead(f, func(ctx context.Context, o *BenchOverheadOptions) error {
+			o.Transport = testenv.HandlerTransport(h)
+			return benchOverheadRun(ctx, o)
+		})
+		c.SilenceUsage, c.SilenceErrors = true, true // as under the root
+		c.SetArgs(args)
+		c.SetOut(&out)
+		c.SetErr(&errb)
+		code := report(&errb, c.Execute())
+		r = result{code, out.String(), errb.String()}
+	})
+	return r
 }
 
 // quickAB are the flags of a short A/B.
 var quickAB = []string{"--rate", "100", "--duration", "400ms", "--warmup", "100ms", "--block", "100ms", "--resamples", "200"}
 
 func TestBenchOverheadUsage(t *testing.T) {
+	t.Parallel()
 	srv, n, _ := abServer(t, 0)
 	for _, c := range []struct {
 		name string
@@ -81,10 +116,15 @@ func TestBenchOverheadUsage(t *testing.T) {
 	}
 }
 
+// TestBenchOverheadJSON: the JSON document's shape, the .hgrm files, and
+// arm A keyed where B is not. On the fake clock (benchInBubble), so that
+// both arms hold the rate whatever the machine's load: the verdict is
+// "within", never "unclear".
 func TestBenchOverheadJSON(t *testing.T) {
-	srv, n, keyed := abServer(t, 0)
+	t.Parallel()
+	h, n, keyed := abHandler(0)
 	dir := t.TempDir()
-	r := runMain(t, nil, append([]string{"bench", "overhead", "POST", srv.URL + "/a", "-d", `{"amount":100}`,
+	r := benchInBubble(t, h, append([]string{"POST", "http://bench.test/a", "-d", `{"amount":100}`,
 		"--baseline-no-key", "--format", "json", "--out", dir}, quickAB...)...)
 	if r.code != ExitOK {
 		t.Fatalf("exit %d\n%s%s", r.code, r.out, r.err)
@@ -135,25 +175,18 @@ func TestBenchOverheadJSON(t *testing.T) {
 
 // TestBenchOverheadVerdicts: an arm 30ms slower exceeds a 1ms budget with
 // confidence (exit 1); an arm whose answers are 500s cannot hold the rate
-// (exit 3, the reason printed).
+// (exit 3, the reason printed). Both run on the fake clock (benchInBubble):
+// a verdict, not the machine's load, is under test.
 func TestBenchOverheadVerdicts(t *testing.T) {
-	srv, _, _ := abServer(t, 30*time.Millisecond)
-	// A machine busy with other tests can stall an arm below the rate,
-	// which the bench rightly calls unclear (exit 3): that case is tried
-	// again, a few times at most.
-	var r result
-	for try := 0; try < 3; try++ {
-		r = runMain(t, nil, append([]string{"bench", "overhead", "POST", srv.URL + "/a", "--baseline-path", "/b",
-			"--max-overhead", "p50=1ms", "--out", "", "--format", "markdown"}, quickAB...)...)
-		if r.code != ExitInconclusive {
-			break
-		}
-		t.Logf("try %d unclear, again:\n%s", try+1, r.out)
-	}
+	t.Parallel()
+	h, _, _ := abHandler(30 * time.Millisecond)
+	const url = "http://bench.test"
+	r := benchInBubble(t, h, append([]string{"POST", url + "/a", "--baseline-path", "/b",
+		"--max-overhead", "p50=1ms", "--out", "", "--format", "markdown"}, quickAB...)...)
 	if r.code != ExitFailed || !strings.Contains(r.out, "**exceeded**") {
 		t.Errorf("30ms over a 1ms budget: exit %d, want %d\n%s%s", r.code, ExitFailed, r.out, r.err)
 	}
-	r = runMain(t, nil, append([]string{"bench", "overhead", "POST", srv.URL + "/b", "--baseline-path", "/fail", "--out", ""}, quickAB...)...)
+	r = benchInBubble(t, h, append([]string{"POST", url + "/b", "--baseline-path", "/fail", "--out", ""}, quickAB...)...)
 	if r.code != ExitInconclusive || !strings.Contains(r.err, "no 2xx") {
 		t.Errorf("a failing baseline: exit %d, stderr %q; want %d and the reason", r.code, r.err, ExitInconclusive)
 	}
@@ -163,6 +196,7 @@ func TestBenchOverheadVerdicts(t *testing.T) {
 // --ca-cert and trusted with it, --http-debug traces the first exchanges,
 // and a client certificate without its key is a usage error.
 func TestBenchOverheadTLS(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int64
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
@@ -180,7 +214,12 @@ func TestBenchOverheadTLS(t *testing.T) {
 		t.Errorf("bench overhead against a private CA: exit %d, want an error naming the certificate\n%s", r.code, r.err)
 	}
 	r := runMain(t, nil, append(args, "--ca-cert", ca, "--http-debug=1")...)
-	if r.code != ExitOK || !strings.Contains(r.out, "verdict: within") {
+	// Trusted: every arm answered over TLS. The verdict is within, or
+	// unclear when the machine's load (other tests) stalled an arm below
+	// the rate: a verdict on the rate, not on the trust this test is about.
+	within := r.code == ExitOK && strings.Contains(r.out, "verdict: within")
+	stalled := r.code == ExitInconclusive && strings.Contains(r.out, "verdict: unclear (arm ") && !strings.Contains(r.out, "no 2xx") && !strings.Contains(r.out, "sent no op")
+	if !within && !stalled || strings.Contains(r.err, "certificate") {
 		t.Errorf("bench overhead --ca-cert: exit %d, want 0\n%s%s", r.code, r.out, r.err)
 	}
 	if !strings.Contains(r.err, "> #1 POST") || strings.Contains(r.err, "> #2 ") {
@@ -196,6 +235,7 @@ func TestBenchOverheadTLS(t *testing.T) {
 }
 
 func TestBenchStoreUsage(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{},
 		{"--redis", "redis://127.0.0.1:1/0", "--concurrency", "0"},
@@ -258,9 +298,16 @@ func (s storeJSON) p50(name string) float64 {
 	return 0
 }
 
+// storeStep is the length of bench store's steps in the tests: each must
+// complete an operation, so it runs alone, and a step is long enough that
+// a loaded machine does not stall its first operation (the script's load,
+// a dial) past its end: 100ms, 500ms under -race.
+var storeStep = map[bool]string{false: "100ms", true: "500ms"}[testenv.Race]
+
+// TestBenchStoreJSON reads the JSON document's shape (see storeStep).
 func TestBenchStoreJSON(t *testing.T) {
 	url := testsvc.Redis(t)
-	s := runBenchStore(t, url, "--concurrency", "1,2", "--duration", "50ms", "--value-size", "512")
+	s := runBenchStore(t, url, "--concurrency", "1,2", "--duration", storeStep, "--value-size", "512")
 	if len(s.Redis.Primitives) != 10 || s.p50("set_nx_px") <= 0 {
 		t.Errorf("primitives = %+v, want 5 primitives × 2 concurrencies", s.Redis.Primitives)
 	}
@@ -292,7 +339,7 @@ func TestTCPFaultsFromFlags(t *testing.T) {
 }
 
 // TestProxyTCPCommand runs `proxy tcp` with a control API and drives it.
-func TestProxyTCPCommand(t *testing.T) {
+func TestProxyTCPCommand(t *testing.T) { // alone, for its bench store steps (see storeStep)
 	url := testsvc.Redis(t)
 	listen, api := closedAddr(t), closedAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -309,7 +356,7 @@ func TestProxyTCPCommand(t *testing.T) {
 		}
 		return err == nil
 	})
-	s := runBenchStore(t, "redis://"+listen+"/0", "--concurrency", "1", "--duration", "50ms")
+	s := runBenchStore(t, "redis://"+listen+"/0", "--concurrency", "1", "--duration", storeStep)
 	if s.p50("get") < 1000 {
 		t.Errorf("a roundtrip through --latency 1ms took %vµs, want at least 1000", s.p50("get"))
 	}

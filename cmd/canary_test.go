@@ -127,6 +127,7 @@ func canaryServer(t *testing.T) *httptest.Server {
 // every report format with --out and looks for the secret in stdout,
 // stderr and every file written.
 func TestCanarySecretNeverOutput(t *testing.T) {
+	t.Parallel()
 	closed := closedAddr(t) // nothing listens: the SQL and Redis oracles fail to connect
 	env := map[string]string{
 		"API_TOKEN":  canarySecret,
@@ -213,6 +214,7 @@ func noCanaryIn(t *testing.T, dir string) int {
 // Bad targets are usage errors that never echo their secrets: a query,
 // an unparseable URL, a bad port, another scheme.
 func TestCanaryBadTarget(t *testing.T) {
+	t.Parallel()
 	scenario := writeScenario(t, canaryScenario)
 	env := map[string]string{"API_TOKEN": "t0ken-x", "LEDGER_URL": "memory", "STORE_URL": "memory", "STORE_BAD": "memory", "LEDGER_BAD": "memory"}
 	for _, target := range []string{
@@ -238,6 +240,7 @@ func TestCanaryBadTarget(t *testing.T) {
 // not parse (exit 2), not when its scheme is capitalised or it is a
 // key=value DSN, not when it cannot connect (exit 4), not when it starts.
 func TestCanaryLabFlags(t *testing.T) {
+	t.Parallel()
 	closed := closedAddr(t)
 	for _, tc := range []struct {
 		flag, value string
@@ -273,6 +276,7 @@ func TestCanaryLabFlags(t *testing.T) {
 // and one it forwards to with a password and a token in its query: no
 // message shows the secret.
 func TestCanaryProxyTarget(t *testing.T) {
+	t.Parallel()
 	for _, target := range []string{
 		"ftp://u:" + canarySecret + "@files.example.com/x",
 		"Ftp://u:" + canarySecret + "@files.example.com/x?token=" + canarySecret,

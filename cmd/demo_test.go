@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,9 +44,20 @@ func TestDemo(t *testing.T) {
 	}
 }
 
+// TestDemoCatchesSeededBug: with --bug the protected endpoint is shown
+// broken and the demo exits 1. One pair is enough to show it (DemoOptions.Only);
+// TestDemo runs them all.
 func TestDemoCatchesSeededBug(t *testing.T) {
 	t.Parallel()
-	r := runMain(t, nil, "demo", "--ops", "40", "--out", t.TempDir(), "--bug", "no-key")
+	var out, errb bytes.Buffer
+	f := &Factory{Streams: Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, Getenv: func(string) string { return "" }}
+	c := NewCmdDemo(f, func(ctx context.Context, o *DemoOptions) error {
+		o.Only = []string{"charges-lost-ack"}
+		return demoRun(ctx, o)
+	})
+	c.SilenceUsage, c.SilenceErrors = true, true // as under the root
+	c.SetArgs([]string{"--ops", "40", "--out", t.TempDir(), "--bug", "no-key"})
+	r := result{report(&errb, c.Execute()), out.String(), errb.String()}
 	if r.code != ExitFailed {
 		t.Fatalf("demo --bug no-key: exit %d, want %d\n%s%s", r.code, ExitFailed, r.out, r.err)
 	}

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/idemcheck/idemcheck/internal/testenv"
 )
 
 // Exit codes and messages of issue 12, item 8, each through cmd.Main.
@@ -32,6 +34,10 @@ func countingServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
 }
 
 func TestExitCodesOfBadValues(t *testing.T) {
+	t.Parallel()
+	// Each is refused in bounded time: an endless template stops at its
+	// render limit, which -race slows several times over.
+	bound := testenv.Bound(10 * time.Second)
 	srv, requests := countingServer(t)
 	for _, tc := range []struct {
 		name    string
@@ -66,8 +72,8 @@ func TestExitCodesOfBadValues(t *testing.T) {
 			if n := requests.Load() - before; n != 0 {
 				t.Errorf("%d requests sent, want none", n)
 			}
-			if took := time.Since(start); took > 10*time.Second {
-				t.Errorf("took %v", took)
+			if took := time.Since(start); took > bound {
+				t.Errorf("took %v, want under %v", took, bound)
 			}
 		})
 	}
@@ -76,6 +82,7 @@ func TestExitCodesOfBadValues(t *testing.T) {
 // "amount":{{env "AMOUNT"}}, an unquoted number, is accepted and sent
 // when the variable is set.
 func TestEnvNumberInBody(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var bodies []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -109,6 +116,7 @@ func TestEnvNumberInBody(t *testing.T) {
 
 // An effect count of -1 is inconclusive (3), never a violation (1).
 func TestNegativeCountInconclusive(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/counts" {
 			w.Write([]byte(`{"counts":{"a":-1}}`))
@@ -128,6 +136,7 @@ func TestNegativeCountInconclusive(t *testing.T) {
 // drop_ack at rate 1 hides every answer; the target answered them all, so
 // the run is not "target unreachable" (exit 4).
 func TestDropAckEverywhereIsNotUnreachable(t *testing.T) {
+	t.Parallel()
 	srv, _ := countingServer(t)
 	y := strings.Replace(payScenario, "  - {kind: drop_ack, rate: 0.3}\n  - {kind: reset, rate: 0.1}", "  - {kind: drop_ack, rate: 1.0}", 1)
 	r := runMain(t, nil, "run", writeScenario(t, y), "--target", srv.URL, "--seed", "1")
@@ -138,6 +147,7 @@ func TestDropAckEverywhereIsNotUnreachable(t *testing.T) {
 
 // An http:// URL to a TLS server says so, and how to fix it.
 func TestHTTPToTLSHint(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewTLSServer(http.NotFoundHandler())
 	defer srv.Close()
 	r := runMain(t, nil, "run", writeScenario(t, payScenario), "--target", strings.Replace(srv.URL, "https://", "http://", 1))
@@ -149,6 +159,7 @@ func TestHTTPToTLSHint(t *testing.T) {
 // Saved runs that cannot lie: a name is a safe, unique directory; --out
 // is checked before the load; "report written" only when it was.
 func TestOutDirectories(t *testing.T) {
+	t.Parallel()
 	srv, requests := countingServer(t)
 	base := t.TempDir()
 	out := filepath.Join(base, "out")
@@ -269,8 +280,8 @@ func TestSecondInterruptExitsAtOnce(t *testing.T) {
 		done <- Main(ctx, []string{"run", writeScenario(t, y), "--target", srv.URL},
 			Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, func(string) string { return "" })
 	}()
-	time.Sleep(200 * time.Millisecond)
-	sigs <- syscall.SIGINT // stops the load; the oracle read then hangs
+	waitFor(t, charged.Load) // the load has charged: the reading after it will hang
+	sigs <- syscall.SIGINT   // stops the load; the oracle read then hangs
 	time.Sleep(300 * time.Millisecond)
 	select {
 	case code := <-done:

@@ -204,6 +204,7 @@ func testBackends(t *testing.T) []backend {
 // built-in scenario that expects the protected endpoint to hold, with a
 // failed verdict naming the bug's effect.
 func TestDetectionMatrix(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("detection matrix: skipped with -short")
 	}
@@ -285,6 +286,7 @@ func TestPendingCatchers(t *testing.T) {
 // every built-in scenario under its faults, on every backend, over many
 // seeds: idemcheck accuses nothing correct.
 func TestProtectedHoldsOverSeeds(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("seed sweep: skipped with -short")
 	}
@@ -307,6 +309,7 @@ func TestProtectedHoldsOverSeeds(t *testing.T) {
 // TestNaiveCaughtOverSeeds: every naive endpoint is caught on every seed
 // (the naive scenarios expect a violation, so a caught one exits 0).
 func TestNaiveCaughtOverSeeds(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("seed sweep: skipped with -short")
 	}

@@ -13,6 +13,7 @@ import (
 // TestProxyInjects: a reset on every request reaches no upstream; a
 // duplicate of every request reaches it twice.
 func TestProxyInjects(t *testing.T) {
+	t.Parallel()
 	var got atomic.Int64
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got.Add(1)

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
@@ -377,17 +377,21 @@ func TestLoadWaitsForTheManifest(t *testing.T) {
 	if r.code != ExitUsage || !strings.Contains(r.err, "no manifest.json") {
 		t.Errorf("load without a manifest and no wait: exit %d, want %d\n%s", r.code, ExitUsage, r.err)
 	}
-	done := make(chan result, 1)
+	var errb syncBuffer
+	done := make(chan ExitCode, 1)
 	go func() {
-		done <- runMain(t, keyed(), "run", "--phase", "load", "--shard", "0/1", "--out", dir, "--wait", "20s", "-q")
+		done <- Main(context.Background(), []string{"run", "--phase", "load", "--shard", "0/1", "--out", dir, "--wait", "20s", "-q"},
+			Streams{In: strings.NewReader(""), Out: &strings.Builder{}, Err: &errb}, func(k string) string { return keyed()[k] })
 	}()
-	time.Sleep(300 * time.Millisecond)
+	// Prepare once the load says it waits: a sleep could end first on a
+	// loaded machine, and the load would then find the manifest there.
+	waitFor(t, func() bool { return strings.Contains(errb.String(), "waiting for manifest.json") })
 	p := runMain(t, keyed(), "run", "charges-lost-ack", "--phase", "prepare", "--shards", "1", "--start-in", "0s", "--ops", "10", "--target", target, "--out", dir)
 	if p.code != ExitOK {
 		t.Fatalf("prepare: exit %d\n%s", p.code, p.err)
 	}
-	if r := <-done; r.code != ExitOK || !strings.Contains(r.err, "waiting for manifest.json") {
-		t.Errorf("load started before prepare: exit %d\n%s", r.code, r.err)
+	if code := <-done; code != ExitOK {
+		t.Errorf("load started before prepare: exit %d\n%s", code, errb.String())
 	}
 }
 

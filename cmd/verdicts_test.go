@@ -26,6 +26,7 @@ func rejecting(t *testing.T) string {
 
 // A run where every answer was 401 is inconclusive and says why, never met.
 func TestRunEveryAnswer401IsInconclusive(t *testing.T) {
+	t.Parallel()
 	r := runMain(t, nil, "run", writeScenario(t, payScenario), "--target", rejecting(t), "--seed", "1")
 	if r.code != ExitInconclusive {
 		t.Fatalf("run against an API answering 401: exit %d, want %d\n%s%s", r.code, ExitInconclusive, r.out, r.err)
@@ -38,6 +39,7 @@ func TestRunEveryAnswer401IsInconclusive(t *testing.T) {
 // An oracle reading a place where none of the run's keys shows cannot
 // pass at_most_once: inconclusive, naming the oracle.
 func TestRunBlindOracleIsInconclusive(t *testing.T) {
+	t.Parallel()
 	srv := newPayServer(t, true)
 	sc := strings.Replace(payScenario, "bulk: {path: /counts, value: \"$.counts\"}", "bulk: {path: /elsewhere, value: \"$.counts\"}", 1)
 	sc = strings.Replace(sc, "  - {check: exactly_once, oracle: ledger}", "  - {check: at_most_once, oracle: ledger}", 1)
@@ -57,6 +59,7 @@ func TestRunBlindOracleIsInconclusive(t *testing.T) {
 
 // An unset {{env}} variable is a configuration error before any request.
 func TestRunUnsetEnvIsUsageError(t *testing.T) {
+	t.Parallel()
 	hits := 0
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits++ }))
 	t.Cleanup(s.Close)
@@ -99,7 +102,9 @@ func TestRunSilentTargetEndsInconclusive(t *testing.T) {
 	sc := strings.Replace(payScenario, "load: {ops: 60, concurrency: 4}", "load: {ops: 4, concurrency: 4}", 1)
 	sc = strings.Replace(sc, "retry: {attempts: 4,", "retry: {attempts: 2,", 1)
 	start := time.Now()
-	r := runMain(t, nil, "run", writeScenario(t, sc), "--target", silent(t), "--seed", "1", "--request-timeout", "300ms")
+	// The timeout leaves the preflight, which the target answers, time to
+	// be answered on a loaded machine.
+	r := runMain(t, nil, "run", writeScenario(t, sc), "--target", silent(t), "--seed", "1", "--request-timeout", "1s")
 	if r.code != ExitInconclusive {
 		t.Fatalf("run against a silent target: exit %d, want %d\n%s%s", r.code, ExitInconclusive, r.out, r.err)
 	}
@@ -114,6 +119,7 @@ func TestRunSilentTargetEndsInconclusive(t *testing.T) {
 // One of several scenarios that cannot start does not hide the others'
 // reports: the violation the first caught is still reported.
 func TestRunLaterScenarioFailsToStart(t *testing.T) {
+	t.Parallel()
 	srv := newPayServer(t, false)
 	bad := strings.Replace(payScenario, "name: pay", "name: needs-token", 1)
 	bad = strings.Replace(bad, "  key: {header: Idempotency-Key}", "  key: {header: Idempotency-Key}\n  headers: {Authorization: 'Bearer {{env \"NO_SUCH_TOKEN\"}}'}", 1)

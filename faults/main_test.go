@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/idemcheck/idemcheck/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -21,7 +23,7 @@ func TestMain(m *testing.M) {
 }
 
 // bound is how long a test waits for something that should happen at once.
-const bound = 10 * time.Second
+var bound = testenv.Bound(10 * time.Second) // longer under -race
 
 // server is a test target that counts the requests it received and the ones
 // it completed. Each request takes work, or, when release is set, until

@@ -222,6 +222,7 @@ func TestSeededBugsMemory(t *testing.T) {
 // Postgres; a twin lab opens its own connections to the same schema and
 // key prefix, as a second process of the service would.
 func TestSeededBugsRedisPostgres(t *testing.T) {
+	t.Parallel()
 	url, dsn := testsvc.Redis(t), testsvc.Postgres(t)
 	runBugProbes(t, func(t *testing.T, cfg Config) *bugLab {
 		l, c := newTestPostgresLedger(t, dsn), newTestRedisCache(t, url)

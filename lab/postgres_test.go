@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/idemcheck/idemcheck/internal/testenv"
 	"github.com/idemcheck/idemcheck/internal/testsvc"
 )
 
@@ -37,6 +38,7 @@ func newTestPostgresLedger(t *testing.T, dsn string) *PostgresLedger {
 // TestPostgresLedger runs the Ledger contract and the extra checks against
 // a real Postgres, each subtest in its own schema of one server.
 func TestPostgresLedger(t *testing.T) {
+	t.Parallel()
 	dsn := testsvc.Postgres(t)
 	open := func(t *testing.T) Ledger { return newTestPostgresLedger(t, dsn) }
 	t.Run("contract", func(t *testing.T) { runLedgerContract(t, open) })
@@ -613,6 +615,7 @@ func checkSchemas(t *testing.T, dsn string) {
 // default pools full at once than Postgres's default max_connections
 // (100) allows, as parallel tests each running a lab do.
 func TestPostgresPoolSize(t *testing.T) {
+	t.Parallel()
 	dsn := testsvc.Postgres(t)
 	ctx := testCtx(t)
 	tests := []struct {
@@ -635,7 +638,9 @@ func TestPostgresPoolSize(t *testing.T) {
 		l.Close()
 	}
 
-	const labs = 8 // 8 full pools of 16: 128 connections
+	// Full pools of 16 side by side: 2 in the fast suite (each pool fills),
+	// 8 in the long one (128 connections, past Postgres's default 100).
+	labs := testenv.Pick(2, 8)
 	var held []interface{ Release() }
 	defer func() {
 		for _, c := range held {
@@ -658,6 +663,7 @@ func TestPostgresPoolSize(t *testing.T) {
 // error from the constructor and from every method, never a sentinel the
 // handlers would read as an answer.
 func TestPostgresLedgerFailsClosed(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	dsn, stop := testsvc.PostgresWithStop(t)
 	l, err := NewPostgresLedger(ctx, dsn)

@@ -94,6 +94,7 @@ func (l nulLedger) InsertCharge(ctx context.Context, ch Charge) error {
 // every write of a charge, each attempt answers 503 and the processor
 // keeps no charge: a 503 never leaves a charge without its ledger row.
 func TestPostgresUnrecordedChargeIsVoided(t *testing.T) {
+	t.Parallel()
 	dsn := testsvc.Postgres(t)
 	paths := []struct {
 		name string

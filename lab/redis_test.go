@@ -42,6 +42,7 @@ func rawRedis(t *testing.T, url string) *redis.Client {
 // TestRedisCache runs the Cache contract against a real Redis; TTLs run
 // out in real time (Redis expires keys itself).
 func TestRedisCache(t *testing.T) {
+	t.Parallel()
 	url := testsvc.Redis(t)
 	runCacheContract(t, func(t *testing.T) (Cache, func(time.Duration)) {
 		return newTestRedisCache(t, url), time.Sleep
@@ -141,6 +142,7 @@ func TestGlobEscape(t *testing.T) {
 // from the constructor and from every method: never "lock free", "lock
 // held" or "no entry", which the handlers would act on.
 func TestRedisCacheFailsClosed(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	url, stop := testsvc.RedisWithStop(t)
 	c, err := NewRedisCache(ctx, url)
@@ -179,6 +181,7 @@ func TestRedisCacheFailsClosed(t *testing.T) {
 // Lock, Put and Unlock: LockOrGet answers as Get then Lock would, and
 // Complete as Put then Unlock, each in a single command (a script).
 func TestRedisCacheOneRoundtrip(t *testing.T) {
+	t.Parallel()
 	url := testsvc.Redis(t)
 	ctx, c, raw := testCtx(t), newTestRedisCache(t, url), rawRedis(t, url)
 	e := Entry{Fingerprint: "fp", Response: Response{Status: 201, Body: []byte(`{"id":"ch_1"}`)}}

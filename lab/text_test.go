@@ -121,6 +121,7 @@ func TestUnstorableTextMemory(t *testing.T) {
 // customer charged the processor, then answered 503 with no ledger row, on
 // every retry. It must answer 400, as on memory, and charge nothing.
 func TestUnstorableTextPostgres(t *testing.T) {
+	t.Parallel()
 	dsn := testsvc.Postgres(t)
 	runUnstorableText(t, func(t *testing.T) (*Server, Ledger) {
 		l := newTestPostgresLedger(t, dsn)

@@ -24,6 +24,7 @@ func h1Options(t *testing.T, u *url.URL, seed uint64) Options {
 }
 
 func TestH1FaultsAndHistory(t *testing.T) {
+	t.Parallel()
 	sc := scenario(func(sc *scenarios.Scenario) {
 		sc.Load = scenarios.Load{Ops: 60, Concurrency: 6}
 		sc.Faults = []scenarios.Fault{

@@ -30,6 +30,7 @@ func withUser(u *url.URL, user, pass string) *url.URL {
 // (setup, operation.before, attempts, replays) as Basic authorization,
 // unless the request sets Authorization itself.
 func TestTargetCredentialsOnEveryRequest(t *testing.T) {
+	t.Parallel()
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int64, _ []byte) {
 		if r.Method == http.MethodGet {
 			io.WriteString(w, `{"version":3}`)
@@ -87,6 +88,7 @@ func TestTargetCredentialsOnEveryRequest(t *testing.T) {
 // (kept as fields) and its 500 error pages (kept as evidence, past the
 // evidence cap too), puts none of them into the history.
 func TestReflectedSecretsScrubbed(t *testing.T) {
+	t.Parallel()
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request, n int64, _ []byte) {
 		reflect := r.Header.Get("Authorization") + " " + r.Header.Get("X-Api-Key") + " " + r.Header.Get("X-Signature")
 		if n%2 == 0 {
@@ -148,6 +150,7 @@ func answerTexts(a history.Attempt) []string {
 // A target's query values are masked in Meta, and its path too when the
 // run redacts paths; its path segments are then scrubbed from answers.
 func TestMetaTargetRedacted(t *testing.T) {
+	t.Parallel()
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int64, _ []byte) {
 		w.WriteHeader(http.StatusForbidden)
 		io.WriteString(w, "no tenant at "+r.URL.Path)
@@ -186,6 +189,7 @@ func TestMetaTargetRedacted(t *testing.T) {
 // drop_ack at rate 1 hides every answer the target gave: the run is not
 // "target unreachable". Real failures among injected ones still are.
 func TestInjectedFailuresDoNotAccuseTarget(t *testing.T) {
+	t.Parallel()
 	s := newServer(t, nil)
 	for _, kind := range []string{faults.KindDropAck, faults.KindReset} {
 		sc := scenario(func(sc *scenarios.Scenario) {

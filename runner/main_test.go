@@ -15,15 +15,18 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/testenv"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
 func TestMain(m *testing.M) {
+	testenv.Parallel(8) // most of runner's tests wait on timers and a loopback server, not on the CPU
 	goleak.VerifyTestMain(m)
 }
 
-// bound is how long a test waits for something that should happen at once.
-const bound = 10 * time.Second
+// bound is how long a test waits for something that should happen at once
+// (longer under -race: testenv.Bound).
+var bound = testenv.Bound(10 * time.Second)
 
 // seen is one request the test server received.
 type seen struct {
@@ -54,6 +57,16 @@ func newServer(t *testing.T, answer func(w http.ResponseWriter, r *http.Request,
 	}
 	s.URL = u
 	return s
+}
+
+// bubbleServer is a server with no socket: Options.Transport reaches its
+// handler (testenv.HandlerTransport), so that a test runs in a
+// testing/synctest bubble, on a fake clock the machine's load cannot
+// slow. opts has Target and Transport set.
+func bubbleServer(answer func(w http.ResponseWriter, r *http.Request, n int64, body []byte)) (s *server, opts Options) {
+	s = &server{answer: answer}
+	s.URL, _ = url.Parse("http://target.test")
+	return s, Options{Target: s.URL, Transport: testenv.HandlerTransport(http.HandlerFunc(s.serve))}
 }
 
 func (s *server) serve(w http.ResponseWriter, r *http.Request) {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/idemcheck/idemcheck/history"
@@ -123,8 +125,13 @@ func rateProblems(t *testing.T, u *url.URL, rate float64, d time.Duration) []str
 // 1%, at a fixed rate far below what a loaded 2-core machine sustains
 // against an in-process server (tens of thousands of requests per second),
 // so that it is fast and does not flake.
+//
+// It measures the machine as much as the pacer: the long suite runs it
+// (and .ci/run again without -race); TestOpenRate checks the schedule on
+// a fake clock in the fast suite.
 func TestOpenHoldsRate(t *testing.T) {
 	testenv.Timing(t)
+	testenv.SkipUnlessLong(t)
 	checkRate(t, loopback(t, nil), 2000, time.Second)
 }
 
@@ -161,17 +168,22 @@ func TestOpenHoldsRateNearMax(t *testing.T) {
 
 // TestStallShowsInOpenModelOnly runs each model against a server that
 // stalls every request for one second, from 0.5 s to 1.5 s after its first
-// request. The open model measures from the intended start, so every op
-// due in the stall waits for its end and the stall fills its upper
-// percentiles (coordinated omission corrected); the closed model's few
-// workers just wait, sending nothing, so only a handful of its attempts
-// see the stall and its p99 stays low.
+// request, and otherwise answers in 5ms. The open model measures from the
+// intended start, so every op due in the stall waits for its end and the
+// stall fills its upper percentiles (coordinated omission corrected); the
+// closed model's few workers just wait, sending nothing, so only a handful
+// of its attempts see the stall and its p99 stays low.
+//
+// It runs on synctest's fake clock, the server a handler in the bubble
+// (testenv.HandlerTransport): the latencies are the stall's exactly, and
+// a loaded machine cannot blur them.
 func TestStallShowsInOpenModelOnly(t *testing.T) {
-	testenv.Timing(t)
+	t.Parallel()
 	const (
 		from  = 500 * time.Millisecond
 		until = 1500 * time.Millisecond
 		d     = 2 * time.Second
+		each  = 5 * time.Millisecond
 	)
 	stalling := func() http.HandlerFunc {
 		var once sync.Once
@@ -180,10 +192,13 @@ func TestStallShowsInOpenModelOnly(t *testing.T) {
 			once.Do(func() { t0 = time.Now() })
 			if el := time.Since(t0); el >= from && el < until {
 				time.Sleep(until - el)
+			} else {
+				time.Sleep(each)
 			}
 			w.Write([]byte(`{"ok":true}`))
 		}
 	}
+	target, _ := url.Parse("http://stalling.test")
 	cases := []struct {
 		name string
 		load scenarios.Load
@@ -195,7 +210,7 @@ func TestStallShowsInOpenModelOnly(t *testing.T) {
 			load: scenarios.Load{Duration: scenarios.Duration(d), Rate: 200, MaxInFlight: 512},
 			check: func(l []time.Duration) string {
 				// Half the ops are due in the stall, the first tenth of
-				// them waiting 0.8 s or more.
+				// them waiting 0.9 s or more.
 				if p90 := quantile(l, 0.9); p90 < 500*time.Millisecond {
 					return "p90 below 500ms: the stall is hidden"
 				}
@@ -216,23 +231,26 @@ func TestStallShowsInOpenModelOnly(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			sc := benchScenario(0, 0)
-			sc.Load = c.load
-			h, err := Run(runCtx(t), sc, Options{Target: loopback(t, stalling()), Seed: 1})
-			if err != nil {
-				t.Fatalf("Run() error = %v", err)
-			}
-			l := latencies(h)
-			p50, p90, p99, top := quantile(l, 0.5), quantile(l, 0.9), quantile(l, 0.99), quantile(l, 1)
-			t.Logf("%s: %d attempts, p50 %v p90 %v p99 %v max %v", c.name, len(l), p50, p90, p99, top)
-			// The first attempt in the stall waits out most of its second;
-			// a starved machine may send it a little late.
-			if top < 750*time.Millisecond {
-				t.Errorf("%s model: max latency %v, want >= 750ms (some attempt waited out the stall)", c.name, top)
-			}
-			if msg := c.check(l); msg != "" {
-				t.Errorf("%s model: p50 %v p90 %v p99 %v max %v over %d attempts: %s", c.name, p50, p90, p99, top, len(l), msg)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				sc := benchScenario(0, 0)
+				sc.Load = c.load
+				ctx, cancel := context.WithTimeout(context.Background(), bound)
+				defer cancel()
+				h, err := Run(ctx, sc, Options{Target: target, Transport: testenv.HandlerTransport(stalling()), Seed: 1})
+				if err != nil {
+					t.Fatalf("Run() error = %v", err)
+				}
+				l := latencies(h)
+				p50, p90, p99, top := quantile(l, 0.5), quantile(l, 0.9), quantile(l, 0.99), quantile(l, 1)
+				t.Logf("%s: %d attempts, p50 %v p90 %v p99 %v max %v", c.name, len(l), p50, p90, p99, top)
+				// The first attempt in the stall waits out most of its second.
+				if top < 750*time.Millisecond {
+					t.Errorf("%s model: max latency %v, want >= 750ms (some attempt waited out the stall)", c.name, top)
+				}
+				if msg := c.check(l); msg != "" {
+					t.Errorf("%s model: p50 %v p90 %v p99 %v max %v over %d attempts: %s", c.name, p50, p90, p99, top, len(l), msg)
+				}
+			})
 		})
 	}
 }
@@ -241,27 +259,36 @@ func TestStallShowsInOpenModelOnly(t *testing.T) {
 // slow target sees the ops in flight grow, up to max_in_flight and never
 // past it.
 func TestOpenGrowsToMaxInFlight(t *testing.T) {
-	var cur, peak atomic.Int64
-	s := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int64, _ []byte) {
-		n := cur.Add(1)
-		for {
-			p := peak.Load()
-			if n <= p || peak.CompareAndSwap(p, n) {
-				break
+	t.Parallel()
+	// On a fake clock (bubbleServer): ops are due every 1 ms and each
+	// takes 30 ms exactly, whatever the machine's load.
+	synctest.Test(t, func(t *testing.T) {
+		var cur, peak atomic.Int64
+		s, opts := bubbleServer(func(w http.ResponseWriter, r *http.Request, _ int64, _ []byte) {
+			n := cur.Add(1)
+			for {
+				p := peak.Load()
+				if n <= p || peak.CompareAndSwap(p, n) {
+					break
+				}
 			}
+			time.Sleep(30 * time.Millisecond)
+			cur.Add(-1)
+			w.WriteHeader(http.StatusCreated)
+		})
+		opts.Seed = 1
+		sc := scenario(func(sc *scenarios.Scenario) {
+			sc.Load = scenarios.Load{Ops: 60, Rate: 1000, MaxInFlight: 6}
+		})
+		h, err := Run(runCtx(t), sc, opts)
+		if err != nil {
+			t.Fatalf("Run() error = %v", err)
 		}
-		time.Sleep(30 * time.Millisecond)
-		cur.Add(-1)
-		w.WriteHeader(http.StatusCreated)
+		if len(h.Ops) != 60 || len(s.requests()) != 60 {
+			t.Fatalf("%d ops, %d requests, want 60", len(h.Ops), len(s.requests()))
+		}
+		if p := peak.Load(); p != 6 {
+			t.Errorf("at most %d requests in flight, want exactly max_in_flight 6 (ops due every 1 ms, each taking 30 ms)", p)
+		}
 	})
-	sc := scenario(func(sc *scenarios.Scenario) {
-		sc.Load = scenarios.Load{Ops: 60, Rate: 1000, MaxInFlight: 6}
-	})
-	h := mustRun(t, s, sc, 1)
-	if len(h.Ops) != 60 || len(s.requests()) != 60 {
-		t.Fatalf("%d ops, %d requests, want 60", len(h.Ops), len(s.requests()))
-	}
-	if p := peak.Load(); p != 6 {
-		t.Errorf("at most %d requests in flight, want exactly max_in_flight 6 (ops due every 1 ms, each taking 30 ms)", p)
-	}
 }

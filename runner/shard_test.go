@@ -18,6 +18,7 @@ import (
 // keys and users, and every attempt with the same fault and outcome, as
 // the run made in one process with the same seed.
 func TestShardsMergeIntoTheRun(t *testing.T) {
+	t.Parallel()
 	for _, model := range []string{"closed", "open"} {
 		t.Run(model, func(t *testing.T) {
 			sc := scenario(func(sc *scenarios.Scenario) {
@@ -124,6 +125,7 @@ func faultSeqs(h *history.History) []faultSeq {
 // A shard of the open model sends its ops when the whole run would: op id
 // at id / rate, so n shards together hold the run's rate.
 func TestOpenShardKeepsTheRunsSchedule(t *testing.T) {
+	t.Parallel()
 	sc := scenario(func(sc *scenarios.Scenario) {
 		sc.Load = scenarios.Load{Ops: 40, Rate: 200, MaxInFlight: 8}
 	})
@@ -144,6 +146,7 @@ func TestOpenShardKeepsTheRunsSchedule(t *testing.T) {
 }
 
 func TestShardWorkersSplit(t *testing.T) {
+	t.Parallel()
 	sum := 0
 	for i := range 4 {
 		r := &run{load: scenarios.Load{Concurrency: 10}, shard: history.Shard{Index: i, Count: 4}}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/testenv"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -34,7 +35,7 @@ func spillScenario(ops int, rate float64) *scenarios.Scenario {
 // (closed and open models, a shard too) records what the same run kept in
 // memory records: every op with its key, every attempt with its fault,
 // outcome and status; and the spill file is gone once removed.
-func TestSpilledRunIsTheSameHistory(t *testing.T) {
+func TestSpilledRunIsTheSameHistory(t *testing.T) { // not parallel: CPU-heavy, beside the others under -race it ran past its bound
 	for _, c := range []struct {
 		name   string
 		rate   float64
@@ -44,7 +45,7 @@ func TestSpilledRunIsTheSameHistory(t *testing.T) {
 		{"replays", 0, history.Shard{}, true}} {
 		t.Run(c.name, func(t *testing.T) {
 			s := newServer(t, nil)
-			sc := spillScenario(1500, c.rate)
+			sc := spillScenario(testenv.Pick(300, 1500), c.rate) // the long suite spills more
 			if c.replay {
 				// replays are recorded by other workers, after their op
 				sc.Operation.Replay = &scenarios.Replay{Count: 1}
@@ -96,6 +97,7 @@ func TestSpilledRunIsTheSameHistory(t *testing.T) {
 // TestShortRunDoesNotSpill: a run below the bound keeps its history in
 // memory and leaves no file behind.
 func TestShortRunDoesNotSpill(t *testing.T) {
+	t.Parallel()
 	s := newServer(t, nil)
 	dir := t.TempDir()
 	h, err := Run(runCtx(t), spillScenario(100, 0), Options{Target: s.URL, Seed: 3, SpillAfter: 1 << 20, SpillDir: dir})
@@ -113,7 +115,7 @@ func TestShortRunDoesNotSpill(t *testing.T) {
 // TestInterruptedSpilledRun: a spilled run cut short by Ctrl-C still hands
 // back a whole history (every op taken, with what its attempts got) that
 // encodes and decodes.
-func TestInterruptedSpilledRun(t *testing.T) {
+func TestInterruptedSpilledRun(t *testing.T) { // not parallel: CPU-heavy, beside the others under -race it ran past its bound
 	ctx, cancel := context.WithCancel(runCtx(t))
 	defer cancel()
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request, n int64, body []byte) {

@@ -16,6 +16,7 @@ import (
 )
 
 func TestPacer(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		rate float64
 		hit  int
@@ -45,6 +46,7 @@ func TestPacer(t *testing.T) {
 }
 
 func TestBackoff(t *testing.T) {
+	t.Parallel()
 	b := backoff{initial: 10 * time.Millisecond, max: 50 * time.Millisecond, multiplier: 2, seed: 1}
 	var got []time.Duration
 	for n := 1; n <= 5; n++ {
@@ -77,6 +79,7 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestMerge(t *testing.T) {
+	t.Parallel()
 	var a, b recorder
 	for i := range 3000 {
 		r := &a
@@ -109,6 +112,7 @@ func TestMerge(t *testing.T) {
 }
 
 func TestRetryOn(t *testing.T) {
+	t.Parallel()
 	type try struct {
 		outcome history.Outcome
 		status  int
@@ -156,6 +160,7 @@ func TestRetryOn(t *testing.T) {
 // scenario afterwards changes nothing, and a bad retry.on stops the run
 // before a request is sent.
 func TestRetryCompiledOnce(t *testing.T) {
+	t.Parallel()
 	sc := scenario(nil)
 	r, err := compile(sc, Options{Target: &url.URL{Scheme: "http", Host: "x"}})
 	if err != nil {
@@ -184,6 +189,7 @@ func TestRetryCompiledOnce(t *testing.T) {
 // compact ones (every field of an answer, every fault) and the ones kept
 // whole (an error, evidence, fields, other answers, an unknown fault).
 func TestAttemptLogKeepsEveryField(t *testing.T) {
+	t.Parallel()
 	in := []history.Attempt{
 		{Op: 0, N: 1, Outcome: history.OK, Status: 201, Intended: 1, Start: 2, End: 3, Fingerprint: 0xfeed, Target: 2, Size: 1 << 40},
 		{Op: 0, N: 2, Outcome: history.Info, Fault: faults.KindDropAck, Err: "dropped", Answers: []history.Answer{{Hidden: true, Outcome: history.OK, Status: 201}}},
@@ -218,6 +224,7 @@ func TestAttemptLogKeepsEveryField(t *testing.T) {
 // there must be added to compactAttempt (or make attemptLog.add keep such
 // attempts whole), or the log would drop it silently.
 func TestAttemptLogKnowsEveryField(t *testing.T) {
+	t.Parallel()
 	known := []string{"Op", "N", "Fault", "Outcome", "Status", "Intended", "Start", "End", "Fingerprint",
 		"Fields", "Err", "Target", "Copies", "Size", "Body", "Answers", "Headers", "Expired", "Label", "Request", "Bit"}
 	var got []string

@@ -394,6 +394,12 @@ func TestEarlyClose(t *testing.T) {
 // stallServer answers what stage says: "header" never answers, "body"
 // sends the headers and part of the body then stalls, "read" never reads
 // the request. It stalls until the test ends.
+// stallLimit is when a request to stallServer ends where the test means
+// it to end only once it was sent (partly, for a body larger than the
+// socket buffers) or its answer's headers were read (/body): long enough
+// for a loaded machine to dial, write and read that far.
+const stallLimit = 500 * time.Millisecond
+
 func stallServer(t *testing.T) string {
 	done := make(chan struct{})
 	addr, _ := rawServer(t, func(c net.Conn, br *bufio.Reader) {
@@ -420,15 +426,17 @@ func TestContextEnds(t *testing.T) {
 	for _, stage := range []string{"header", "body", "read"} {
 		for _, kind := range []string{"cancel", "deadline"} {
 			t.Run(stage+"/"+kind, func(t *testing.T) {
+				t.Parallel() // each waits stallLimit
 				var c context.Context
 				var cancel context.CancelFunc
+				end := stallLimit // after the send: the request is not unsent
 				if kind == "cancel" {
 					var cc context.CancelCauseFunc
 					c, cc = context.WithCancelCause(context.Background())
-					time.AfterFunc(50*time.Millisecond, func() { cc(cause) })
+					time.AfterFunc(end, func() { cc(cause) })
 					cancel = func() { cc(nil) }
 				} else {
-					c, cancel = context.WithTimeoutCause(context.Background(), 50*time.Millisecond, cause)
+					c, cancel = context.WithTimeoutCause(context.Background(), end, cause)
 				}
 				defer cancel()
 				var body io.Reader
@@ -786,19 +794,22 @@ func TestKeepAliveTimeoutHonoured(t *testing.T) {
 		{"timeout=5, max=100", 1}, // 700 ms < 2.5 s: reused
 		{"", 1},
 	} {
-		srv := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
-			if tc.header != "" {
-				w.Header().Set("Keep-Alive", tc.header)
+		t.Run(tc.header, func(t *testing.T) {
+			t.Parallel() // each waits 700 ms: side by side
+			srv := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
+				if tc.header != "" {
+					w.Header().Set("Keep-Alive", tc.header)
+				}
+				io.WriteString(w, "ok")
+			})
+			tr := newTransport(t)
+			do(t, tr, "POST", srv.URL, "x")
+			time.Sleep(700 * time.Millisecond)
+			do(t, tr, "POST", srv.URL, "x")
+			if n := srv.conns.Load(); n != tc.conns {
+				t.Errorf("Keep-Alive %q: %d connections, want %d", tc.header, n, tc.conns)
 			}
-			io.WriteString(w, "ok")
 		})
-		tr := newTransport(t)
-		do(t, tr, "POST", srv.URL, "x")
-		time.Sleep(700 * time.Millisecond)
-		do(t, tr, "POST", srv.URL, "x")
-		if n := srv.conns.Load(); n != tc.conns {
-			t.Errorf("Keep-Alive %q: %d connections, want %d", tc.header, n, tc.conns)
-		}
 	}
 }
 

@@ -14,14 +14,17 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/idemcheck/idemcheck/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
+	testenv.Parallel(6) // the stages of a limit or a context's end, each waiting for it, side by side
 	goleak.VerifyTestMain(m)
 }
 
 // bound is how long a test waits for something that should happen at once.
-const bound = 10 * time.Second
+var bound = testenv.Bound(10 * time.Second) // longer under -race
 
 // target is an httptest server that counts the connections it accepted.
 type target struct {

@@ -9,6 +9,13 @@
 //	url := testsvc.Redis(t)    // "redis://127.0.0.1:PORT/0"
 //	dsn := testsvc.Postgres(t) // "postgres://postgres@127.0.0.1:PORT/postgres?sslmode=disable"
 //
+// A package whose TestMain runs its tests through Main shares one Postgres
+// among them: each Postgres(t) is then a fresh database on it (a server
+// costs about two seconds of CPU, most of it initdb; a database a tenth of
+// that), and PostgresWithStop still starts a server of the test's own.
+//
+//	func TestMain(m *testing.M) { os.Exit(testsvc.Main(m)) }
+//
 // Servers are children of the test binary with a parent-death signal, so a
 // test binary that dies without running its cleanups (a -timeout panic) takes
 // them with it.

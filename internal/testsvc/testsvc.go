@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -96,39 +98,74 @@ func RedisWithStop(t testing.TB) (string, func()) {
 // remove its files, and returns
 // "postgres://postgres@127.0.0.1:PORT/postgres?sslmode=disable".
 //
+// In a package whose TestMain runs its tests through Main, Postgres
+// instead returns a fresh, empty database of its own
+// ("postgres://postgres@127.0.0.1:PORT/testsvc_N?sslmode=disable") on one
+// server the package's tests share: started at the first test that asks,
+// stopped after the last test. A server costs about two seconds of CPU
+// (most of it initdb); a database, a tenth of that.
+//
 // The binaries are looked up on PATH, then in `pg_config --bindir`, then in
 // the newest /usr/lib/postgresql/*/bin. As root (initdb refuses to run as
 // root) the server runs as the user postgres, or nobody. Without the binaries
 // the test is skipped (or fails when IDEMCHECK_REQUIRE_SERVICES=1).
 func Postgres(t testing.TB) string {
 	t.Helper()
-	u, _ := PostgresWithStop(t)
-	return u
+	if !sharing.Load() {
+		u, _ := PostgresWithStop(t)
+		return u
+	}
+	bins := need(t, PostgresServer)
+	dsn, err := sharedPG.database(bins)
+	if err != nil {
+		t.Fatalf("testsvc: %v", err)
+	}
+	return dsn
 }
 
 // PostgresWithStop is Postgres, and also returns a function that stops the
 // server before the test ends (for fail-closed tests); it may be called
-// again.
+// again. The server is the test's own, under Main too.
 func PostgresWithStop(t testing.TB) (string, func()) {
 	t.Helper()
 	bins := need(t, PostgresServer)
+	pg, err := startPostgres(bins)
+	if err != nil {
+		t.Fatalf("testsvc: %v", err)
+	}
+	t.Cleanup(pg.stop)
+	t.Logf("testsvc: %s", pg.ready)
+	return pg.dsn, pg.stop
+}
+
+// pgServer is a running Postgres.
+type pgServer struct {
+	dsn   string // of its database postgres
+	ready string // how long it took to start, for the log
+	stop  func() // stops it and removes its files; may be called again
+}
+
+// startPostgres initialises a cluster and starts a server on it, as
+// Postgres describes.
+func startPostgres(bins []string) (*pgServer, error) {
 	initdb, postgres := bins[0], bins[1]
 	begin := time.Now()
 
 	cred, uid, gid, err := dropRoot()
 	if err != nil {
-		t.Fatalf("testsvc: postgres: %v", err)
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	// Our own directory under os.TempDir(): t.TempDir()'s parents are 0700
 	// and not traversable by the unprivileged user.
 	dir, err := os.MkdirTemp("", "testsvc-pg-")
 	if err != nil {
-		t.Fatalf("testsvc: postgres: %v", err)
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	removeDir := func() { _ = os.RemoveAll(dir) }
 	if cred != nil {
 		if err := os.Chown(dir, uid, gid); err != nil {
-			t.Fatalf("testsvc: postgres: %v", err)
+			removeDir()
+			return nil, fmt.Errorf("postgres: %w", err)
 		}
 	}
 	data := filepath.Join(dir, "data")
@@ -138,7 +175,8 @@ func PostgresWithStop(t testing.TB) (string, func()) {
 	init.Dir, init.Env = dir, env
 	init.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
 	if out, err := init.CombinedOutput(); err != nil {
-		t.Fatalf("testsvc: initdb: %v\n%s", err, out)
+		removeDir()
+		return nil, fmt.Errorf("initdb: %w\n%s", err, out)
 	}
 	initTook := time.Since(begin)
 
@@ -146,7 +184,8 @@ func PostgresWithStop(t testing.TB) (string, func()) {
 	for try := 0; try < startTries; try++ {
 		port, err := freePort()
 		if err != nil {
-			t.Fatalf("testsvc: postgres: %v", err)
+			removeDir()
+			return nil, fmt.Errorf("postgres: %w", err)
 		}
 		logPath := filepath.Join(dir, fmt.Sprintf("postgres-%d.log", try))
 		cmd := exec.Command(postgres,
@@ -163,7 +202,8 @@ func PostgresWithStop(t testing.TB) (string, func()) {
 		cmd.Dir, cmd.Env = dir, env
 		p, err := start(cmd, logPath, cred)
 		if err != nil {
-			t.Fatalf("testsvc: postgres: %v", err)
+			removeDir()
+			return nil, fmt.Errorf("postgres: %w", err)
 		}
 		dsn := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
 		if err := p.waitReady(func(ctx context.Context) error { return pgPing(ctx, dsn) }); err != nil {
@@ -171,15 +211,82 @@ func PostgresWithStop(t testing.TB) (string, func()) {
 			lastErr = fmt.Errorf("%w\n%s", err, tail(logPath))
 			continue
 		}
-		// SIGQUIT is postgres's immediate shutdown (pg_ctl stop -m immediate).
-		stop := func() { p.stop(syscall.SIGQUIT) }
-		t.Cleanup(stop)
-		t.Logf("testsvc: postgres ready on 127.0.0.1:%d in %v (initdb %v)", port,
-			time.Since(begin).Round(time.Millisecond), initTook.Round(time.Millisecond))
-		return dsn, stop
+		var once sync.Once
+		return &pgServer{
+			dsn: dsn,
+			ready: fmt.Sprintf("postgres ready on 127.0.0.1:%d in %v (initdb %v)", port,
+				time.Since(begin).Round(time.Millisecond), initTook.Round(time.Millisecond)),
+			// SIGQUIT is postgres's immediate shutdown (pg_ctl stop -m immediate).
+			stop: func() { once.Do(func() { p.stop(syscall.SIGQUIT); removeDir() }) },
+		}, nil
 	}
-	t.Fatalf("testsvc: postgres did not start: %v", lastErr)
-	return "", nil
+	removeDir()
+	return nil, fmt.Errorf("postgres did not start: %w", lastErr)
+}
+
+// sharing is set by Main: Postgres then hands out databases on sharedPG.
+var sharing atomic.Bool
+
+// sharedPG is the server a package's tests share under Main.
+var sharedPG sharedServer
+
+// sharedServer is a Postgres started at its first database and stopped
+// by Main.
+type sharedServer struct {
+	mu  sync.Mutex
+	srv *pgServer
+	err error // why it did not start: every later test is told the same
+	n   int   // databases created
+}
+
+// database creates a fresh database on the shared server, starting the
+// server first if it is not running, and returns its DSN.
+func (s *sharedServer) database(bins []string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.srv == nil && s.err == nil {
+		s.srv, s.err = startPostgres(bins)
+	}
+	if s.err != nil {
+		return "", s.err
+	}
+	s.n++
+	name := fmt.Sprintf("testsvc_%d", s.n)
+	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+	defer cancel()
+	c, err := pgx.Connect(ctx, s.srv.dsn)
+	if err != nil {
+		return "", fmt.Errorf("postgres: %w", err)
+	}
+	defer c.Close(context.Background())
+	if _, err := c.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", fmt.Errorf("postgres: create database %s: %w", name, err)
+	}
+	return strings.Replace(s.srv.dsn, "/postgres?", "/"+name+"?", 1), nil
+}
+
+// stop stops the shared server, if it started.
+func (s *sharedServer) stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.srv != nil {
+		s.srv.stop()
+	}
+}
+
+// Main runs a package's tests, m.Run, with one Postgres server the
+// tests share (see Postgres), and stops it after them; it returns the
+// exit code for os.Exit. A package calls it from its TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(testsvc.Main(m)) }
+//
+// Tests on a shared server must not need a server of their own: one that
+// stops its server, or reads the server's global state, asks for
+// PostgresWithStop.
+func Main(m *testing.M) int {
+	sharing.Store(true)
+	defer sharedPG.stop()
+	return m.Run()
 }
 
 // dropRoot returns the credential to run postgres under when we are root

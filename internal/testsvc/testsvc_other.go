@@ -49,3 +49,7 @@ func unsupported(t testing.TB) {
 	}
 	t.Skip(msg)
 }
+
+// Main runs a package's tests, m.Run: no server is shared where none
+// starts.
+func Main(m *testing.M) int { return m.Run() }

@@ -90,7 +90,7 @@ func TestPostgres(t *testing.T) {
 // with a lab's pool must not run into "too many clients".
 func TestPostgresManyConnections(t *testing.T) {
 	t.Parallel()
-	const conns = 150
+	const conns = 101 // one past the default, as many backends to start as that takes
 	dsn := Postgres(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
