@@ -180,6 +180,11 @@ func (r *reportFlags) refuseRunFiles(out string) error {
 // was not written).
 func (r *reportFlags) write(ss []*reports.Summary) error {
 	r.wrote = true
+	return r.writeFiles(ss)
+}
+
+// writeFiles writes every --report file from ss (write).
+func (r *reportFlags) writeFiles(ss []*reports.Summary) error {
 	var errs []error
 	for _, f := range r.files {
 		if err := writeFile(f.Path, func(out *os.File) error { return f.write(out, ss) }); err != nil {
@@ -204,5 +209,5 @@ func (r *reportFlags) writeNotRun(name, target string, cause error) error {
 	if target != "" {
 		target = redactArg(target)
 	}
-	return r.write([]*reports.Summary{reports.NotRun("idemcheck "+Version, name, target, time.Now(), cause)})
+	return r.writeFiles([]*reports.Summary{reports.NotRun("idemcheck "+Version, name, target, time.Now(), cause)})
 }

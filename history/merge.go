@@ -173,6 +173,7 @@ func MergeShardFiles(files []string, dir string) (*History, error) {
 	}
 	sp, err := out.Finish()
 	if err != nil {
+		out.Abandon()
 		return nil, err
 	}
 	return &History{Meta: meta, Spill: sp}, nil

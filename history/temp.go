@@ -88,7 +88,7 @@ func createMerge(dir string) (*SpillFile, error) {
 func (s *SpillFile) Records() *Records { return s.recs }
 
 // Finish writes what is buffered and returns the spill; on an error the
-// file is removed.
+// file stays, for Keep or Abandon.
 func (s *SpillFile) Finish() (*Spill, error) {
 	t, err := s.recs.Flush()
 	var size int64
@@ -96,7 +96,6 @@ func (s *SpillFile) Finish() (*Spill, error) {
 		size, err = s.f.Seek(0, 1)
 	}
 	if err != nil {
-		s.f.remove()
 		return nil, fmt.Errorf("%w: %w", ErrSpill, err)
 	}
 	return &Spill{Ops: t.Ops, Attempts: t.Attempts, f: s.f, size: size}, nil

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sync/atomic"
@@ -324,17 +325,24 @@ func (e *SpillError) Unwrap() error { return e.Err }
 func (s *spiller) close(sentOps, sentAttempts int) (*history.Spill, error) {
 	close(s.ch)
 	<-s.done
-	if s.err != nil {
-		e := &SpillError{Ops: sentOps, Attempts: sentAttempts, Err: fmt.Errorf("%w: %w", history.ErrSpill, s.err)}
-		if s.file != nil {
-			e.Path, e.Size = s.file.Keep()
+	err := s.err
+	if err == nil {
+		sp, ferr := s.file.Finish()
+		if ferr == nil {
 			s.file = nil
+			return sp, nil
 		}
-		return nil, e
+		err = ferr
 	}
-	sp, err := s.file.Finish()
-	s.file = nil
-	return sp, err
+	if !errors.Is(err, history.ErrSpill) {
+		err = fmt.Errorf("%w: %w", history.ErrSpill, err)
+	}
+	e := &SpillError{Ops: sentOps, Attempts: sentAttempts, Err: err}
+	if s.file != nil {
+		e.Path, e.Size = s.file.Keep()
+		s.file = nil
+	}
+	return nil, e
 }
 
 // abandon removes the file of a spill that close did not hand out (a run
