@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"os"
@@ -261,5 +262,49 @@ func settled(t *testing.T, requests interface{ Load() int64 }) {
 			return
 		}
 		n = m
+	}
+}
+
+// An audit interrupted mid-way is never held: its scorecard says it was
+// interrupted and is inconclusive, its JUnit file has an error case (the
+// checks the interrupt skipped would read green), and its saved history
+// names the check the interrupt cut.
+func TestInterruptedAuditIsNotHeld(t *testing.T) {
+	t.Parallel()
+	srv, requests := countingServer(t)
+	dir := t.TempDir()
+	junit := filepath.Join(dir, "junit.xml")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	done := make(chan ExitCode, 1)
+	go func() {
+		done <- Main(ctx, []string{"audit", "POST", srv.URL + "/pay", "-d", `{"amount":1}`, "--format", "json",
+			"--report", "junit=" + junit, "--out", filepath.Join(dir, "out")},
+			Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, func(string) string { return "" })
+	}()
+	waitFor(t, func() bool { return requests.Load() >= 40 })
+	cancel()
+	if code := <-done; code != ExitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s", code, ExitInterrupted, errb.String())
+	}
+	var sc checks.Scorecard
+	if err := json.Unmarshal([]byte(out.String()), &sc); err != nil {
+		t.Fatalf("no JSON scorecard: %v\n%s", err, out.String())
+	}
+	if !sc.Interrupted || sc.Result == checks.Met {
+		t.Errorf("scorecard: interrupted %v, result %s; want interrupted, not held", sc.Interrupted, sc.Result)
+	}
+	b, err := os.ReadFile(junit)
+	var doc struct {
+		Failures int `xml:"failures,attr"`
+		Errors   int `xml:"errors,attr"`
+	}
+	if err != nil || xml.Unmarshal(b, &doc) != nil || doc.Failures+doc.Errors == 0 || !strings.Contains(string(b), `name="interrupted"`) {
+		t.Errorf("junit (%v): %d failures, %d errors:\n%s\nwant an interrupted error case", err, doc.Failures, doc.Errors, b)
+	}
+	h := readHistory(t, filepath.Join(dir, "out", "history.jsonl"))
+	if !h.Meta.Interrupted || !strings.HasPrefix(h.Meta.InterruptedIn, "check ") && h.Meta.InterruptedIn != "before the checks" {
+		t.Errorf("audit history: interrupted %v in %q; want the check it cut", h.Meta.Interrupted, h.Meta.InterruptedIn)
 	}
 }

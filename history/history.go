@@ -235,7 +235,8 @@ type Meta struct {
 	// the relative fault parameters it resolved; nil when none ran.
 	Calibration *Calibration `json:"calibration,omitempty"`
 	// InterruptedIn is the phase an interrupted run (Interrupted) was
-	// stopped in: PhaseLoad, PhaseQuiet, PhaseReading or PhaseMerge.
+	// stopped in: PhaseLoad, PhaseQuiet, PhaseReading or PhaseMerge; for
+	// an audit, the check whose probe it cut ("check C05").
 	InterruptedIn string `json:"interrupted_in,omitempty"`
 }
 
