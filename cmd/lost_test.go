@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -306,5 +309,36 @@ func TestInterruptedAuditIsNotHeld(t *testing.T) {
 	h := readHistory(t, filepath.Join(dir, "out", "history.jsonl"))
 	if !h.Meta.Interrupted || !strings.HasPrefix(h.Meta.InterruptedIn, "check ") && h.Meta.InterruptedIn != "before the checks" {
 		t.Errorf("audit history: interrupted %v in %q; want the check it cut", h.Meta.Interrupted, h.Meta.InterruptedIn)
+	}
+}
+
+// An answer whose header holds a control character is no answer the
+// client can read (every attempt indeterminate), but the violation the
+// state shows still fails the run: exit 1, not 4.
+func TestFailedVerdictWhateverTheAnswers(t *testing.T) {
+	var mu sync.Mutex
+	charges := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.Method == http.MethodGet {
+			json.NewEncoder(w).Encode(map[string]any{"counts": charges})
+			return
+		}
+		charges[r.Header.Get("Idempotency-Key")]++ // no idempotency at all
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		buf.WriteString("HTTP/1.1 201 Created\r\nX-Trace: a\x01b\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+		buf.Flush()
+		conn.Close()
+	}))
+	defer srv.Close()
+	y := strings.Replace(payScenario, "  - {kind: drop_ack, rate: 0.3}\n  - {kind: reset, rate: 0.1}\n", "  - {kind: delay, rate: 0.01, delay: 1ms}\n", 1)
+	y = strings.Replace(y, "load: {ops: 60, concurrency: 4}", "load: {ops: 10, concurrency: 2}", 1)
+	r := runMain(t, nil, "run", writeScenario(t, y), "--target", srv.URL, "-q")
+	if r.code != ExitFailed || !strings.Contains(r.out, "FAIL") {
+		t.Errorf("exit %d, want %d with the violation\n%s%s", r.code, ExitFailed, r.out, r.err)
 	}
 }

@@ -73,6 +73,12 @@ func conclude(ctx context.Context, name string, j *trial.Judged, o execOptions) 
 	switch {
 	case errors.Is(j.Err, context.Canceled):
 		ex.Code, ex.Err = ExitInterrupted, j.Err
+	case errors.Is(j.Err, runner.ErrTarget) && sum.Result == checks.NotMet:
+		// No attempt got an answer the client could read (a malformed
+		// header, say), yet the state shows a violation: a failed
+		// verdict is 1 whatever the attempts' outcomes; the error says
+		// what the client saw.
+		ex.Err = j.Err
 	case errors.Is(j.Err, runner.ErrTarget) && sum.Result != checks.NotMet:
 		// The target answered before the load (setup or preflight) but
 		// not one attempt of the operation: nothing was judged, which the
