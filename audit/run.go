@@ -44,27 +44,41 @@ func (a *Auditor) Run(ctx context.Context) (*Result, error) {
 	if err := a.calibrate(ctx); err != nil {
 		return nil, err
 	}
+	ran := "" // the last check whose probe ran: the one an interrupt cut
 	for _, d := range probes() {
 		cc := history.ContractCheck{ID: d.id}
 		switch need := d.requests(a); {
 		case ctx.Err() != nil:
 			cc.Skip = "interrupted"
+			a.h.Meta.Interrupt(interruptedIn(ran))
 		case a.skipReason(d) != "":
 			cc.Skip = a.skipReason(d)
 		case int(a.sent.Load())+need > a.maxRequests:
 			cc.Skip = fmt.Sprintf("needs up to %d requests; %d left under --max-requests %d", need, a.maxRequests-int(a.sent.Load()), a.maxRequests)
 		default:
 			cc.Cut = d.run(ctx, a)
+			ran = d.id
 		}
 		ct.Checks = append(ct.Checks, cc)
 	}
 	ct.Requests = int(a.sent.Load())
 	a.h.Meta.Judge.Contract = ct
 	a.h.Meta.Ended = time.Now()
-	a.h.Meta.Interrupted = ctx.Err() != nil
+	if ctx.Err() != nil {
+		a.h.Meta.Interrupt(interruptedIn(ran))
+	}
 	a.h.Readings = a.readingsTaken()
 	a.h.Sort()
 	return &Result{History: a.h, Scorecard: checks.JudgeContract(a.h)}, ctx.Err()
+}
+
+// interruptedIn is the phase of an audit interrupted after the probe of
+// check ran ("" when none had run): the history's Meta.InterruptedIn.
+func interruptedIn(ran string) string {
+	if ran == "" {
+		return "before the checks"
+	}
+	return "check " + ran
 }
 
 // newRunID draws a run id: 16 hex digits.

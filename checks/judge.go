@@ -166,10 +166,18 @@ func (j *Judger) Judgement(m Measured) Judgement {
 			out.Result, out.Why = Inconclusive, reason
 		}
 	}
-	if len(miss) > 0 && !caught(out.Verdicts) && (out.Result == Met || meta.Judge.Expect == "violation") {
+	if meta.Interrupted && meta.InterruptedIn != "" && out.Result == Inconclusive {
+		out.Why += " (interrupted in the " + meta.InterruptedIn + ")"
+	}
+	if len(miss) > 0 && !caught(out.Verdicts) && (out.Result == Met || out.Result == Inconclusive || meta.Judge.Expect == "violation") {
 		// A lost shard's ops were not judged: they may hold the very
-		// duplicate the run was looking for.
-		out.Result, out.Why = Inconclusive, fmt.Sprintf("%s never delivered %s: %s ops were not judged", shardNames(miss), pluralIts(len(miss)), pluralIts2(len(miss)))
+		// duplicate the run was looking for. Another reason to be
+		// inconclusive (an interrupted shard) is named after it.
+		lost := fmt.Sprintf("%s never delivered %s: %s ops were not judged", shardNames(miss), pluralIts(len(miss)), pluralIts2(len(miss)))
+		if out.Result == Inconclusive && out.Why != "" && !strings.Contains(out.Why, "never delivered") {
+			lost += "; " + out.Why
+		}
+		out.Result, out.Why = Inconclusive, lost
 	}
 	judgeNemesis(&out, meta) // nemesis.go
 	return out

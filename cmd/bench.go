@@ -247,6 +247,13 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 		fmt.Fprintln(streams.Err, "dry run: nothing sent")
 		return nil
 	}
+	if opts.Out != "" {
+		// Checked before any request: the bench's requests are real
+		// (charges), and an --out found unwritable after them wastes them.
+		if err := checkOut(opts.Out); err != nil {
+			return err
+		}
+	}
 
 	rOpts := runner.Options{Targets: targets, Transport: tr, Env: opts.Getenv, RequestTimeout: opts.Timeout, Seed: opts.Seed}
 	ab.Runner, ro.Runner = rOpts, rOpts
@@ -272,11 +279,7 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 	}
 	sum := abtest.Report(what, res, abtest.Compare(res, opts.Resamples, rand.New(rand.NewPCG(opts.Seed, 0xb007))), budget)
 	sum.MaxA, sum.MaxB = maxA, maxB
-	if opts.Out != "" {
-		if err := res.WriteHGRMFiles(opts.Out); err != nil {
-			return withCode(ExitRuntime, err)
-		}
-	}
+	// The summary first: files that fail to write must not hide it.
 	switch opts.Format {
 	case "json":
 		err = sum.WriteJSON(streams.Out)
@@ -289,6 +292,9 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 		return withCode(ExitRuntime, err)
 	}
 	if opts.Out != "" {
+		if err := res.WriteHGRMFiles(opts.Out); err != nil {
+			return withCode(ExitRuntime, err)
+		}
 		fmt.Fprintf(streams.Err, "percentile files: %s, %s\n", filepath.Join(opts.Out, "a.hgrm"), filepath.Join(opts.Out, "b.hgrm"))
 	}
 	switch abtest.Verdict(sum.Verdict) {

@@ -231,7 +231,7 @@ func runLoadShard(ctx context.Context, opts *RunOptions) error {
 	prog := newProgressMode(opts.Streams, progressModeOf(opts.Streams, opts.Quiet), fmt.Sprintf("%s %s", sc.Name, shard))
 	h, loadErr := trial.LoadShard(ctx, sc, m, claim, trial.Options{Targets: targets, RequestTimeout: m.Overrides.RequestTimeout,
 		Transport: opts.Transport, Getenv: opts.phaseEnv(), Observer: prog, FailOn: m.Overrides.FailOn, RedactPath: m.Overrides.RedactPath,
-		SpillAfter: opts.SpillAfter})
+		SpillAfter: opts.SpillAfter, SpillDir: opts.tmpDir(opts.Out)})
 	prog.Close()
 	if h == nil { // nothing was sent: the claim is released
 		return prepareError(loadErr)
@@ -240,8 +240,8 @@ func runLoadShard(ctx context.Context, opts *RunOptions) error {
 	if errors.Is(loadErr, history.ErrSpill) {
 		// Ops were sent but their record is lost: no shard file (the
 		// judge finds the shard missing: inconclusive); the claim stays.
-		return withHint(ExitRuntime, fmt.Errorf("shard %s: %w: its history is lost", shard, loadErr),
-			"the load writes its history to $TMPDIR past --spill-after attempts: point TMPDIR at a directory with room")
+		return withHint(ExitRuntime, fmt.Errorf("shard %s: %w: no shard file written", shard, loadErr),
+			"past --spill-after attempts the load writes its history to --tmp-dir (default: --out): give it a directory with room")
 	}
 	if err := claim.Write(h); err != nil {
 		return withCode(ExitRuntime, errors.Join(loadErr, err))
@@ -280,7 +280,8 @@ func runJudge(ctx context.Context, opts *RunOptions, dirs []string, out string, 
 	}
 	defer opts.closeTransport()
 	t, err := trial.Resume(sc, m, dirs, trial.Options{Targets: targets, RequestTimeout: m.Overrides.RequestTimeout,
-		Transport: opts.Transport, Getenv: opts.phaseEnv(), FailOn: m.Overrides.FailOn, RedactPath: m.Overrides.RedactPath})
+		Transport: opts.Transport, Getenv: opts.phaseEnv(), FailOn: m.Overrides.FailOn, RedactPath: m.Overrides.RedactPath,
+		SpillDir: opts.tmpDir(out)})
 	if err != nil {
 		return phaseError(err)
 	}
@@ -312,7 +313,7 @@ func runJudge(ctx context.Context, opts *RunOptions, dirs []string, out string, 
 	case errors.Is(err, trial.ErrShardFile):
 		return withHint(ExitUsage, err, "judge one run per directory; a shard's history is written whole or not at all, so a broken file was damaged after")
 	case errors.Is(err, history.ErrSpill):
-		return withHint(ExitRuntime, err, "the judge merges the shards into a file in $TMPDIR: point TMPDIR at a directory with room")
+		return withHint(ExitRuntime, err, "the judge merges the shards into a file in --tmp-dir (default: --out): give it a directory with room")
 	case err != nil:
 		return withCode(ExitRuntime, err)
 	}

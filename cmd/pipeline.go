@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
+	"path/filepath"
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/atomicfile"
+	"github.com/idemcheck/idemcheck/measure"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
@@ -26,6 +29,9 @@ type execOptions struct {
 	Base string
 	// Rerun is the command line that repeats the run (history.Meta.Rerun).
 	Rerun string
+	// Errs hears where an interrupted run saved its load's history; nil
+	// hears nothing.
+	Errs io.Writer
 }
 
 // defaultSpillAfter is how many attempts a run keeps in memory before its
@@ -47,6 +53,9 @@ type execution struct {
 // config, unreachable target); an interrupted or failed run still writes
 // what it saw.
 func execute(ctx context.Context, sc *scenarios.Scenario, o execOptions) (*execution, error) {
+	if o.Out != "" {
+		o.Checkpoint = func(h *history.History) { checkpoint(o, h) }
+	}
 	j, err := trial.Run(ctx, sc, o.Options)
 	if err != nil {
 		return nil, prepareError(err)
@@ -64,6 +73,12 @@ func conclude(ctx context.Context, name string, j *trial.Judged, o execOptions) 
 	switch {
 	case errors.Is(j.Err, context.Canceled):
 		ex.Code, ex.Err = ExitInterrupted, j.Err
+	case errors.Is(j.Err, runner.ErrTarget) && sum.Result == checks.NotMet:
+		// No attempt got an answer the client could read (a malformed
+		// header, say), yet the state shows a violation: a failed
+		// verdict is 1 whatever the attempts' outcomes; the error says
+		// what the client saw.
+		ex.Err = j.Err
 	case errors.Is(j.Err, runner.ErrTarget) && sum.Result != checks.NotMet:
 		// The target answered before the load (setup or preflight) but
 		// not one attempt of the operation: nothing was judged, which the
@@ -78,9 +93,16 @@ func conclude(ctx context.Context, name string, j *trial.Judged, o execOptions) 
 		ex.Code = ExitInterrupted
 		ex.Err = errors.Join(ex.Err, fmt.Errorf("%s: interrupted: %w", name, context.Canceled))
 	}
+	var se *runner.SpillError
+	if errors.As(j.Err, &se) {
+		// The load's record is not whole: report what was sent, judge
+		// nothing, and write no history.jsonl (it would be a run that
+		// never was).
+		lost(sum, se)
+		ex.Code = worst(ExitRuntime, ex.Code)
+		ex.Err = fmt.Errorf("%w; give the run a disk with room with --tmp-dir (a history takes about 250 bytes an attempt past --spill-after)", ex.Err)
+	}
 	if o.Out != "" && errors.Is(j.Err, history.ErrSpill) {
-		// The load's record was lost: a history.jsonl of what is left
-		// would be a run that never was.
 		ex.Err = fmt.Errorf("%w; nothing written to %s", ex.Err, o.Out)
 	} else if o.Out != "" {
 		err := trial.NoSymlinkBelow(o.Base, o.Out)
@@ -95,6 +117,41 @@ func conclude(ctx context.Context, name string, j *trial.Judged, o execOptions) 
 		}
 	}
 	return ex
+}
+
+// checkpoint saves the history of an interrupted run's load to o.Out as
+// soon as the interrupt comes, before the state is read: a second
+// interrupt ends the process at once, and the load's record stays. The
+// run's end writes it again, with its readings.
+func checkpoint(o execOptions, h *history.History) {
+	h.Meta.Rerun = o.Rerun
+	path := filepath.Join(o.Out, "history.jsonl")
+	err := trial.NoSymlinkBelow(o.Base, o.Out)
+	if err == nil {
+		err = os.MkdirAll(o.Out, 0o755)
+	}
+	if err == nil {
+		err = atomicfile.Write(path, func(f *os.File) error { return history.Encode(f, h) })
+	}
+	if o.Errs == nil {
+		return
+	}
+	if err != nil {
+		fmt.Fprintf(o.Errs, "interrupted: the load's history could not be saved: %v\n", err)
+		return
+	}
+	fmt.Fprintf(o.Errs, "interrupted: the load's history is saved to %s; reading the state (Ctrl-C again to stop at once)\n", path)
+}
+
+// lost is the summary of a run whose history could not be written to
+// disk: what was sent, counted as it was, and nothing judged.
+func lost(sum *reports.Summary, se *runner.SpillError) {
+	sum.Load = measure.Load{Ops: se.Ops, Attempts: se.Attempts}
+	sum.Faults, sum.Statuses, sum.Errors = []measure.FaultCount{}, []measure.Count{}, []measure.Count{}
+	sum.Latency = reports.Latency{}
+	sum.Verdicts, sum.Thresholds, sum.Findings = []checks.Verdict{}, []checks.Threshold{}, []checks.Finding{}
+	sum.Result, sum.Why = checks.Inconclusive, "nothing judged: "+se.Error()
+	sum.Charts = nil
 }
 
 // prepareError gives a failed trial.Prepare its exit code and hint.

@@ -107,6 +107,7 @@ func proxyRun(ctx context.Context, opts *ProxyOptions) error {
 		return withHint(ExitRuntime, fmt.Errorf("proxy: %w", err), "choose another --listen address")
 	}
 	p := faults.NewProxy(target, plan)
+	p.Log = opts.Streams.Err
 	fmt.Fprintf(opts.Streams.Err, "proxy on http://%s → %s (faults: %s; seed %d); Ctrl-C to stop\n", ln.Addr(), redaction.URL(target), faultList(opts.Faults), opts.Seed)
 	if err := p.Serve(ctx, ln); err != nil {
 		return withCode(ExitRuntime, fmt.Errorf("proxy: %w", err))

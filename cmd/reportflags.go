@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,6 +37,9 @@ type reportFlags struct {
 	opts  reports.Options
 	// noFS skips the checks of the files' directories (Validate).
 	noFS bool
+	// wrote is true once write was called: writeNotRun then writes
+	// nothing over the reports of what ran.
+	wrote bool
 }
 
 // reportFile is one resolved --report.
@@ -87,6 +91,11 @@ func (r *reportFlags) resolve() error {
 		if fi, err := os.Stat(clean); !r.noFS && err == nil && fi.IsDir() {
 			return usageError("--report %s: %s is a directory", spec, clean)
 		}
+		if !r.noFS {
+			if err := checkReportWritable(clean); err != nil {
+				return withHint(ExitRuntime, fmt.Errorf("--report %s: %w", spec, err), "write the report where you can write; nothing was sent")
+			}
+		}
 		r.files = append(r.files, reportFile{Format: format, Path: path, write: w})
 	}
 	if _, err := reports.WriterFor("junit", r.opts); err != nil {
@@ -101,10 +110,81 @@ func (r *reportFlags) writer(format string) (reports.WriteFunc, error) {
 	return reports.WriterFor(format, reports.Options{JUnitInconclusive: r.Inconclusive})
 }
 
+// checkReportWritable checks that the report at path can be written:
+// a file can be made in its directory (the atomic write's temporary
+// file), and a regular file already there can be opened for writing.
+func checkReportWritable(path string) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".idemcheck-write-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write in %s: %w", dir, unwrapPath(err))
+	}
+	f.Close()
+	os.Remove(f.Name())
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("cannot write %s: %w", path, unwrapPath(err))
+		}
+		f.Close()
+	}
+	return nil
+}
+
+// unwrapPath is a path error's cause, as the message names the path.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// runFiles are the names of the files a run writes in its --out: a run's
+// (reports.SaveRun) and a sharded run's (trial).
+var runFiles = []string{"history.jsonl", "report.json", "report.html", "manifest.json", "before.json", "manifest.mac"}
+
+// refuseRunFiles refuses a --report that would write over one of the
+// files the run writes in out (or a directory below it), which the run
+// would then overwrite or lose: --report json=OUT/history.jsonl leaves no
+// history for check.
+func (r *reportFlags) refuseRunFiles(out string) error {
+	if out == "" {
+		return nil
+	}
+	base, err := filepath.Abs(out)
+	if err != nil {
+		return nil
+	}
+	for _, f := range r.files {
+		p, err := filepath.Abs(f.Path)
+		if err != nil {
+			continue
+		}
+		rel, err := filepath.Rel(base, p)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		name := filepath.Base(p)
+		shard, _ := filepath.Match("shard-*-of-*.*", name)
+		if slices.Contains(runFiles, name) || shard || strings.HasPrefix(name, "idemcheck-spill-") {
+			return withHint(ExitUsage, fmt.Errorf("--report %s=%s: %s is a file the run writes in --out %s", f.Format, f.Path, name, out),
+				"write the report under another name, or outside --out; nothing was sent")
+		}
+	}
+	return nil
+}
+
 // write writes every --report file from ss, each atomically; it tries
 // them all and returns their errors as a runtime error (exit 4: a report
 // was not written).
 func (r *reportFlags) write(ss []*reports.Summary) error {
+	r.wrote = true
+	return r.writeFiles(ss)
+}
+
+// writeFiles writes every --report file from ss (write).
+func (r *reportFlags) writeFiles(ss []*reports.Summary) error {
 	var errs []error
 	for _, f := range r.files {
 		if err := writeFile(f.Path, func(out *os.File) error { return f.write(out, ss) }); err != nil {
@@ -123,11 +203,11 @@ func (r *reportFlags) write(ss []*reports.Summary) error {
 // Markdown, so CI shows why instead of finding no file. cause is the
 // error the command exits with; the returned error is only about writing.
 func (r *reportFlags) writeNotRun(name, target string, cause error) error {
-	if len(r.files) == 0 || cause == nil {
+	if len(r.files) == 0 || cause == nil || r.wrote {
 		return nil
 	}
 	if target != "" {
 		target = redactArg(target)
 	}
-	return r.write([]*reports.Summary{reports.NotRun("idemcheck "+Version, name, target, time.Now(), cause)})
+	return r.writeFiles([]*reports.Summary{reports.NotRun("idemcheck "+Version, name, target, time.Now(), cause)})
 }

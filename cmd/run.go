@@ -58,6 +58,10 @@ type RunOptions struct {
 	DryRun bool
 	// SpillAfter bounds the attempts kept in memory (runner.Options).
 	SpillAfter int
+	// TmpDir is where the run's temporary files go (the spill, the parts
+	// a history is judged in, a judge's merge): --tmp-dir, else --out,
+	// else $TMPDIR.
+	TmpDir string
 	// MetricsAddr serves Prometheus metrics of the run at /metrics.
 	MetricsAddr string
 
@@ -167,6 +171,14 @@ an expected violation was not caught), 2 usage or config error,
 			if err := opts.Reports.resolve(); err != nil {
 				return err
 			}
+			if err := opts.Reports.refuseRunFiles(opts.Out); err != nil {
+				return err
+			}
+			if opts.TmpDir != "" && !validating(c.Context()) {
+				if err := trial.CheckWritable(opts.TmpDir); err != nil {
+					return withHint(ExitRuntime, fmt.Errorf("--tmp-dir %w", err), "choose a directory you can write to; nothing was sent")
+				}
+			}
 			if err := failOnFlag(opts.FailOn); err != nil {
 				return err
 			}
@@ -183,10 +195,19 @@ an expected violation was not caught), 2 usage or config error,
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
+			var err error
 			if opts.Phases.Phase != "" {
-				return runPhase(c.Context(), opts)
+				err = runPhase(c.Context(), opts)
+			} else {
+				err = runRun(c.Context(), opts)
 			}
-			return runRun(c.Context(), opts)
+			// Every failure that wrote no report file writes one that
+			// says why, so that CI finds a file to show.
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			return errors.Join(err, opts.Reports.writeNotRun(name, opts.Target, err))
 		},
 	}
 	fl := c.Flags()
@@ -205,7 +226,8 @@ an expected violation was not caught), 2 usage or config error,
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print each scenario's plan and its first requests, rendered (secrets masked), and send nothing")
 	fl.StringVarP(&opts.Out, "out", "o", "", "directory to write report.json and history.jsonl to (one subdirectory per scenario when several)")
 	fl.StringVarP(&opts.Format, "format", "f", "text", "report format on stdout: text, json, markdown, junit or html")
-	fl.IntVar(&opts.SpillAfter, "spill-after", defaultSpillAfter, "keep at most this many attempts in memory (about 160 bytes each); a longer run writes its history to a file in $TMPDIR as it goes and is judged from it in parts, so its memory stays bounded (0: keep everything in memory)")
+	fl.IntVar(&opts.SpillAfter, "spill-after", defaultSpillAfter, "keep at most this many attempts in memory (about 160 bytes each); past them a run writes its history to a file in --tmp-dir as it goes and is judged from it in parts, so its memory stays bounded (0: keep everything in memory)")
+	fl.StringVar(&opts.TmpDir, "tmp-dir", "", "directory for the run's temporary files: its history past --spill-after, the parts it is judged in, a judge's merge (default: --out, else $TMPDIR); nothing is written there below --spill-after")
 	fl.BoolVar(&opts.RedactPath, "redact-path", false, "mask the target URL's path segments in every output too (for a token in the path); passwords and query values are always masked")
 	opts.Phases.register(c)
 	fl.StringVar(&opts.FailOn, "fail-on", "", "also fail on deviations from the scenario's profile: medium (default: only duplicate effects, leaks, stuck keys and wrong replays fail)")
@@ -294,8 +316,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		if opts.rerun != nil {
 			rerun = opts.rerun(strings.TrimPrefix(sc.Source, "builtin:"), seed, nonce)
 		}
-		ex, err := execute(ctx, sc, execOptions{Out: outs[i], Base: opts.Out, Rerun: rerun, Options: trial.Options{Target: opts.Target, Targets: opts.Targets, RequestTimeout: opts.RequestTimeout,
-			Seed: seed, KeyNonce: nonce, Transport: opts.Transport, Getenv: opts.Getenv, Observer: obs, FailOn: opts.FailOn, RedactPath: opts.RedactPath, SpillAfter: opts.SpillAfter}})
+		ex, err := execute(ctx, sc, execOptions{Out: outs[i], Base: opts.Out, Rerun: rerun, Errs: opts.Streams.Err, Options: trial.Options{Target: opts.Target, Targets: opts.Targets, RequestTimeout: opts.RequestTimeout,
+			Seed: seed, KeyNonce: nonce, Transport: opts.Transport, Getenv: opts.Getenv, Observer: obs, FailOn: opts.FailOn, RedactPath: opts.RedactPath, SpillAfter: opts.SpillAfter,
+			SpillDir: opts.tmpDir(outs[i])}})
 		prog.Close()
 		if err != nil && len(list) == 1 {
 			return errors.Join(err, opts.Reports.writeNotRun(sc.Name, opts.Target, err))
@@ -341,6 +364,15 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		fmt.Fprintf(opts.Streams.Err, "report partly written to %s: %d of %d runs\n", opts.Out, written, len(sums))
 	}
 	return finish(code, errs)
+}
+
+// tmpDir is where a run saving to out writes its temporary files:
+// --tmp-dir, else out, else "" ($TMPDIR).
+func (opts *RunOptions) tmpDir(out string) string {
+	if opts.TmpDir != "" {
+		return opts.TmpDir
+	}
+	return out
 }
 
 // useTransport builds the transport of a run of list, unless one was

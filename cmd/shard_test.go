@@ -12,6 +12,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/testfs"
 	"github.com/idemcheck/idemcheck/measure"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/trial"
@@ -395,11 +396,12 @@ func TestLoadWaitsForTheManifest(t *testing.T) {
 	}
 }
 
-// The disk, not the run, is to blame when $TMPDIR cannot hold a history:
-// a load process that lost its record writes no shard file (the judge
-// finds the shard missing) and keeps its claim; a judge that cannot merge
-// says so; both exit 4.
+// The disk, not the run, is to blame when --tmp-dir cannot hold a
+// history: a load process that lost its record writes no shard file (the
+// judge finds the shard missing) and keeps its claim; a judge that cannot
+// merge says so; both exit 4.
 func TestShardedRunWithoutTempDir(t *testing.T) {
+	full := testfs.SmallDisk(t, 4096)
 	target := startTestLab(t, memoryBackend())
 	dir := t.TempDir()
 	r := runMain(t, nil, "run", "charges-lost-ack", "--phase", "prepare", "--shards", "2", "--start-in", "200ms",
@@ -407,13 +409,9 @@ func TestShardedRunWithoutTempDir(t *testing.T) {
 	if r.code != ExitOK {
 		t.Fatalf("prepare: exit %d\n%s%s", r.code, r.out, r.err)
 	}
-	gone := filepath.Join(t.TempDir(), "gone")
-	tmp := os.Getenv("TMPDIR")
-	t.Setenv("TMPDIR", gone)
-	lost := runMain(t, nil, "run", "--phase", "load", "--shard", "0/2", "--out", dir, "-q", "--spill-after", "1")
-	os.Setenv("TMPDIR", tmp)
-	if lost.code != ExitRuntime || !strings.Contains(lost.err, "history is lost") {
-		t.Errorf("load without TMPDIR: exit %d, want %d saying the history is lost\n%s", lost.code, ExitRuntime, lost.err)
+	lost := runMain(t, nil, "run", "--phase", "load", "--shard", "0/2", "--out", dir, "-q", "--spill-after", "1", "--tmp-dir", full)
+	if lost.code != ExitRuntime || !strings.Contains(lost.err, "no shard file written") || !strings.Contains(lost.err, "ops and") {
+		t.Errorf("load on a full disk: exit %d, want %d saying what was sent and that no shard file was written\n%s", lost.code, ExitRuntime, lost.err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, trial.ShardFile(history.Shard{Index: 0, Count: 2}))); !os.IsNotExist(err) {
 		t.Errorf("a shard file was written for a lost history: %v", err)
@@ -424,11 +422,9 @@ func TestShardedRunWithoutTempDir(t *testing.T) {
 	if ok := runMain(t, nil, "run", "--phase", "load", "--shard", "1/2", "--out", dir, "-q"); ok.code != ExitOK {
 		t.Fatalf("load 1/2: exit %d\n%s", ok.code, ok.err)
 	}
-	os.Setenv("TMPDIR", gone)
-	j := runMain(t, nil, "run", "--phase", "judge", "--out", dir, "--wait", "100ms", "-q")
-	os.Setenv("TMPDIR", tmp)
-	if j.code != ExitRuntime || !strings.Contains(j.err, "TMPDIR") {
-		t.Errorf("judge without TMPDIR: exit %d, want %d with a hint on TMPDIR\n%s", j.code, ExitRuntime, j.err)
+	j := runMain(t, nil, "run", "--phase", "judge", "--out", dir, "--wait", "100ms", "-q", "--tmp-dir", testfs.SmallDisk(t, 4096))
+	if j.code != ExitRuntime || !strings.Contains(j.err, "--tmp-dir") {
+		t.Errorf("judge on a full disk: exit %d, want %d with a hint on --tmp-dir\n%s", j.code, ExitRuntime, j.err)
 	}
 	if j := runMain(t, nil, "run", "--phase", "judge", "--out", dir, "--wait", "100ms", "-q"); j.code != ExitInconclusive {
 		t.Errorf("judge with shard 0 lost: exit %d, want %d\n%s", j.code, ExitInconclusive, j.err)

@@ -256,9 +256,20 @@ func writeSpread(results []copyResult) time.Duration {
 	return hi.Sub(lo)
 }
 
+// MaxDuplicateBody bounds the request body a duplicate fault buffers to
+// send it again, when the request cannot be read twice (a proxied
+// client's upload): a larger one is refused (ErrDuplicateBody) rather
+// than held whole in memory.
+const MaxDuplicateBody = 16 << 20
+
+// ErrDuplicateBody is wrapped by the error of a duplicate whose request
+// body is over MaxDuplicateBody: no copy was sent.
+var ErrDuplicateBody = fmt.Errorf("request body over the %d MiB a duplicate fault buffers", MaxDuplicateBody>>20)
+
 // copyBodies returns n independent readers of req's body (all the same
 // empty body when it has none), from req.GetBody when set, else from the
-// body, buffered once. The original body is closed.
+// body, buffered once (at most MaxDuplicateBody). The original body is
+// closed.
 func copyBodies(req *http.Request, n int) ([]io.ReadCloser, error) {
 	bodies := make([]io.ReadCloser, n)
 	if req.Body == nil || req.Body == http.NoBody {
@@ -269,10 +280,17 @@ func copyBodies(req *http.Request, n int) ([]io.ReadCloser, error) {
 	}
 	getBody := req.GetBody
 	if getBody == nil {
-		buf, err := io.ReadAll(req.Body)
+		if req.ContentLength > MaxDuplicateBody {
+			req.Body.Close()
+			return nil, ErrDuplicateBody
+		}
+		buf, err := io.ReadAll(io.LimitReader(req.Body, MaxDuplicateBody+1))
 		req.Body.Close()
 		if err != nil {
 			return nil, err
+		}
+		if len(buf) > MaxDuplicateBody {
+			return nil, ErrDuplicateBody
 		}
 		getBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf)), nil }
 	} else {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -29,7 +30,13 @@ import (
 // Other upstream failures answer 502 Bad Gateway; an upstream that does
 // not answer within Timeout, 504 Gateway Timeout (or, once the answer has
 // begun, a connection cut off). Errors are answered as
-// application/problem+json and never logged.
+// application/problem+json.
+//
+// A fault that reads the answer ahead of the client (duplicate, timeout)
+// keeps at most DefaultMaxBody bytes of it: an answer longer than that is
+// never cut short silently, but refused with 502 and a line on Log. A
+// duplicate of an upload over MaxDuplicateBody, which it would have to
+// hold whole, is refused with 413 and a line on Log; nothing is sent.
 type Proxy struct {
 	// Base carries requests upstream; nil means http.DefaultTransport. Set
 	// it before serving.
@@ -38,6 +45,9 @@ type Proxy struct {
 	// the end of the answer's body; 0 means DefaultProxyTimeout. A silent
 	// upstream never holds a client, or a connection, forever.
 	Timeout time.Duration
+	// Log hears a line for each request whose fault the proxy refused
+	// (an answer or an upload too long for it); nil hears nothing.
+	Log io.Writer
 
 	plan *Plan
 	n    atomic.Int64
@@ -94,7 +104,34 @@ func (p *Proxy) Requests() int64 { return p.n.Load() }
 type proxyTransport struct{ p *Proxy }
 
 func (t proxyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	return (&Transport{Base: t.p.Base}).RoundTrip(req)
+	resp, err := (&Transport{Base: t.p.Base}).RoundTrip(req)
+	if err == nil {
+		if b, ok := resp.Body.(*Body); ok && b.Truncated() {
+			// The fault kept the start of the answer only: a client
+			// handed it would take a short answer for a whole one.
+			resp.Body.Close()
+			return nil, &tooLongError{size: b.Size(), kept: len(b.Kept())}
+		}
+	}
+	return resp, err
+}
+
+// tooLongError is an answer longer than what the fault that read it
+// keeps.
+type tooLongError struct {
+	size int64
+	kept int
+}
+
+func (e *tooLongError) Error() string {
+	return fmt.Sprintf("the upstream's answer (%d bytes) is longer than the %d bytes the injected fault keeps: not forwarded cut short", e.size, e.kept)
+}
+
+// logf writes a line to p.Log.
+func (p *Proxy) logf(r *http.Request, format string, args ...any) {
+	if p.Log != nil {
+		fmt.Fprintf(p.Log, "idemcheck proxy: %s %s: %s\n", r.Method, r.URL.Path, fmt.Sprintf(format, args...))
+	}
 }
 
 // fail answers a request whose upstream exchange failed, turning injected
@@ -107,6 +144,12 @@ func (p *Proxy) fail(w http.ResponseWriter, r *http.Request, err error) {
 		panic(http.ErrAbortHandler)
 	case errors.Is(err, ErrTimeout):
 		problem(w, http.StatusGatewayTimeout, err)
+	case errors.As(err, new(*tooLongError)):
+		p.logf(r, "%v: answered 502", err)
+		problem(w, http.StatusBadGateway, err)
+	case errors.Is(err, ErrDuplicateBody):
+		p.logf(r, "%v: answered 413, nothing sent", err)
+		problem(w, http.StatusRequestEntityTooLarge, err)
 	case isUpstreamTimeout(r.Context()):
 		problem(w, http.StatusGatewayTimeout, context.Cause(r.Context()))
 	case r.Context().Err() != nil:

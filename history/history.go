@@ -240,6 +240,29 @@ type Meta struct {
 	// Calibration is what a calibration measured before the load, and
 	// the relative fault parameters it resolved; nil when none ran.
 	Calibration *Calibration `json:"calibration,omitempty"`
+	// InterruptedIn is the phase an interrupted run (Interrupted) was
+	// stopped in: PhaseLoad, PhaseQuiet, PhaseReading or PhaseMerge; for
+	// an audit, the check whose probe it cut ("check C05").
+	InterruptedIn string `json:"interrupted_in,omitempty"`
+}
+
+// The phases a run can be interrupted in (Meta.InterruptedIn): an
+// interruption after the load cut the quiet period short or stopped the
+// oracles' reads, so the state read may not be the load's whole effect.
+const (
+	PhaseLoad    = "load"
+	PhaseQuiet   = "quiet period"
+	PhaseReading = "oracle reads"
+	PhaseMerge   = "merge"
+)
+
+// Interrupt marks m interrupted in phase, unless it was already (the
+// first phase stays).
+func (m *Meta) Interrupt(phase string) {
+	if m.Interrupted && m.InterruptedIn != "" {
+		return
+	}
+	m.Interrupted, m.InterruptedIn = true, phase
 }
 
 // Calibration is what a run measured of the target before its load, to
@@ -373,8 +396,10 @@ type History struct {
 
 // Spill is a file of op and attempt records (format 3, without the
 // header, readings and trailer), written as a run's ops ended
-// (CreateSpill). No path names it where the system allows: it is gone
-// however the process ends.
+// (CreateSpill), or merged from shards' histories (MergeShardFiles). A
+// run's spill keeps its name until it is removed: a process that ends
+// before it saved the history leaves it behind. A merge's has no name
+// where the system allows: the shards' files stay.
 type Spill struct {
 	Ops, Attempts int
 	f             *tempFile

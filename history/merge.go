@@ -133,7 +133,9 @@ func MergeShardFiles(files []string, dir string) (*History, error) {
 		if p.meta.Ended.After(meta.Ended) {
 			meta.Ended = p.meta.Ended
 		}
-		meta.Interrupted = meta.Interrupted || p.meta.Interrupted
+		if p.meta.Interrupted {
+			meta.Interrupt(p.meta.InterruptedIn)
+		}
 	}
 	if len(parts) < n {
 		meta.Shard = Shard{Count: n, Delivered: make([]int, len(parts))}
@@ -155,7 +157,7 @@ func MergeShardFiles(files []string, dir string) (*History, error) {
 		}
 		return r
 	}
-	out, err := CreateSpill(dir)
+	out, err := createMerge(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -171,6 +173,7 @@ func MergeShardFiles(files []string, dir string) (*History, error) {
 	}
 	sp, err := out.Finish()
 	if err != nil {
+		out.Abandon()
 		return nil, err
 	}
 	return &History{Meta: meta, Spill: sp}, nil

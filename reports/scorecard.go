@@ -209,6 +209,22 @@ func writeScorecardJUnit(w io.Writer, sc *checks.Scorecard, h *history.History, 
 		suite.Tests++
 		suite.Cases = append(suite.Cases, tc)
 	}
+	if sc.Interrupted {
+		// The checks the interrupt skipped would read as skipped (green):
+		// the audit itself did not finish.
+		tc := junitCase{Name: "interrupted", Classname: "idemcheck.audit", Time: "0.000"}
+		msg := &junitMessage{Message: "the audit was interrupted before its end: " + sc.Why, Type: "interrupted"}
+		if unknownFails {
+			tc.Failure = msg
+			suite.Failures++
+		} else {
+			tc.Error = msg
+			suite.Errors++
+		}
+		suite.Properties = append(suite.Properties, junitProperty{"interrupted", "true"})
+		suite.Tests++
+		suite.Cases = append(suite.Cases, tc)
+	}
 	doc := junitSuites{Name: "idemcheck audit", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Time: suite.Time, Suites: []junitSuite{suite}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err

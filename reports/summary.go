@@ -23,6 +23,9 @@ type Summary struct {
 	Started       time.Time    `json:"started"`
 	Ended         time.Time    `json:"ended"`
 	Interrupted   bool         `json:"interrupted"`
+	// InterruptedIn is the phase an interrupted run was stopped in
+	// (history.PhaseLoad, PhaseQuiet, PhaseReading, PhaseMerge).
+	InterruptedIn string `json:"interrupted_in,omitempty"`
 	// Rerun is the command line that repeats the run; "" when not known.
 	Rerun string `json:"rerun,omitempty"`
 
@@ -135,6 +138,7 @@ func NewFrom(tool string, meta history.Meta, readings []history.Reading, m measu
 		Charts:       charts,
 		Nemesis:      meta.Nemesis,
 	}
+	s.InterruptedIn = meta.InterruptedIn
 	return s
 }
 

@@ -47,6 +47,10 @@ type worker struct {
 	}
 
 	renderErr error // the first template error
+
+	// handedOps and handedAttempts are what the worker recorded and
+	// handed to the spiller (rec holds the rest).
+	handedOps, handedAttempts int
 }
 
 func (r *run) newWorker() *worker {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sync/atomic"
@@ -205,27 +206,26 @@ func merge(recs []*recorder) (ops []history.Op, attempts []history.Attempt) {
 // that a long run keeps a bounded number of attempts in memory: a worker
 // holding each or more hands its whole record over between two ops (its
 // ops before their attempts, as the file needs), and starts a new one.
+// The file is made when the first record is handed over: a run that
+// never passes the bound writes nothing to disk.
 type spiller struct {
+	dir   string
 	each  int
 	shard history.Shard
-	file  *history.SpillFile
+	file  *history.SpillFile // nil until the first record
 	ch    chan *recorder
 	done  chan struct{}
 	on    atomic.Bool
-	// stop ends the load at the first write error: a full disk ends the
-	// run, not hours later. err is read after done.
+	// stop ends the load at the first error (no file, a full disk): the
+	// run ends then, not hours later. err is read after done.
 	stop func()
 	err  error
 }
 
-func newSpiller(dir string, each int, shard history.Shard, stop func()) (*spiller, error) {
-	f, err := history.CreateSpill(dir)
-	if err != nil {
-		return nil, err
-	}
-	s := &spiller{each: each, shard: shard, file: f, ch: make(chan *recorder, 4), done: make(chan struct{}), stop: stop}
+func newSpiller(dir string, each int, shard history.Shard, stop func()) *spiller {
+	s := &spiller{dir: dir, each: each, shard: shard, ch: make(chan *recorder, 4), done: make(chan struct{}), stop: stop}
 	go s.write()
-	return s, nil
+	return s
 }
 
 // maybeSpill hands the worker's record to the spiller when it holds the
@@ -239,6 +239,8 @@ func (w *worker) maybeSpill() {
 	}
 	s.on.Store(true)
 	rec := w.rec
+	w.handedOps += rec.ops.n
+	w.handedAttempts += rec.attempts.n
 	w.rec = recorder{}
 	s.ch <- &rec
 }
@@ -251,7 +253,6 @@ func (s *spiller) hand(rec *recorder) { s.ch <- rec }
 
 func (s *spiller) write() {
 	defer close(s.done)
-	recs := s.file.Records()
 	local := func(id int) int {
 		if s.shard.Count <= 1 {
 			return id
@@ -265,9 +266,15 @@ func (s *spiller) write() {
 		}
 	}
 	for rec := range s.ch {
+		if s.file == nil && s.err == nil {
+			f, err := history.CreateSpill(s.dir)
+			s.file = f
+			fail(err)
+		}
 		if s.err != nil {
 			continue // drain: the workers must not block
 		}
+		recs := s.file.Records()
 		rec.ops.drain(func(ch []history.Op) {
 			for _, op := range ch {
 				op.ID = local(op.ID)
@@ -286,24 +293,62 @@ func (s *spiller) write() {
 	}
 }
 
-// close writes what is left and returns the spill.
-func (s *spiller) close() (*history.Spill, error) {
+// SpillError is a run whose history could not be written to disk (no
+// file in the spill directory, a disk that filled): the load stopped at
+// once, and what it sent is counted here, as the history cannot say it.
+// It wraps history.ErrSpill.
+type SpillError struct {
+	// Ops and Attempts are what the load made: ops taken (sent, or
+	// recorded as not sent) and attempts recorded, counted as they were.
+	Ops, Attempts int
+	// Path is the file that keeps what was written of the history (its op
+	// and attempt records, without the header and trailer a saved history
+	// has, cut after its last whole line), Size its length; "" when none
+	// was (the file could not be made).
+	Path string
+	Size int64
+	Err  error
+}
+
+func (e *SpillError) Error() string {
+	kept := "nothing of it was kept"
+	if e.Path != "" {
+		kept = fmt.Sprintf("what was written of it (%d bytes of op and attempt records) is in %s", e.Size, e.Path)
+	}
+	return fmt.Sprintf("%v, after %d ops and %d attempts were sent; %s", e.Err, e.Ops, e.Attempts, kept)
+}
+
+func (e *SpillError) Unwrap() error { return e.Err }
+
+// close writes what is left and returns the spill; on an error, a
+// *SpillError with sent ops and attempts, and the file kept.
+func (s *spiller) close(sentOps, sentAttempts int) (*history.Spill, error) {
 	close(s.ch)
 	<-s.done
-	if s.err != nil {
-		s.file.Abandon()
-		s.file = nil
-		return nil, fmt.Errorf("%w: %w", history.ErrSpill, s.err)
+	err := s.err
+	if err == nil {
+		sp, ferr := s.file.Finish()
+		if ferr == nil {
+			s.file = nil
+			return sp, nil
+		}
+		err = ferr
 	}
-	sp, err := s.file.Finish()
-	s.file = nil
-	return sp, err
+	if !errors.Is(err, history.ErrSpill) {
+		err = fmt.Errorf("%w: %w", history.ErrSpill, err)
+	}
+	e := &SpillError{Ops: sentOps, Attempts: sentAttempts, Err: err}
+	if s.file != nil {
+		e.Path, e.Size = s.file.Keep()
+		s.file = nil
+	}
+	return nil, e
 }
 
 // abandon removes the file of a spill that close did not hand out (a run
 // that kept its history in memory, or failed).
 func (s *spiller) abandon() {
-	if s.file == nil {
+	if s == nil {
 		return
 	}
 	select {
@@ -312,6 +357,8 @@ func (s *spiller) abandon() {
 		close(s.ch)
 		<-s.done
 	}
-	s.file.Abandon()
-	s.file = nil
+	if s.file != nil {
+		s.file.Abandon()
+		s.file = nil
+	}
 }

@@ -95,10 +95,13 @@ type Options struct {
 	// memory: once a worker holds SpillAfter/workers of them (at least
 	// 256, or SpillAfter when it is smaller), its ops
 	// and attempts go to a file in SpillDir ("": the system's temporary
-	// directory) and the history returned has them there (History.Spill,
-	// which the caller removes). A run that never reaches the bound keeps
-	// its history in memory, as with 0. Replays (operation.replay) are
-	// kept in memory until the end.
+	// directory), made then, and the history returned has them there
+	// (History.Spill, which the caller removes). A run that never reaches
+	// the bound keeps its history in memory, as with 0, and touches no
+	// disk. When the file cannot be made or written (a full disk), the
+	// load stops at once and Run returns the history's Meta alone with a
+	// *SpillError: what was sent, and where what was written is kept.
+	// Replays (operation.replay) are kept in memory until the end.
 	// SpillAfter is taken as MaxSpillAfter when above it.
 	SpillAfter int
 	SpillDir   string
@@ -246,9 +249,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 		defer t.Stop()
 	}
 	if opts.SpillAfter > 0 {
-		if r.spill, err = newSpiller(opts.SpillDir, max(min(opts.SpillAfter, MaxSpillAfter)/r.workers(), min(opts.SpillAfter, 256)), r.shard, func() { r.stop.Store(true) }); err != nil {
-			return nil, err
-		}
+		r.spill = newSpiller(opts.SpillDir, max(min(opts.SpillAfter, MaxSpillAfter)/r.workers(), min(opts.SpillAfter, 256)), r.shard, func() { r.stop.Store(true) })
 		defer r.spill.abandon()
 	}
 	var ws []*worker
@@ -269,11 +270,14 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 	}
 	recs := make([]*recorder, len(ws))
 	answered, failed := 0, 0
+	sentOps, sentAttempts := 0, 0
 	var transportErr, renderErr error
 	for i, w := range ws {
 		recs[i] = &w.rec
 		answered += w.answered
 		failed += w.failed
+		sentOps += w.handedOps + w.rec.ops.n
+		sentAttempts += w.handedAttempts + w.rec.attempts.n
 		if transportErr == nil {
 			transportErr = w.transportErr
 		}
@@ -285,9 +289,14 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 		for _, rec := range recs {
 			r.spill.hand(rec)
 		}
-		sp, err := r.spill.close()
+		sp, err := r.spill.close(sentOps, sentAttempts)
 		if err != nil {
-			return nil, err
+			// The history is not whole: a run of what is in memory would
+			// be a run that never was. The error counts what was sent.
+			if ctx.Err() != nil {
+				h.Meta.Interrupt(history.PhaseLoad)
+			}
+			return h, err
 		}
 		h.Spill = sp
 	} else {
@@ -297,7 +306,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 	}
 
 	if err := ctx.Err(); err != nil {
-		h.Meta.Interrupted = true
+		h.Meta.Interrupt(history.PhaseLoad)
 		return h, err
 	}
 	switch {

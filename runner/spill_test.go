@@ -3,10 +3,13 @@ package runner
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,6 +18,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/testenv"
+	"github.com/idemcheck/idemcheck/internal/testfs"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -142,5 +146,56 @@ func TestInterruptedSpilledRun(t *testing.T) { // not parallel: CPU-heavy, besid
 	}
 	if len(got.Ops) != h.Spill.Ops || len(got.Attempts) != h.Spill.Attempts || !got.Meta.Interrupted {
 		t.Errorf("decoded %d ops, %d attempts, interrupted %v; spilled %d, %d", len(got.Ops), len(got.Attempts), got.Meta.Interrupted, h.Spill.Ops, h.Spill.Attempts)
+	}
+}
+
+// TestSpillFileOnlyPastBound: the spill file is made when the bound is
+// passed, not at the start: a run below it needs no writable directory
+// at all (a read-only file system, a TMPDIR that is not there).
+func TestSpillFileOnlyPastBound(t *testing.T) {
+	s := newServer(t, nil)
+	h, err := Run(runCtx(t), spillScenario(100, 0), Options{Target: s.URL, Seed: 3, SpillAfter: 1 << 20,
+		SpillDir: filepath.Join(t.TempDir(), "not-there")})
+	if err != nil || h.Spill != nil || len(h.Ops) != 100 {
+		t.Fatalf("Run = %v, spill %v, %d ops; want no error, 100 ops in memory", err, h != nil && h.Spill != nil, len(h.Ops))
+	}
+	// past the bound, the directory's fault ends the run, counting what it sent
+	_, err = Run(runCtx(t), spillScenario(1000, 0), Options{Target: s.URL, Seed: 3, SpillAfter: 1,
+		SpillDir: filepath.Join(t.TempDir(), "not-there")})
+	var se *SpillError
+	if !errors.As(err, &se) || !errors.Is(err, history.ErrSpill) || se.Ops == 0 || se.Path != "" {
+		t.Fatalf("Run past the bound into no directory = %v; want a *SpillError wrapping history.ErrSpill, ops counted, no file", err)
+	}
+}
+
+// TestSpillDiskFull: a disk that fills mid-run stops the load, keeps what
+// was written (whole lines) where the error says, and counts the ops and
+// attempts sent as they were sent, not from the history it lost.
+func TestSpillDiskFull(t *testing.T) {
+	dir := testfs.SmallDisk(t, 256<<10)
+	s := newServer(t, nil)
+	sc := scenario(func(sc *scenarios.Scenario) { sc.Load = scenarios.Load{Ops: 200000, Concurrency: 4} })
+	h, err := Run(runCtx(t), sc, Options{Target: s.URL, Seed: 5, SpillAfter: 1, SpillDir: dir})
+	var se *SpillError
+	if !errors.As(err, &se) || !errors.Is(err, history.ErrSpill) {
+		t.Fatalf("Run on a full disk = %v; want a *SpillError", err)
+	}
+	if h == nil || h.Spill != nil || h.Meta.Scenario != "test" {
+		t.Fatalf("history %+v: want its Meta, nothing spilled", h)
+	}
+	if got := s.count.Load(); se.Attempts != int(got) || se.Ops != int(got) || se.Ops >= 200000 {
+		t.Errorf("SpillError counts %d ops, %d attempts; the server got %d requests (each op one attempt), and the load must stop early", se.Ops, se.Attempts, got)
+	}
+	data, rerr := os.ReadFile(se.Path)
+	if rerr != nil || filepath.Dir(se.Path) != dir || int64(len(data)) != se.Size || len(data) == 0 || data[len(data)-1] != '\n' {
+		t.Fatalf("kept %s (%d bytes, error %v, size %d): want the records written, whole lines, in %s", se.Path, len(data), rerr, se.Size, dir)
+	}
+	for i, line := range bytes.Split(data[:len(data)-1], []byte("\n")) {
+		if !json.Valid(line) {
+			t.Fatalf("line %d of the kept spill is not JSON: %.80q", i+1, line)
+		}
+	}
+	if !strings.Contains(err.Error(), se.Path) || !strings.Contains(err.Error(), fmt.Sprintf("%d ops", se.Ops)) {
+		t.Errorf("error %q: want the count and the path", err)
 	}
 }

@@ -116,6 +116,11 @@ func (s *Scenario) targetField(i int) string {
 
 func parseTarget(raw string) (*url.URL, error) {
 	const hint = "write a base URL like http://localhost:8080 or https://staging.example.com/api"
+	if scheme, ok := otherScheme(raw); ok {
+		// javascript:alert(1), mailto:…: a scheme, not a host. Shown
+		// by its scheme alone: the rest may hold anything.
+		return nil, &hintError{msg: fmt.Sprintf("target %s:… is not an http or https URL (its scheme is %s)", scheme, scheme), hint: hint}
+	}
 	if !strings.Contains(raw, "://") && raw != "" {
 		// host:port, or a path: url.Parse reads "localhost:8080" as the
 		// scheme localhost. Shown as its host alone: no userinfo, path
@@ -154,3 +159,25 @@ func parseTarget(raw string) (*url.URL, error) {
 	}
 	return u, nil
 }
+
+// otherScheme returns the scheme of raw when it is a URL without "//"
+// (javascript:alert(1), mailto:a@b) rather than host:port or a path.
+func otherScheme(raw string) (string, bool) {
+	scheme, rest, ok := strings.Cut(raw, ":")
+	if !ok || strings.HasPrefix(rest, "//") || scheme == "" || !isLetter(scheme[0]) {
+		return "", false
+	}
+	for i := 0; i < len(scheme); i++ {
+		c := scheme[i]
+		if !isLetter(c) && !(c >= '0' && c <= '9') && c != '+' && c != '-' && c != '.' {
+			return "", false
+		}
+	}
+	port, _, _ := strings.Cut(rest, "/")
+	if _, err := strconv.Atoi(port); err == nil || port == "" && strings.HasPrefix(rest, "/") || strings.Contains(port, "@") {
+		return "", false // host:port, host:port/path, user:password@host
+	}
+	return strings.ToLower(scheme), true
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }

@@ -428,12 +428,15 @@ func (t *Trial) JudgeShards(ctx context.Context, m *Manifest, set *ShardSet) (*J
 	if err := t.checkShardOps(ctx, m, set); err != nil {
 		return nil, err
 	}
-	h, err := merge(set)
+	h, err := merge(set, t.opts.SpillDir)
 	if err != nil {
 		return nil, err
 	}
+	if ctx.Err() != nil {
+		h.Meta.Interrupt(history.PhaseMerge)
+	}
 	t.Observe(ctx, h)
-	j, err := Judge(h)
+	j, err := judgeIn(h, t.opts.SpillDir)
 	if err != nil {
 		h.Spill.Remove()
 		return nil, err
@@ -442,12 +445,13 @@ func (t *Trial) JudgeShards(ctx context.Context, m *Manifest, set *ShardSet) (*J
 }
 
 // merge merges a run's shard histories into the history of the whole run,
-// one record at a time into a file in the system's temporary directory
-// (the history returned holds it in Spill), so that the judge's memory
-// does not grow with the run; a shard missing leaves the run inconclusive
-// (history.MergeShardFiles, and the judgement's rule on missing shards).
-func merge(set *ShardSet) (*history.History, error) {
-	h, err := history.MergeShardFiles(set.Files, "")
+// one record at a time into a file in tmp ("": the system's temporary
+// directory; the history returned holds it in Spill), so that the judge's
+// memory does not grow with the run; a shard missing leaves the run
+// inconclusive (history.MergeShardFiles, and the judgement's rule on
+// missing shards).
+func merge(set *ShardSet, tmp string) (*history.History, error) {
+	h, err := history.MergeShardFiles(set.Files, tmp)
 	switch {
 	case errors.Is(err, history.ErrSpill):
 		return nil, err // the disk's fault, not the shards'

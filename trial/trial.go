@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/idemcheck/idemcheck/checks"
@@ -80,9 +81,19 @@ type Options struct {
 	// means ObserveTimeout.
 	ObserveTimeout time.Duration
 	// SpillAfter and SpillDir bound the attempts the run keeps in memory
-	// (runner.Options.SpillAfter); 0 keeps them all.
+	// (runner.Options.SpillAfter); 0 keeps them all. SpillDir is where
+	// every temporary file of the run goes: the spill, the parts its
+	// history is judged in, a judge's merge ("": the system's temporary
+	// directory).
 	SpillAfter int
 	SpillDir   string
+	// Checkpoint, when set, is called once with the history the load
+	// made (without readings, marked interrupted) as soon as the run is
+	// interrupted after its load began, from its own goroutine while the
+	// state is read: a second interrupt ends the process, and what the
+	// load recorded must not go with it. Observe returns only once it has
+	// returned.
+	Checkpoint func(*history.History)
 }
 
 // ObserveTimeout bounds the oracles' reads after a run, from the end of
@@ -329,7 +340,7 @@ func (t *Trial) Load(ctx context.Context) (*history.History, error) {
 	switch {
 	case err == nil:
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
-		h.Meta.Interrupted = true
+		h.Meta.Interrupt(history.PhaseLoad)
 		err = fmt.Errorf("%s: interrupted: %w", t.sc.Name, context.Canceled)
 	default:
 		err = fmt.Errorf("%s: %w", t.sc.Name, err)
@@ -345,18 +356,29 @@ func (t *Trial) Load(ctx context.Context) (*history.History, error) {
 // during the quiet period, the rest of it is cut to InterruptedQuiet and
 // the oracles read all the same. Only the abort context (WithAbort) stops
 // them: the readings that did not finish then fail with its error.
+//
+// An interruption after the load marks h interrupted, in the phase it
+// came in (history.PhaseQuiet, PhaseReading), unless the load was
+// already: such a run is judged at best inconclusive, as the state read
+// may not hold the load's whole effect.
 func (t *Trial) Observe(ctx context.Context, h *history.History) {
 	abort := abortOf(ctx)
 	quiet := time.Duration(t.sc.Quiet)
+	var in atomic.Value // the phase the reading is in, for the checkpoint
+	in.Store(history.PhaseQuiet)
+	saved := t.checkpoint(ctx, h, &in)
 	phase, _ := t.opts.Observer.(interface{ Phase(string) })
 	if phase != nil && quiet > 0 {
 		phase.Phase(fmt.Sprintf("quiet period %s", quiet))
 	}
+	interruptedIn := ""
 	start := time.Now()
 	if !sleep(ctx, quiet) {
+		interruptedIn = history.PhaseQuiet
 		rest := quiet - time.Since(start)
 		sleep(abort, min(rest, InterruptedQuiet))
 	}
+	in.Store(history.PhaseReading)
 	budget := t.opts.ObserveTimeout
 	if budget <= 0 {
 		budget = ObserveTimeout
@@ -366,7 +388,7 @@ func (t *Trial) Observe(ctx context.Context, h *history.History) {
 	if phase != nil && len(t.oracles) > 0 {
 		phase.Phase("reading the oracles")
 	}
-	h.Readings = h.Readings[:0]
+	readings := h.Readings[:0]
 	for _, or := range t.oracles {
 		r := history.Reading{Oracle: or.Name()}
 		if err := t.before[or.Name()]; err != nil {
@@ -374,7 +396,37 @@ func (t *Trial) Observe(ctx context.Context, h *history.History) {
 		} else {
 			r = *oracles.Observe(octx, or, h)
 		}
-		h.Readings = append(h.Readings, r)
+		readings = append(readings, r)
+	}
+	if interruptedIn == "" && ctx.Err() != nil {
+		interruptedIn = history.PhaseReading
+	}
+	saved() // h is the checkpoint's until then
+	h.Readings = readings
+	if interruptedIn != "" {
+		h.Meta.Interrupt(interruptedIn)
+	}
+}
+
+// checkpoint calls Options.Checkpoint, from a goroutine of its own, with a
+// copy of h marked interrupted in the phase in holds, as soon as ctx ends
+// (at once when it has). wait stops it, or waits until it has returned.
+func (t *Trial) checkpoint(ctx context.Context, h *history.History, in *atomic.Value) (wait func()) {
+	save := t.opts.Checkpoint
+	if save == nil {
+		return func() {}
+	}
+	c := &history.History{Meta: h.Meta, Ops: h.Ops, Attempts: h.Attempts, Spill: h.Spill}
+	done := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(done)
+		c.Meta.Interrupt(in.Load().(string))
+		save(c)
+	})
+	return func() {
+		if !stop() {
+			<-done
+		}
 	}
 }
 
@@ -402,11 +454,15 @@ type Judged struct {
 // Judge measures h and judges it against what its Meta says. It reads
 // nothing but h: held in memory, or spilled to disk (h.Spill), when it is
 // judged in parts (history.PartsOf) in the system's temporary directory.
-func Judge(h *history.History) (*Judged, error) {
+func Judge(h *history.History) (*Judged, error) { return judgeIn(h, "") }
+
+// judgeIn is Judge with the parts in tmp ("": the system's temporary
+// directory).
+func judgeIn(h *history.History, tmp string) (*Judged, error) {
 	// Not cancelled by an interrupt: an interrupted run is still judged
 	// on what it saw; a second interrupt ends the process, and the parts
 	// on disk go with it (no path names them).
-	p, err := history.PartsOf(context.Background(), h, "", history.DefaultPartBytes)
+	p, err := history.PartsOf(context.Background(), h, tmp, history.DefaultPartBytes)
 	if err != nil {
 		return nil, fmt.Errorf("judging the history: %w", err)
 	}
@@ -459,8 +515,11 @@ func Run(ctx context.Context, sc *scenarios.Scenario, o Options) (*Judged, error
 		return nil, err
 	}
 	h, loadErr := t.Load(ctx)
+	if errors.Is(loadErr, history.ErrSpill) {
+		t.opts.Checkpoint = nil // no history to save: it was lost
+	}
 	t.Observe(ctx, h)
-	j, err := Judge(h)
+	j, err := judgeIn(h, o.SpillDir)
 	if err != nil {
 		h.Spill.Remove()
 		return nil, err

@@ -270,6 +270,7 @@ func (s *set) checkJob(job *batchv1.Job, claim *corev1.PersistentVolumeClaim, va
 		}
 	}
 
+	checkWrites(job, c, fail)
 	out, ok := flagValue(c.Args, "out")
 	if !ok {
 		fail("Job %s: no --out", job.Name)
@@ -387,6 +388,52 @@ func (s *set) checkScenario(prep *batchv1.Job, fail func(string, ...any)) {
 	}
 	if _, err := scenarios.Parse("configmap/"+cm.Name+"/"+key, []byte(data)); err != nil {
 		fail("ConfigMap %s: scenario %s: %w", cm.Name, key, err)
+	}
+}
+
+// checkWrites checks that every place the container's idemcheck writes
+// is on a writable volume when its root file system is read-only: --out,
+// --tmp-dir, each --report file and $TMPDIR (/tmp unless set).
+func checkWrites(job *batchv1.Job, c corev1.Container, fail func(string, ...any)) {
+	if sc := c.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+		return
+	}
+	spec := job.Spec.Template.Spec
+	tmp := "/tmp"
+	for _, e := range c.Env {
+		if e.Name == "TMPDIR" {
+			tmp = e.Value
+		}
+	}
+	places := map[string]string{"$TMPDIR": tmp}
+	for _, name := range []string{"out", "tmp-dir"} {
+		if v, ok := flagValue(c.Args, name); ok {
+			places["--"+name] = v
+		}
+	}
+	for i, a := range c.Args {
+		spec, ok := strings.CutPrefix(a, "--report=")
+		if !ok && a == "--report" && i+1 < len(c.Args) {
+			spec, ok = c.Args[i+1], true
+		}
+		if _, file, found := strings.Cut(spec, "="); ok && found {
+			places["--report "+spec] = path.Dir(file)
+		}
+	}
+	for what, dir := range places {
+		writable := false
+		for _, m := range c.VolumeMounts {
+			v, found := volumeOf(spec, m.Name)
+			if !found || m.ReadOnly || v.EmptyDir == nil && v.PersistentVolumeClaim == nil {
+				continue
+			}
+			if _, in := under(dir, m.MountPath); in || path.Clean(dir) == path.Clean(m.MountPath) {
+				writable = true
+			}
+		}
+		if !writable {
+			fail("Job %s: %s writes in %s, which no writable volume holds (readOnlyRootFilesystem: true); mount an emptyDir or the run's volume there", job.Name, what, dir)
+		}
 	}
 }
 
@@ -559,6 +606,10 @@ func TestBrokenManifests(t *testing.T) {
 		{"a run key written in the manifest", "prepare.yaml", "              valueFrom:\n                secretKeyRef:\n                  name: idemcheck-run-key\n                  key: IDEMCHECK_RUN_KEY\n", "              value: not-a-secret-0123456789\n"},
 		{"an optional run key", "judge.yaml", "                  key: IDEMCHECK_RUN_KEY\n", "                  key: IDEMCHECK_RUN_KEY\n                  optional: true\n"},
 		{"another run key in the judge", "judge.yaml", "name: idemcheck-run-key", "name: idemcheck-other-key"},
+		{"no writable /tmp", "load.yaml", "            - name: tmp\n              mountPath: /tmp\n", ""},
+		{"a read-only /tmp", "prepare.yaml", "              mountPath: /tmp\n", "              mountPath: /tmp\n              readOnly: true\n"},
+		{"a report off the volume", "judge.yaml", "--report=junit=/runs/charges-run-1/junit.xml", "--report=junit=/reports/junit.xml"},
+		{"temporary files off the volume", "load.yaml", "            - --out=/runs/charges-run-1\n", "            - --out=/runs/charges-run-1\n            - --tmp-dir=/scratch\n"},
 	}
 	if err := decodeAndCheck(readManifests(t)); err != nil {
 		t.Fatalf("the manifests fail before any change, so no case below proves anything:\n%v", err)

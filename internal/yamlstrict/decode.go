@@ -88,6 +88,9 @@ type state struct {
 	res    *Result
 	budget int
 	huge   bool // reported the budget exhausted
+	// aliased is true once an alias or a merge was expanded: only then
+	// is a document too large an alias bomb.
+	aliased bool
 }
 
 // Decode decodes the one YAML document in data into v, a non-nil pointer
@@ -132,6 +135,7 @@ func Decode(data []byte, v any, opts Options) *Result {
 		root = root.Content[0]
 	}
 	if root.Kind == yaml.AliasNode && root.Alias != nil {
+		d.aliased = true
 		root = root.Alias
 	}
 	if root.Kind != yaml.MappingNode {
@@ -151,7 +155,12 @@ func (d *state) spend(n *yaml.Node, path string) bool {
 	}
 	if !d.huge {
 		d.huge = true
-		d.add(n.Line, n.Column, path, "the document is too large (aliases expand to too many values)", "write the values out instead of nesting aliases")
+		if d.aliased {
+			d.add(n.Line, n.Column, path, "the document is too large (aliases expand to too many values)", "write the values out instead of nesting aliases")
+		} else {
+			d.add(n.Line, n.Column, path, fmt.Sprintf("the %s is too large: more than %d values (fields, list items, entries)", d.opts.Noun, d.opts.MaxNodes),
+				fmt.Sprintf("keep it under %d values: split it into several", d.opts.MaxNodes))
+		}
 	}
 	return false
 }
@@ -205,6 +214,7 @@ func (d *state) value(n *yaml.Node, v reflect.Value, path string) {
 		if n.Alias == nil {
 			return
 		}
+		d.aliased = true
 		n = n.Alias
 	}
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
@@ -374,6 +384,7 @@ func (d *state) pairs(n *yaml.Node) [][2]*yaml.Node {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+			d.aliased = true
 			if !d.spend(k, "") {
 				continue
 			}
