@@ -93,8 +93,6 @@ func niceTop(top, step float64) float64 {
 	return math.Ceil(top/step-1e-9) * step
 }
 
-func tickLabel(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-
 // plot is a chart's drawing area inside its SVG.
 type plot struct {
 	w, h                     float64 // the whole SVG
@@ -114,10 +112,11 @@ func (p plot) open(b *svgBuf, class, label string) {
 
 // yAxis draws horizontal grid lines and labels for [0, top] by step.
 func (p plot) yAxis(b *svgBuf, top, step float64, unit string) {
-	for v := 0.0; v <= top+step/1e6; v += step {
+	at, labels := valueTicks(top, step)
+	for i, v := range at {
 		y := p.y0() - v/top*(p.y0()-p.y1())
 		b.f(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/>`, num(p.x0()), num(y), num(p.x1()), num(y), colGrid)
-		b.f(`<text x="%s" y="%s" text-anchor="end" class="tick">%s</text>`, num(p.x0()-6), num(y+4), tickLabel(v))
+		b.f(`<text x="%s" y="%s" text-anchor="end" class="tick">%s</text>`, num(p.x0()-6), num(y+4), labels[i])
 	}
 	b.f(`<text x="12" y="%s" transform="rotate(-90 12 %s)" text-anchor="middle" class="axis">%s</text>`,
 		num((p.y0()+p.y1())/2), num((p.y0()+p.y1())/2), esc(unit))
@@ -157,17 +156,17 @@ func LatencyChart(c *measure.Charts, ws ...history.NemesisWindow) string {
 	colW := (p.x1() - p.x0()) / measure.Columns
 	xOf := func(col int) float64 { return p.x0() + (float64(col)+0.5)*colW }
 	yOf := func(v float64) float64 { return p.y0() - v/top*(p.y0()-p.y1()) }
-	// time axis, in seconds
-	tstep := niceStep(span, 8)
-	for t := 0.0; t <= span+tstep/1e6; t += tstep {
-		x := p.x0() + t/span*(p.x1()-p.x0())
-		if span == 0 {
-			x = p.x0()
+	// time axis
+	ts := timeScaleOf(c.Span, 8)
+	for _, t := range ts.ticks(c.Span) {
+		x := p.x0()
+		if span > 0 {
+			x += t.Seconds() / span * (p.x1() - p.x0())
 		}
 		b.f(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/>`, num(x), num(p.y0()), num(x), num(p.y0()+4), colAxis)
-		b.f(`<text x="%s" y="%s" text-anchor="middle" class="tick">%s</text>`, num(x), num(p.y0()+16), tickLabel(t))
+		b.f(`<text x="%s" y="%s" text-anchor="middle" class="tick">%s</text>`, num(x), num(p.y0()+16), ts.label(t))
 	}
-	b.f(`<text x="%s" y="%s" text-anchor="middle" class="axis">time since the start of the run (s), by intended send</text>`,
+	b.f(`<text x="%s" y="%s" text-anchor="middle" class="axis">time since the start of the run, by intended send</text>`,
 		num((p.x0()+p.x1())/2), num(p.y0()+32))
 	series := []struct {
 		name, colour, dash string
@@ -203,9 +202,10 @@ func LatencyChart(c *measure.Charts, ws ...history.NemesisWindow) string {
 	}
 	for _, m := range c.Faults {
 		y := p.y0() + 44 + float64(row[m.Kind])*16
-		t0 := float64(m.Column) * span / measure.Columns
-		b.f(`<rect class="fault" x="%s" y="%s" width="%s" height="10" fill="%s"><title>%s ×%d at %.3g–%.3g s</title></rect>`,
-			num(p.x0()+float64(m.Column)*colW), num(y), num(max(colW-0.5, 1.5)), faultColour(m.Kind), esc(m.Kind), m.Count, t0, t0+span/measure.Columns)
+		t0 := c.Span * time.Duration(m.Column) / measure.Columns
+		b.f(`<rect class="fault" x="%s" y="%s" width="%s" height="10" fill="%s"><title>%s ×%d at %s–%s</title></rect>`,
+			num(p.x0()+float64(m.Column)*colW), num(y), num(max(colW-0.5, 1.5)), faultColour(m.Kind), esc(m.Kind), m.Count,
+			durationText(t0), durationText(t0+c.Span/measure.Columns))
 	}
 	b.f(`</svg>`)
 	return b.String()
@@ -300,17 +300,16 @@ func TimelineChart(ex checks.Example) string {
 			t1 = max(t1, an.End)
 		}
 	}
-	spanMS := max(msOf(t1-t0), 0.001)
-	step := niceStep(spanMS, 6)
-	top := niceTop(spanMS, step)
-	xOf := func(t time.Duration) float64 { return p.x0() + msOf(t-t0)/top*(p.x1()-p.x0()) }
-	for v := 0.0; v <= top+step/1e6; v += step {
-		x := p.x0() + v/top*(p.x1()-p.x0())
+	ts := timeScaleOf(max(t1-t0, time.Microsecond), 6)
+	top := ts.top(max(t1-t0, time.Microsecond))
+	xOf := func(t time.Duration) float64 { return p.x0() + float64(t-t0)/float64(top)*(p.x1()-p.x0()) }
+	for _, v := range ts.ticks(top) {
+		x := xOf(t0 + v)
 		b.f(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/>`, num(x), num(p.y1()), num(x), num(p.y0()), colGrid)
-		b.f(`<text x="%s" y="%s" text-anchor="middle" class="tick">%s</text>`, num(x), num(p.y0()+16), tickLabel(v))
+		b.f(`<text x="%s" y="%s" text-anchor="middle" class="tick">%s</text>`, num(x), num(p.y0()+16), ts.label(v))
 	}
-	b.f(`<text x="%s" y="%s" text-anchor="middle" class="axis">ms since the key's first intended send (%s into the run)</text>`,
-		num((p.x0()+p.x1())/2), num(p.y0()+34), esc(quantity(msOf(t0), "ms")))
+	b.f(`<text x="%s" y="%s" text-anchor="middle" class="axis">time since the key's first intended send (%s into the run)</text>`,
+		num((p.x0()+p.x1())/2), num(p.y0()+34), esc(durationText(t0)))
 	for i, a := range as {
 		y := p.y1() + 6 + float64(i)*rowH
 		label := fmt.Sprintf("#%d", a.N)
