@@ -18,6 +18,7 @@ import (
 	"github.com/idemcheck/idemcheck/audit"
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
+	redaction "github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
@@ -352,7 +353,7 @@ func auditScenario(opts *AuditOptions) (*scenarios.Scenario, []*url.URL, error) 
 		return nil, nil, err
 	}
 	// A scenario asks for a load and an invariant; the audit uses neither.
-	spec := op.spec("audit")
+	spec := op.Spec("audit")
 	spec.ProfileName = opts.Profile
 	spec.Load = scenarios.Load{Ops: 1, Concurrency: 1}
 	spec.Invariants = []scenarios.Invariant{{Check: "same_response"}}
@@ -380,7 +381,7 @@ func auditScenario(opts *AuditOptions) (*scenarios.Scenario, []*url.URL, error) 
 // effectsProbe parses --effects ('GET /path' or '/path') into a per-key
 // probe that sends the request's -H headers (credentials, usually).
 func effectsProbe(spec, path string, headers map[string]string) (*scenarios.Probe, error) {
-	method, p := splitMethod(spec)
+	method, p := scenarios.SplitMethod(spec)
 	if !strings.HasPrefix(p, "/") {
 		return nil, withHint(ExitUsage, fmt.Errorf("--effects %q: want a path", redactArg(p)),
 			"a path that resolves against the audited URL's scheme, host and port: --effects 'GET /charges?idempotency_key={{.Key}}'")
@@ -401,7 +402,7 @@ func auditAs(list []string) (map[string]string, error) {
 		name, value, ok := strings.Cut(h, ":")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" || strings.ContainsAny(name, " \t") {
-			return nil, withHint(ExitUsage, fmt.Errorf("--as %q: want 'Name: value'", redactHeaderArg(h)), `e.g. --as 'Authorization: Bearer {{env "OTHER_TOKEN"}}'`)
+			return nil, withHint(ExitUsage, fmt.Errorf("--as %q: want 'Name: value'", redaction.HeaderArg(h)), `e.g. --as 'Authorization: Bearer {{env "OTHER_TOKEN"}}'`)
 		}
 		out[name] = strings.TrimSpace(value)
 	}

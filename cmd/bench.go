@@ -154,7 +154,7 @@ func benchArms(opts *BenchOverheadOptions) (a, b *scenarios.Scenario, err error)
 	if err != nil {
 		return nil, nil, err
 	}
-	as, bs := abtest.ArmSpecs(op.spec(""), opts.BaselinePath, opts.BaselineNoKey)
+	as, bs := abtest.ArmSpecs(op.Spec(""), opts.BaselinePath, opts.BaselineNoKey)
 	if a, err = fromRequest(as); err != nil {
 		return nil, nil, err
 	}

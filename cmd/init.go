@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -110,9 +108,9 @@ func initRun(_ context.Context, opts *InitOptions) error {
 	if name == "" {
 		name = scenarios.StarterName(op.Method, op.Path)
 	}
-	method, effects, err := effectsPath(opts.Effects, op)
+	method, effects, err := op.EffectsPath(opts.Effects)
 	if err != nil {
-		return err
+		return withCode(ExitUsage, err)
 	}
 	st := scenarios.Starter{Name: name, Request: scenarios.Request{Method: op.Method, Path: op.Path, Headers: op.Headers, Body: op.Body},
 		Key: op.Key, Targets: op.Targets, Effects: effects, EffectsMethod: method, EffectsValue: opts.EffectsValue, Credentials: map[string]string{}}
@@ -151,44 +149,4 @@ func initSource(out string) string {
 		return "init"
 	}
 	return out
-}
-
-// effectsPath is --effects as a method ("" for GET) and a path on the
-// operation's target.
-func effectsPath(raw string, op *operation) (method, path string, err error) {
-	if method, raw = splitMethod(raw); raw == "" {
-		return "", "", nil
-	}
-	if method == http.MethodGet {
-		method = ""
-	}
-	if !strings.Contains(raw, "{{.Key}}") && !strings.Contains(raw, "{{ .Key }}") {
-		return "", "", withHint(ExitUsage, fmt.Errorf("--effects %q does not use {{.Key}}", redactArg(raw)),
-			"it is read once per key: 'GET /internal/charges?idempotency_key={{.Key}}'")
-	}
-	if strings.HasPrefix(raw, "/") {
-		return method, raw, nil
-	}
-	// a URL: same scheme and host as the operation, since the oracle reads
-	// from the scenario's target
-	scheme, rest, ok := strings.Cut(raw, "://")
-	host, path, _ := strings.Cut(rest, "/")
-	if !ok || (scheme != "http" && scheme != "https") {
-		return "", "", withHint(ExitUsage, fmt.Errorf("--effects %q: want a path or an http(s) URL, a method first if not GET", redactArg(raw)), "e.g. --effects 'GET /internal/charges?idempotency_key={{.Key}}'")
-	}
-	if scheme != op.Base.Scheme || !sameHost(host, op.Base) {
-		if i := strings.LastIndex(host, "@"); i >= 0 {
-			host = host[i+1:] // its userinfo may hold a password
-		}
-		return "", "", withHint(ExitUsage, fmt.Errorf("--effects is on %s://%s, the operation on %s://%s", scheme, host, op.Base.Scheme, op.Base.Host),
-			"the oracle reads from the scenario's target: give --effects as a path on it")
-	}
-	return method, "/" + path, nil
-}
-
-func sameHost(host string, base *url.URL) bool {
-	if i := strings.LastIndex(host, "@"); i >= 0 {
-		host = host[i+1:]
-	}
-	return host == base.Host
 }

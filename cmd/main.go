@@ -172,8 +172,12 @@ func report(w io.Writer, err error) ExitCode {
 		code = ExitInterrupted
 	}
 	fmt.Fprintf(w, "idemcheck: %v\n", err)
-	if ce != nil && ce.hint != "" {
+	var h interface{ Hint() string }
+	switch {
+	case ce != nil && ce.hint != "":
 		fmt.Fprintf(w, "hint: %s\n", ce.hint)
+	case errors.As(err, &h) && h.Hint() != "":
+		fmt.Fprintf(w, "hint: %s\n", h.Hint()) // a library error that says what to write instead
 	}
 	if code == ExitUsage && ce == nil {
 		fmt.Fprintln(w, "run 'idemcheck --help' for usage")

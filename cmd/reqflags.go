@@ -2,9 +2,6 @@ package cmd
 
 import (
 	"errors"
-	"fmt"
-	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -39,72 +36,17 @@ func (r *requestFlags) register(fs *pflag.FlagSet) {
 
 // operation is what requestFlags describe, resolved against the method and
 // URL arguments.
-type operation struct {
-	Method string
-	// Base is the scheme, host and port of the URL argument: the target.
-	Base *url.URL
-	// Path is the URL's path and query, sent to every target.
-	Path    string
-	Headers map[string]string
-	Body    string
-	Key     scenarios.KeyPlace
-	Targets []string
-}
+type operation = scenarios.CommandOp
 
 // resolve checks the flags with the method and URL arguments and returns
 // the operation, or a usage error that says what to fix.
 func (r *requestFlags) resolve(method, rawURL string) (*operation, error) {
-	m := strings.ToUpper(method)
-	if !validMethod(m) {
-		return nil, withHint(ExitUsage, fmt.Errorf("%q is not an HTTP method", method), "write the method first, then the URL: POST https://api.example.com/v1/charges")
-	}
-	u, err := url.Parse(rawURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, withHint(ExitUsage, fmt.Errorf("%q is not an http(s) URL", redactArg(rawURL)), "e.g. https://staging.example.com/v1/charges")
-	}
-	if r.KeyHeader != "" && r.KeyField != "" {
-		return nil, withHint(ExitUsage, fmt.Errorf("--key-header and --key-field both set"), "the key goes in a header or in a JSON body field, not both")
-	}
-	op := &operation{Method: m, Body: r.Data, Headers: map[string]string{}, Targets: r.Targets}
-	op.Base = &url.URL{Scheme: u.Scheme, Host: u.Host, User: u.User}
-	op.Path = u.EscapedPath()
-	if op.Path == "" {
-		op.Path = "/"
-	}
-	if u.RawQuery != "" {
-		op.Path += "?" + u.RawQuery
-	}
-	for _, h := range r.Headers {
-		name, value, ok := strings.Cut(h, ":")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" || strings.ContainsAny(name, " \t") {
-			return nil, withHint(ExitUsage, fmt.Errorf("-H %q: want 'Name: value'", redactHeaderArg(h)), "e.g. -H 'Authorization: Bearer {{env \"API_TOKEN\"}}'")
-		}
-		op.Headers[name] = strings.TrimSpace(value)
-	}
-	switch {
-	case r.KeyField != "":
-		op.Key.BodyField = r.KeyField
-	case r.KeyHeader != "":
-		op.Key.Header = r.KeyHeader
-	default:
-		op.Key.Header = "Idempotency-Key"
+	op, err := scenarios.ParseOperation(scenarios.OperationArgs{Method: method, URL: rawURL, Data: r.Data, Headers: r.Headers,
+		KeyHeader: r.KeyHeader, KeyField: r.KeyField, Targets: r.Targets})
+	if err != nil {
+		return nil, withCode(ExitUsage, err)
 	}
 	return op, nil
-}
-
-// spec is the operation as a scenario's request; a command adds the
-// sections it needs (load, invariants, oracles) and builds it with
-// fromRequest.
-func (op *operation) spec(name string) scenarios.RequestSpec {
-	spec := scenarios.RequestSpec{Name: name, Request: scenarios.Request{Method: op.Method, Path: op.Path, Body: op.Body}, Key: op.Key, Targets: op.Targets}
-	if len(op.Headers) > 0 {
-		spec.Request.Headers = op.Headers
-	}
-	if len(spec.Targets) == 0 {
-		spec.Targets = []string{op.Base.String()}
-	}
-	return spec
 }
 
 // fromRequest builds the scenario of spec, validated (templates, key
@@ -169,42 +111,5 @@ func fieldFlag(field string) string {
 	return ""
 }
 
-func validMethod(m string) bool {
-	switch m {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
-		return true
-	}
-	return false
-}
-
-// redactArg is a URL (or path) argument fit for an error message: its
-// password and query values masked by the one redaction every output uses.
-func redactArg(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return redaction.String(raw)
-	}
-	return redaction.URL(u)
-}
-
-// redactHeaderArg is a -H argument fit for an error message: its name only.
-func redactHeaderArg(h string) string {
-	name, _, _ := strings.Cut(h, ":")
-	if f := strings.Fields(name); len(f) > 0 {
-		name = f[0] // a missing colon: the rest may be the secret
-	}
-	if len(name) > 40 {
-		name = name[:40] + "…"
-	}
-	return name + ": …"
-}
-
-// splitMethod splits a request written as 'GET /path' (--effects) into
-// its method, upper-cased ("" when none comes first), and the rest.
-func splitMethod(spec string) (method, rest string) {
-	spec = strings.TrimSpace(spec)
-	if m, r, ok := strings.Cut(spec, " "); ok && validMethod(strings.ToUpper(m)) {
-		return strings.ToUpper(m), strings.TrimSpace(r)
-	}
-	return "", spec
-}
+// redactArg is a URL (or path) argument fit for an error message.
+func redactArg(raw string) string { return redaction.Arg(raw) }

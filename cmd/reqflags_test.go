@@ -23,7 +23,7 @@ func TestRequestFlags(t *testing.T) {
 	if op.Method != "POST" || op.Path != "/v1/charges?mode=x" || op.Base.String() != "https://api.example.com" || op.Key.Header != "Idempotency-Key" {
 		t.Errorf("resolve = %+v", op)
 	}
-	spec := op.spec("probe")
+	spec := op.Spec("probe")
 	spec.Load = scenarios.Load{Ops: 3, Concurrency: 1}
 	spec.Invariants = []scenarios.Invariant{{Check: "same_response"}}
 	sc, err := fromRequest(spec)
@@ -60,7 +60,7 @@ func TestRequestFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec2 := op2.spec("probe")
+	spec2 := op2.Spec("probe")
 	spec2.Load = scenarios.Load{Ops: 3, Concurrency: 1}
 	spec2.Invariants = []scenarios.Invariant{{Check: "same_response"}}
 	if _, err := fromRequest(spec2); err == nil || !strings.HasPrefix(err.Error(), "-d: bad template") {
