@@ -137,22 +137,17 @@ type judgedAudit struct {
 // recheckAudit judges the audit saved in dir again, from its history
 // alone; ok is false when dir holds a run, not an audit.
 func recheckAudit(dir string, sc *scenarios.Scenario, opts *CheckOptions) (judgedAudit, bool, error) {
-	path := filepath.Join(dir, "history.jsonl")
-	if !history.IsAudit(path) {
+	h, ok, err := trial.ReadAudit(dir)
+	switch {
+	case !ok:
 		return judgedAudit{}, false, nil // a run (or an error the run's path reports)
-	}
-	if sc != nil {
+	case sc != nil:
 		return judgedAudit{}, false, withHint(ExitUsage, fmt.Errorf("%s holds an audit, judged against the contract checks: --scenario applies to runs", dir),
 			"drop --scenario to judge the audit again as it was audited")
-	}
-	f, err := os.Open(path)
-	if err != nil {
+	case errors.Is(err, history.ErrFormat):
+		return judgedAudit{}, false, withCode(ExitUsage, err)
+	case err != nil:
 		return judgedAudit{}, false, withCode(ExitRuntime, err)
-	}
-	defer f.Close()
-	h, err := history.Decode(f)
-	if err != nil {
-		return judgedAudit{}, false, withCode(ExitUsage, fmt.Errorf("%s: %w", path, err))
 	}
 	if opts.FailOnSet {
 		h.Meta.Judge.FailOn = opts.FailOn
@@ -175,23 +170,13 @@ func (a judgedAudit) write(opts *CheckOptions) error {
 	return nil
 }
 
-// runDirs is dir when it holds a saved run, else its subdirectories that
-// do (what 'idemcheck run --out DIR' writes for several scenarios, and the
-// demo under its --out).
+// runDirs is dir's saved runs (trial.SavedDirs).
 func runDirs(dir string) ([]string, error) {
-	if _, err := os.Stat(filepath.Join(dir, "history.jsonl")); err == nil {
-		return []string{dir}, nil
+	dirs, err := trial.SavedDirs(dir)
+	if err != nil {
+		return nil, withHint(ExitUsage, err, "DIR must be a directory written by 'idemcheck run --out DIR' or 'idemcheck demo --out DIR'")
 	}
-	matches, _ := filepath.Glob(filepath.Join(dir, "*", "history.jsonl"))
-	if len(matches) == 0 {
-		return nil, withHint(ExitUsage, fmt.Errorf("%s holds no saved run (history.jsonl)", dir),
-			"DIR must be a directory written by 'idemcheck run --out DIR' or 'idemcheck demo --out DIR'")
-	}
-	out := make([]string, len(matches))
-	for i, m := range matches {
-		out[i] = filepath.Dir(m)
-	}
-	return out, nil
+	return dirs, nil
 }
 
 // recheck judges the run saved in dir again, from its history alone;
@@ -229,33 +214,23 @@ func recheck(ctx context.Context, dir string, sc *scenarios.Scenario, opts *Chec
 var checkPartBytes int64 = history.DefaultPartBytes
 
 // splitRun opens the history saved in dir, split into parts of partBytes
-// (history.Split); ctx's end stops it.
+// (trial.SplitRun); ctx's end stops it.
 func splitRun(ctx context.Context, dir string, partBytes int64) (*history.Parts, error) {
-	path := filepath.Join(dir, "history.jsonl")
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, withHint(ExitUsage, err, "DIR must be a directory written by 'idemcheck run --out DIR'")
-		}
-		return nil, withCode(ExitRuntime, err)
-	}
-	defer f.Close()
-	p, err := history.Split(ctx, f, -1, "", partBytes)
+	p, err := trial.SplitRun(ctx, dir, partBytes)
 	switch {
 	case err == nil:
 		return p, nil
 	case ctx.Err() != nil:
 		return nil, withCode(ExitInterrupted, fmt.Errorf("check %s: %w", dir, ctx.Err()))
+	case errors.Is(err, trial.ErrNoHistory) && errors.Is(err, os.ErrNotExist):
+		return nil, withHint(ExitUsage, err, "DIR must be a directory written by 'idemcheck run --out DIR'")
 	case errors.Is(err, history.ErrOldFormat):
-		return nil, withHint(ExitUsage, fmt.Errorf("%s: %w", path, err),
+		return nil, withHint(ExitUsage, err,
 			"run the scenario again with this idemcheck to judge it; its report.json gives the seed and key nonce to resend the same requests: idemcheck run NAME --seed S --key-nonce N --out DIR")
 	case errors.Is(err, history.ErrTruncated):
-		return nil, withHint(ExitUsage, fmt.Errorf("%s: %w", path, err),
-			"judging part of a run could accuse a correct API or pass a broken one: run it again")
-	case err != nil && (errors.Is(err, history.ErrFormat) || strings.HasPrefix(err.Error(), "reading history")):
-		return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", path, err))
-	case err != nil:
-		return nil, withCode(ExitRuntime, fmt.Errorf("%s: %w", path, err))
+		return nil, withHint(ExitUsage, err, "judging part of a run could accuse a correct API or pass a broken one: run it again")
+	case errors.Is(err, history.ErrFormat) || strings.Contains(err.Error(), ": reading history"):
+		return nil, withCode(ExitUsage, err)
 	}
-	return p, nil
+	return nil, withCode(ExitRuntime, err)
 }

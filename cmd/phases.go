@@ -14,42 +14,20 @@ import (
 	"github.com/idemcheck/idemcheck/trial"
 )
 
-// runKeyEnv names the environment variable of a sharded run's key: every
-// phase is given the same one, prepare writes the MACs of the run's files
-// with it and the later phases check them (trial.MACFile). It is no
-// flag: a key on a command line is in every process listing.
-const runKeyEnv = "IDEMCHECK_RUN_KEY"
+// runKeyEnv names the environment variable of a sharded run's key.
+const runKeyEnv = trial.RunKeyEnv
 
-// runKey is the run key from the environment, nil when none is set; a
-// key too short to be one is the user's error. The key is never shown.
+// runKey is the run key from the environment (trial.RunKeyFrom).
 func (opts *RunOptions) runKey() ([]byte, error) {
-	if opts.Getenv == nil {
-		return nil, nil
-	}
-	key := []byte(opts.Getenv(runKeyEnv))
-	if err := trial.CheckRunKey(key); err != nil {
-		return nil, withHint(ExitUsage, fmt.Errorf("%s: %w", runKeyEnv, err), fmt.Sprintf("give every phase the same random key, e.g. %s=$(openssl rand -hex 32)", runKeyEnv))
-	}
-	if len(key) == 0 {
-		return nil, nil
+	key, err := trial.RunKeyFrom(opts.Getenv)
+	if err != nil {
+		return nil, withHint(ExitUsage, err, trial.RunKeyHint)
 	}
 	return key, nil
 }
 
-// phaseEnv is what a phase's templates read ({{env}}): the environment
-// without the run key, which no request may carry.
-func (opts *RunOptions) phaseEnv() func(string) string {
-	getenv := opts.Getenv
-	if getenv == nil {
-		return nil
-	}
-	return func(name string) string {
-		if name == runKeyEnv {
-			return ""
-		}
-		return getenv(name)
-	}
-}
+// phaseEnv is what a phase's templates read (trial.PhaseEnv).
+func (opts *RunOptions) phaseEnv() func(string) string { return trial.PhaseEnv(opts.Getenv) }
 
 // runPhase runs one phase of a sharded run.
 func runPhase(ctx context.Context, opts *RunOptions) error {

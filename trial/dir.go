@@ -70,7 +70,7 @@ func (e *kindError) Unwrap() []error { return []error{e.err, e.kind} }
 // new run's, or a run's history or report (a plain run's, a judged
 // one's), which the new run's judge would replace.
 func CheckFresh(dir string) error {
-	for _, name := range []string{ManifestFile, "history.jsonl", "report.json"} {
+	for _, name := range []string{ManifestFile, HistoryFile, "report.json"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
 			return &kindError{fmt.Errorf("%s already holds a run (%s)", dir, name), ErrRunExists}
 		}

@@ -209,3 +209,43 @@ func (m *Manifest) decodeReadings(r io.Reader) (*Readings, error) {
 	}
 	return rd, err
 }
+
+// RunKeyEnv names the environment variable of a sharded run's key: every
+// phase is given the same one, prepare writes the MACs of the run's files
+// with it and the later phases check them (MACFile). It is no flag: a key
+// on a command line is in every process listing.
+const RunKeyEnv = "IDEMCHECK_RUN_KEY"
+
+// RunKeyHint says how to give a run key.
+const RunKeyHint = "give every phase the same random key, e.g. " + RunKeyEnv + "=$(openssl rand -hex 32)"
+
+// RunKeyFrom is the run key in getenv's environment, nil when none is set;
+// a key too short to be one is an error naming RunKeyEnv. The key is never
+// shown.
+func RunKeyFrom(getenv func(string) string) ([]byte, error) {
+	if getenv == nil {
+		return nil, nil
+	}
+	key := []byte(getenv(RunKeyEnv))
+	if err := CheckRunKey(key); err != nil {
+		return nil, fmt.Errorf("%s: %w", RunKeyEnv, err)
+	}
+	if len(key) == 0 {
+		return nil, nil
+	}
+	return key, nil
+}
+
+// PhaseEnv is what a phase's templates read ({{env}}): getenv without the
+// run key, which no request may carry.
+func PhaseEnv(getenv func(string) string) func(string) string {
+	if getenv == nil {
+		return nil
+	}
+	return func(name string) string {
+		if name == RunKeyEnv {
+			return ""
+		}
+		return getenv(name)
+	}
+}

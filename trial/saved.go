@@ -1,0 +1,82 @@
+package trial
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/idemcheck/idemcheck/history"
+)
+
+// HistoryFile is the file a saved run or audit keeps its history in.
+const HistoryFile = "history.jsonl"
+
+// ErrNoSavedRun is wrapped by SavedDirs's error: the directory holds no
+// saved run, nor any directory below it.
+var ErrNoSavedRun = errors.New("holds no saved run (history.jsonl)")
+
+// SavedDirs is dir when it holds a saved run (or audit), else its
+// subdirectories that do: what 'idemcheck run --out DIR' writes for
+// several scenarios, and the demo under its --out.
+func SavedDirs(dir string) ([]string, error) {
+	if _, err := os.Stat(filepath.Join(dir, HistoryFile)); err == nil {
+		return []string{dir}, nil
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "*", HistoryFile))
+	if len(matches) == 0 {
+		return nil, fmt.Errorf("%s %w", dir, ErrNoSavedRun)
+	}
+	out := make([]string, len(matches))
+	for i, m := range matches {
+		out[i] = filepath.Dir(m)
+	}
+	return out, nil
+}
+
+// ReadAudit decodes the audit saved in dir; ok is false when dir holds a
+// run, not an audit (or no history: the run's reader says so).
+func ReadAudit(dir string) (h *history.History, ok bool, err error) {
+	path := filepath.Join(dir, HistoryFile)
+	if !history.IsAudit(path) {
+		return nil, false, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, true, err
+	}
+	defer f.Close()
+	if h, err = history.Decode(f); err != nil {
+		return nil, true, fmt.Errorf("%s: %w", path, err)
+	}
+	return h, true, nil
+}
+
+// ErrNoHistory is wrapped by SplitRun's error when the directory's
+// history cannot be opened.
+var ErrNoHistory = errors.New("the history cannot be opened")
+
+// noHistory is the error opening a history: its text, and ErrNoHistory.
+type noHistory struct{ err error }
+
+func (e noHistory) Error() string   { return e.err.Error() }
+func (e noHistory) Unwrap() []error { return []error{e.err, ErrNoHistory} }
+
+// SplitRun opens the history of the run saved in dir, split into parts of
+// partBytes (history.Split); ctx's end stops it. Its errors name the file
+// and wrap history's (ErrOldFormat, ErrTruncated, ErrFormat), or
+// ErrNoHistory and os's when the file cannot be opened.
+func SplitRun(ctx context.Context, dir string, partBytes int64) (*history.Parts, error) {
+	path := filepath.Join(dir, HistoryFile)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, noHistory{err}
+	}
+	defer f.Close()
+	p, err := history.Split(ctx, f, -1, "", partBytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}
