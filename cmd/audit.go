@@ -101,7 +101,7 @@ Exit codes: 0 no critical or high check failed, 1 a critical or high check
 failed (or a medium one with --fail-on medium), 2 usage or config error,
 3 nothing could be judged, 4 the audited request itself fails, 130
 interrupted.`,
-		Example: `  # the built-in lab, started in another terminal: idemcheck lab --addr 127.0.0.1:8080
+		Example: `  # the built-in lab, started in another terminal: idemcheck lab --listen 127.0.0.1:8080
   idemcheck audit POST http://127.0.0.1:8080/charges \
     -d '{"amount":100,"currency":"usd","customer":"cus_{{.Seq}}"}' \
     -H 'Authorization: Bearer alice' --as 'Authorization: Bearer bob' \

@@ -133,7 +133,7 @@ there.`,
 	fl.DurationVar(&opts.Timeout, "request-timeout", 10*time.Second, "bound on each request")
 	fl.StringVar(&opts.MaxOverhead, "max-overhead", "", "the budget, per percentile in % of B or as a duration: p50=30%,p99=5ms")
 	fl.StringVar(&opts.Format, "format", "text", "output: text, json or markdown")
-	fl.StringVarP(&opts.Out, "out", "o", "idemcheck-bench", "directory for the .hgrm files (a.hgrm, b.hgrm); empty for none")
+	fl.StringVarP(&opts.Out, "out", "o", "", "write the arms' latency histograms as .hgrm files (a.hgrm, b.hgrm) into this directory (default: none written)")
 	fl.IntVar(&opts.MaxRequests, "max-requests", defaultBenchMaxRequests, "refuse to run when it would send more requests than this")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "state what would be sent, send nothing")
 	fl.Uint64Var(&opts.Seed, "seed", 1, "seed for the bootstrap (keys are new on every run)")

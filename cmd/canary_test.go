@@ -257,7 +257,7 @@ func TestCanaryLabFlags(t *testing.T) {
 		{"--store", "redis://:" + canarySecret + "@" + closed + "/0?bogus=" + canarySecret, ExitUsage},
 		{"--store", "memcached://u:" + canarySecret + "@h", ExitUsage},
 	} {
-		r := runMain(t, nil, "lab", "--addr", "127.0.0.1:0", tc.flag, tc.value)
+		r := runMain(t, nil, "lab", "--listen", "127.0.0.1:0", tc.flag, tc.value)
 		if r.code != tc.code {
 			t.Errorf("lab %s %s: exit %d, want %d\n%s", tc.flag, tc.value, r.code, tc.code, r.err)
 		}

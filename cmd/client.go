@@ -82,11 +82,12 @@ func (c *clientFlags) transport(errw io.Writer, conns int) (idleCloser, http.Rou
 // idleCloser closes a transport's idle connections.
 type idleCloser interface{ CloseIdleConnections() }
 
-// aliasFlag makes --alias another spelling of --name (hidden from help):
-// lab listens on --addr and the proxies on --listen, and either works on
-// each.
+// aliasFlag keeps --alias, an old spelling of --name, working: hidden
+// from help, and a line on stderr names the one spelling (--listen for
+// every listening address).
 func aliasFlag(fs *pflag.FlagSet, alias, name string) {
 	f := fs.Lookup(name)
 	fs.Var(f.Value, alias, "same as --"+name)
 	_ = fs.MarkHidden(alias)
+	_ = fs.SetAnnotation(alias, oldSpelling, []string{name}) // flagsFromEnv says so when it is used
 }

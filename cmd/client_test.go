@@ -84,12 +84,13 @@ func TestRunDryRunAndTargetNotice(t *testing.T) {
 	}
 }
 
-// --addr and --listen are both spellings of the listening address.
+// --listen is the listening address everywhere; --addr, the old spelling,
+// still works.
 func TestListenAliases(t *testing.T) {
 	for _, c := range []struct {
 		cmd  []string
 		flag string
-	}{{[]string{"lab"}, "--listen"}, {[]string{"proxy"}, "--addr"}, {[]string{"proxy", "tcp"}, "--addr"}} {
+	}{{[]string{"lab"}, "--addr"}, {[]string{"proxy"}, "--addr"}, {[]string{"proxy", "tcp"}, "--addr"}} {
 		f := &Factory{Streams: Streams{Out: &strings.Builder{}, Err: &strings.Builder{}}, Getenv: func(string) string { return "" }}
 		root := NewCmdRoot(f)
 		sub, _, err := root.Find(c.cmd)

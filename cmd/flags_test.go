@@ -65,7 +65,7 @@ func TestDemoAndLabFlags(t *testing.T) {
 	}
 	var l *LabOptions
 	lab := NewCmdLab(f, func(_ context.Context, o *LabOptions) error { l = o; return nil })
-	lab.SetArgs([]string{"--addr", "127.0.0.1:9999", "--allow-reset", "--namespace", "ci_1"})
+	lab.SetArgs([]string{"--listen", "127.0.0.1:9999", "--allow-reset", "--namespace", "ci_1"})
 	if err := lab.Execute(); err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func TestLabHelpListsBugs(t *testing.T) {
 }
 
 func TestLabRejectsUnknownBug(t *testing.T) {
-	r := runMain(t, nil, "lab", "--addr", "127.0.0.1:0", "--bug", "nope")
+	r := runMain(t, nil, "lab", "--listen", "127.0.0.1:0", "--bug", "nope")
 	if r.code != ExitUsage || !strings.Contains(r.err, "no-key") {
 		t.Errorf("lab --bug nope: exit %d, stderr %q; want %d and the known bugs listed", r.code, r.err, ExitUsage)
 	}

@@ -56,7 +56,7 @@ describes every field.`,
   idemcheck init POST https://staging.example.com/v1/charges \
     -d '{"amount":100,"currency":"usd","customer":"cus_{{.Seq}}"}' \
     -H 'Authorization: Bearer {{env "API_TOKEN"}}' \
-    --effects '/internal/charges?idempotency_key={{.Key}}' -o charges.yaml
+    --effects '/internal/charges?idempotency_key={{.Key}}' --file charges.yaml
   API_TOKEN=sk_test_... idemcheck run charges.yaml
 
   # the key in the body instead of a header
@@ -81,8 +81,11 @@ describes every field.`,
 	fl.StringVar(&opts.Effects, "effects", "", "a request that answers one key's effect count, as a path (or a URL on the same host) with {{.Key}}, a method first if not GET: 'GET /internal/charges?idempotency_key={{.Key}}'")
 	fl.StringVar(&opts.EffectsValue, "effects-path", "$.count", "the JSONPath to the count in the --effects answer (as audit's --effects-path)")
 	fl.StringVar(&opts.Name, "name", "", "the scenario's name (default: from the method and path, e.g. post-v1-charges)")
-	fl.StringVarP(&opts.Output, "output", "o", "-", "the file to write (default: stdout)")
-	fl.BoolVar(&opts.Force, "force", false, "overwrite --output if it exists")
+	fl.StringVar(&opts.Output, "file", "", "the scenario file to write; stdout when not given (-o/--out is a directory in every command)")
+	fl.BoolVar(&opts.Force, "force", false, "overwrite --file if it exists")
+	fl.VarP(fl.Lookup("file").Value, "output", "o", "same as --file")
+	_ = fl.MarkHidden("output")
+	_ = fl.SetAnnotation("output", oldSpelling, []string{"file"})
 	return c
 }
 
@@ -135,7 +138,7 @@ func initRun(_ context.Context, opts *InitOptions) error {
 		return err
 	}
 	if _, err := os.Stat(opts.Output); err == nil && !opts.Force {
-		return withHint(ExitUsage, fmt.Errorf("%s exists", opts.Output), "choose another --output, or --force to overwrite it")
+		return withHint(ExitUsage, fmt.Errorf("%s exists", opts.Output), "choose another --file, or --force to overwrite it")
 	}
 	if err := writeFile(opts.Output, func(f *os.File) error { _, err := f.Write(text); return err }); err != nil {
 		return withCode(ExitRuntime, err)

@@ -128,9 +128,9 @@ func TestInitRefuses(t *testing.T) {
 
 func TestInitOutputFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "charges.yaml")
-	r := runRoot(t, "init", "POST", "http://127.0.0.1:8080/charges", "-o", path)
+	r := runRoot(t, "init", "POST", "http://127.0.0.1:8080/charges", "--file", path)
 	if r.code != ExitOK || !strings.Contains(r.err, "idemcheck run "+path) {
-		t.Fatalf("init -o: exit %d, stderr %q", r.code, r.err)
+		t.Fatalf("init --file: exit %d, stderr %q", r.code, r.err)
 	}
 	if _, err := scenarios.LoadFile(path); err != nil {
 		t.Errorf("scenarios.LoadFile(%s) = %v", path, err)
@@ -138,8 +138,9 @@ func TestInitOutputFile(t *testing.T) {
 	if r := runRoot(t, "init", "POST", "http://127.0.0.1:8080/charges", "-o", path); r.code != ExitUsage || !strings.Contains(r.err, "--force") {
 		t.Errorf("init over an existing file: exit %d, stderr %q; want a refusal naming --force", r.code, r.err)
 	}
-	if r := runRoot(t, "init", "POST", "http://127.0.0.1:8080/charges", "-o", path, "--force"); r.code != ExitOK {
-		t.Errorf("init --force: exit %d, stderr %q", r.code, r.err)
+	// -o, the old spelling, still writes the file, and says which is the one
+	if r := runRoot(t, "init", "POST", "http://127.0.0.1:8080/charges", "-o", path, "--force"); r.code != ExitOK || !strings.Contains(r.err, "use --file") {
+		t.Errorf("init -o --force: exit %d, stderr %q", r.code, r.err)
 	}
 }
 

@@ -57,7 +57,7 @@ Endpoints: POST /charges (protected) and /naive/charges; PUT/GET
 Seeded bugs (--bug NAME, repeatable) break the protected endpoints the
 classic ways, so you can watch idemcheck catch each one:
 ` + bugList(),
-		Example: `  idemcheck lab --addr 127.0.0.1:8080
+		Example: `  idemcheck lab --listen 127.0.0.1:8080
   idemcheck lab --store redis://127.0.0.1:6379/0 --ledger postgres://postgres@127.0.0.1:5432/postgres
   idemcheck lab --bug check-then-act --bug key-only --processor-latency 50ms`,
 		Args: cobra.NoArgs,
@@ -72,8 +72,8 @@ classic ways, so you can watch idemcheck catch each one:
 		},
 	}
 	addLabFlags(c, opts)
-	c.Flags().StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "address to listen on")
-	aliasFlag(c.Flags(), "listen", "addr")
+	c.Flags().StringVar(&opts.Addr, "listen", "127.0.0.1:8080", "address to listen on")
+	aliasFlag(c.Flags(), "addr", "listen")
 	c.Flags().BoolVar(&opts.AllowReset, "allow-reset", false, "enable POST /reset, which clears every store")
 	return c
 }
@@ -167,7 +167,7 @@ func labError(err error) error {
 	var le *lab.ListenError
 	switch {
 	case errors.As(err, &le):
-		return withHint(ExitRuntime, err, "choose another --addr, e.g. 127.0.0.1:0 for any free port")
+		return withHint(ExitRuntime, err, "choose another --listen, e.g. 127.0.0.1:0 for any free port")
 	case errors.As(err, &ce):
 		hint := map[string]string{
 			"namespace": "e.g. --namespace lab_ci_1",

@@ -211,13 +211,15 @@ Exit codes: 0 every expectation met, 1 an invariant or threshold failed,
   idemcheck run my-charges.yaml --target http://127.0.0.1:8080 --out ./report
 
   # run a built-in scenario against a lab you started yourself
-  idemcheck lab --addr 127.0.0.1:8080 &
+  idemcheck lab --listen 127.0.0.1:8080 &
   idemcheck run charges-lost-ack --target http://127.0.0.1:8080`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.AddCommand(NewCmdRun(f, nil), NewCmdCheck(f, nil), NewCmdScenarios(f), NewCmdVersion(f), NewCmdLab(f, nil), NewCmdDemo(f, nil), NewCmdProxy(f, nil), NewCmdBench(f), NewCmdAudit(f, nil), NewCmdInit(f, nil), NewCmdReport(f))
 	setVersion(root)
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return flagsFromEnv(c, f.Getenv) }
+	root.SetUsageTemplate(root.UsageTemplate() + envFlagsHelp)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		hint := fmt.Sprintf("see '%s --help'", c.CommandPath())
 		if best := closestFlag(c, err); best != "" {

@@ -176,7 +176,7 @@ func prepareError(err error) error {
 		hint := fmt.Sprintf("is the API running at %s?", te.Target)
 		if te.Loopback {
 			if u, perr := urlHost(te.Target); perr == nil {
-				hint += fmt.Sprintf(" Start the built-in lab with 'idemcheck lab --addr %s'", u)
+				hint += fmt.Sprintf(" Start the built-in lab with 'idemcheck lab --listen %s'", u)
 			}
 		}
 		if te.NotHTTP {
