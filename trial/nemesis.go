@@ -52,10 +52,14 @@ import (
 // (so a terminal's Ctrl-C does not reach a server a start command left
 // running), bounded by the nemesis's ready_timeout.
 
-// ErrNemesisSharded is wrapped by the error of a shard's load whose
-// scenario declares a nemesis: its commands would come from a manifest
-// any writer of the run's directory could have changed.
-var ErrNemesisSharded = errors.New("a nemesis runs commands, and a sharded run's load reads its scenario from a manifest that nothing authenticates yet")
+// ErrNemesisSharded is wrapped by the error of a sharded run (its
+// prepare, a shard's load, its judge) whose scenario declares a nemesis.
+// Its shards share one target: one process's kill would cut every
+// shard's requests in flight at a moment no shard plans (each schedules
+// only its own load, and the windows would be in one shard's history
+// only); and its commands would come from a manifest any writer of the
+// run's directory could have changed.
+var ErrNemesisSharded = errors.New("a sharded run cannot run a nemesis: the shards share the target, so one process's kill would cut every shard's requests in flight at a moment no shard plans, and its commands would be read back from a manifest that nothing authenticates")
 
 // MaxNemesisOutput bounds what a window keeps of each command's output.
 const MaxNemesisOutput = 2 << 10
