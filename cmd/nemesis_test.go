@@ -127,3 +127,17 @@ func TestCheckRunsNoNemesis(t *testing.T) {
 		t.Errorf("check --scenario with a nemesis: exit %d, commands run: %v\n%s%s", r.code, exists(filepath.Join(marks, "stopped")), r.out, r.err)
 	}
 }
+
+// run --dry-run shows the nemesis with every parameter and runs nothing.
+func TestDryRunShowsNemesis(t *testing.T) {
+	marks := t.TempDir()
+	r := runMain(t, nil, "run", writeScenario(t, payNemesis(marks)), "--target", "http://127.0.0.1:1", "--dry-run")
+	if r.code != ExitOK {
+		t.Fatalf("run --dry-run: exit %d\n%s", r.code, r.err)
+	}
+	want := "fault: nemesis: stop touch " + filepath.Join(marks, "stopped") + ", start touch " + filepath.Join(marks, "started") +
+		", at 50% (45%–55% by the seed), once, ready GET /counts within 30s (default)"
+	if !strings.Contains(r.out, want) || exists(filepath.Join(marks, "stopped")) {
+		t.Errorf("run --dry-run does not show %q, or ran the stop command:\n%s", want, r.out)
+	}
+}
