@@ -5,9 +5,12 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/idemcheck/idemcheck/trial"
@@ -84,6 +87,32 @@ func TestNemesisRefusedInPhases(t *testing.T) {
 	}
 }
 
+// A sharded run with a nemesis is refused before anything is sent, saying
+// why (one kill would cut every shard's requests at a moment no shard
+// plans) and how to run it (unsharded).
+func TestShardedNemesisRefusedBeforeSending(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	t.Cleanup(srv.Close)
+	marks := t.TempDir()
+	dir := t.TempDir()
+	r := runMain(t, nil, "run", writeScenario(t, payNemesis(marks)), "--phase", "prepare", "--shards", "4", "--target", srv.URL, "--out", dir)
+	if r.code != ExitUsage {
+		t.Fatalf("prepare --shards 4 with a nemesis: exit %d, want %d\n%s", r.code, ExitUsage, r.err)
+	}
+	for _, want := range []string{"declares a nemesis", "one process's kill would cut every shard's requests in flight at a moment no shard plans", "run it unsharded"} {
+		if !strings.Contains(r.err, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, r.err)
+		}
+	}
+	if n := hits.Load(); n != 0 || exists(filepath.Join(marks, "stopped")) {
+		t.Errorf("the target got %d requests, the stop command ran: %v; want nothing sent, nothing run", n, exists(filepath.Join(marks, "stopped")))
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("--out holds %d entries, want none written", len(entries))
+	}
+}
+
 // check judges a saved run again without running a command, even against
 // a scenario that declares a nemesis.
 func TestCheckRunsNoNemesis(t *testing.T) {
@@ -96,5 +125,19 @@ func TestCheckRunsNoNemesis(t *testing.T) {
 	r := runMain(t, nil, "check", dir, "--scenario", writeScenario(t, payNemesis(marks)))
 	if r.code != ExitOK || exists(filepath.Join(marks, "stopped")) || exists(filepath.Join(marks, "started")) {
 		t.Errorf("check --scenario with a nemesis: exit %d, commands run: %v\n%s%s", r.code, exists(filepath.Join(marks, "stopped")), r.out, r.err)
+	}
+}
+
+// run --dry-run shows the nemesis with every parameter and runs nothing.
+func TestDryRunShowsNemesis(t *testing.T) {
+	marks := t.TempDir()
+	r := runMain(t, nil, "run", writeScenario(t, payNemesis(marks)), "--target", "http://127.0.0.1:1", "--dry-run")
+	if r.code != ExitOK {
+		t.Fatalf("run --dry-run: exit %d\n%s", r.code, r.err)
+	}
+	want := "fault: nemesis: stop touch " + filepath.Join(marks, "stopped") + ", start touch " + filepath.Join(marks, "started") +
+		", at 50% (45%–55% by the seed), once, ready GET /counts within 30s (default)"
+	if !strings.Contains(r.out, want) || exists(filepath.Join(marks, "stopped")) {
+		t.Errorf("run --dry-run does not show %q, or ran the stop command:\n%s", want, r.out)
 	}
 }

@@ -149,10 +149,9 @@ func parseShardFlag(s string, getenv func(string) string) (history.Shard, error)
 }
 
 // refuseNemesis refuses a phase of a sharded run whose scenario declares
-// a nemesis: its commands would run where the scenario is read back from
-// the run's manifest, which anyone who can write the run's directory
-// could have changed, and nothing authenticates manifests yet. User
-// commands run only in the process that read the user's scenario.
+// a nemesis (trial.ErrNemesisSharded says why), before anything is sent
+// or written. User commands run only in the process that read the
+// user's scenario.
 func refuseNemesis(phase string, sc *scenarios.Scenario) error {
 	if !faults.HasNemesis(sc.Faults) {
 		return nil
@@ -160,6 +159,6 @@ func refuseNemesis(phase string, sc *scenarios.Scenario) error {
 	if phase == "" {
 		phase = "judge" // report merge judges
 	}
-	return withHint(ExitUsage, fmt.Errorf("--phase %s: scenario %s declares a nemesis, which runs commands; a sharded run reads its scenario back from a manifest that nothing authenticates yet, so it cannot run one", phase, sc.Name),
-		"run a scenario with a nemesis in one process: idemcheck run FILE (without --phase)")
+	return withHint(ExitUsage, fmt.Errorf("--phase %s: scenario %s declares a nemesis: %w", phase, sc.Name, trial.ErrNemesisSharded),
+		"run it unsharded, in one process: idemcheck run FILE (without --phase and --shards)")
 }

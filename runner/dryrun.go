@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -81,6 +83,9 @@ func DryRun(ctx context.Context, w io.Writer, sc *scenarios.Scenario, targets []
 // writes them: "timeout at rate 0.05, after 0.5x (0.5 × the p50, measured
 // before the load), attempts [1]".
 func faultParams(f faults.Spec) string {
+	if f.Kind == faults.KindNemesis {
+		return nemesisParams(f)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s at rate %g", f.Kind, f.Rate)
 	for _, p := range faults.ParamsOf(f.Kind) {
@@ -106,6 +111,40 @@ func faultParams(f faults.Spec) string {
 	}
 	if f.Kind == faults.KindDuplicate && f.Copies == 0 {
 		b.WriteString(", copies 2")
+	}
+	return b.String()
+}
+
+// nemesisParams writes a nemesis with every parameter, defaults named, its
+// commands quoted as a shell reads them and their secrets masked
+// (redact.Secrets.Command): "nemesis: stop kill -9 …, start …, at 40%
+// (35%–45% by the seed), every 2s (±10% by the seed), ready GET /healthz
+// within 30s (default)".
+func nemesisParams(f faults.Spec) string {
+	secrets := &redaction.Secrets{}
+	var b strings.Builder
+	fmt.Fprintf(&b, "nemesis: stop %s", secrets.Command(f.Stop))
+	if len(f.Start) > 0 {
+		fmt.Fprintf(&b, ", start %s", secrets.Command(f.Start))
+	} else {
+		b.WriteString(", no start command (the platform restarts the target)")
+	}
+	lo, hi := max(float64(f.At)-faults.NemesisJitter, 0.01), min(float64(f.At)+faults.NemesisJitter, 0.99)
+	pct := func(v float64) string { return strconv.FormatFloat(math.Round(v*1000)/10, 'f', -1, 64) + "%" }
+	fmt.Fprintf(&b, ", at %s (%s–%s by the seed)", pct(float64(f.At)), pct(lo), pct(hi))
+	if f.Every > 0 {
+		fmt.Fprintf(&b, ", every %s (±10%% by the seed)", f.Every)
+	} else {
+		b.WriteString(", once")
+	}
+	timeout, how := f.ReadyTimeout, ""
+	if timeout == 0 {
+		timeout, how = faults.DefaultReadyTimeout, " (default)"
+	}
+	if f.Ready != "" {
+		fmt.Fprintf(&b, ", ready %s within %s%s", f.Ready, timeout, how)
+	} else {
+		fmt.Fprintf(&b, ", no readiness request (ready when the start command ends), commands bounded by %s%s", timeout, how)
 	}
 	return b.String()
 }

@@ -21,6 +21,11 @@ func TestDryRunFaultParams(t *testing.T) {
 		{faults.Spec{Kind: "duplicate", Rate: 0.2, Copies: 3}, "duplicate at rate 0.2, copies 3"},
 		{faults.Spec{Kind: "delay", Rate: 0.2, Delay: 20 * time.Millisecond}, "delay at rate 0.2, delay 20ms"},
 		{faults.Spec{Kind: "drop_ack", Rate: 0.1}, "drop_ack at rate 0.1"},
+		{faults.Spec{Kind: faults.KindNemesis, Stop: []string{"sh", "-c", "kill -9 $(cat /run/api.pid)", "--token", "s3cr3t-tok"},
+			Start: []string{"env", "API_TOKEN=hunter2-pass", "./start.sh", "it's"}, At: 0.4, Every: 2 * time.Second, Ready: "GET /healthz", ReadyTimeout: 5 * time.Second},
+			"nemesis: stop sh -c 'kill -9 $(cat /run/api.pid)' --token xxxxx, start env API_TOKEN=xxxxx ./start.sh 'it'\\''s', at 40% (35%–45% by the seed), every 2s (±10% by the seed), ready GET /healthz within 5s"},
+		{faults.Spec{Kind: faults.KindNemesis, Stop: []string{"kubectl", "delete", "pod", "api-0"}, At: 0.02},
+			"nemesis: stop kubectl delete pod api-0, no start command (the platform restarts the target), at 2% (1%–7% by the seed), once, no readiness request (ready when the start command ends), commands bounded by 30s (default)"},
 	} {
 		if got := faultParams(c.f); got != c.want {
 			t.Errorf("faultParams(%+v) = %q, want %q", c.f, got, c.want)

@@ -52,10 +52,14 @@ import (
 // (so a terminal's Ctrl-C does not reach a server a start command left
 // running), bounded by the nemesis's ready_timeout.
 
-// ErrNemesisSharded is wrapped by the error of a shard's load whose
-// scenario declares a nemesis: its commands would come from a manifest
-// any writer of the run's directory could have changed.
-var ErrNemesisSharded = errors.New("a nemesis runs commands, and a sharded run's load reads its scenario from a manifest that nothing authenticates yet")
+// ErrNemesisSharded is wrapped by the error of a sharded run (its
+// prepare, a shard's load, its judge) whose scenario declares a nemesis.
+// Its shards share one target: one process's kill would cut every
+// shard's requests in flight at a moment no shard plans (each schedules
+// only its own load, and the windows would be in one shard's history
+// only); and its commands would come from a manifest any writer of the
+// run's directory could have changed.
+var ErrNemesisSharded = errors.New("a sharded run cannot run a nemesis: the shards share the target, so one process's kill would cut every shard's requests in flight at a moment no shard plans, and its commands would be read back from a manifest that nothing authenticates")
 
 // MaxNemesisOutput bounds what a window keeps of each command's output.
 const MaxNemesisOutput = 2 << 10
@@ -287,86 +291,9 @@ func (s *striker) output(f *os.File) string {
 	return text
 }
 
-// shown is argv as a report shows it: each word quoted as a shell would
-// need, secrets masked. A value that looks like a secret is masked and
-// becomes one, so that the command's output never shows it either: a
-// URL's password and query values, the value of NAME=VALUE or
-// --name=VALUE with a secret-looking name (TOKEN, PASSWORD, API_KEY …),
-// the word after a secret-looking flag or header name ("--token T",
-// "Authorization: Bearer T").
-func (s *striker) shown(argv []string) string {
-	words := make([]string, len(argv))
-	for i, a := range argv {
-		if i > 0 && secretFlag(argv[i-1]) {
-			s.secrets.Add(a)
-			words[i] = redact.Mask
-			continue
-		}
-		words[i] = shellQuote(s.maskWords(a))
-	}
-	return s.secrets.Scrub(strings.Join(words, " "))
-}
-
-// secretFlag reports whether w is a flag or a header name whose value,
-// the next word, is a secret: --token, --api-key, Authorization:.
-func secretFlag(w string) bool {
-	w = strings.Trim(w, `"'`)
-	return (strings.HasPrefix(w, "-") || strings.HasSuffix(w, ":")) && !strings.Contains(w, "=") &&
-		redact.SecretHeader(strings.Trim(w, "-:"))
-}
-
-// maskWords masks the secrets of one argument, word by word (an argument
-// may be a whole shell script), and adds them to the run's secrets.
-func (s *striker) maskWords(arg string) string {
-	words := strings.Fields(arg)
-	masked := false
-	mask := func(i int) {
-		s.secrets.Add(strings.Trim(words[i], `"'`))
-		words[i], masked = redact.Mask, true
-	}
-	secret := func(name string) bool { return redact.SecretHeader(strings.Trim(name, "-:")) }
-	for i := 0; i < len(words); i++ {
-		bare := strings.Trim(words[i], `"'`)
-		name, value, isPair := strings.Cut(bare, "=")
-		switch {
-		case strings.Contains(bare, "://"):
-			if u, err := url.Parse(bare); err == nil {
-				s.secrets.AddURL(u)
-			}
-			if r := redact.String(bare); r != bare {
-				words[i], masked = r, true
-			}
-		case isPair && value != "" && secret(name):
-			s.secrets.Add(value)
-			words[i], masked = name+"="+redact.Mask, true
-		case secretFlag(bare):
-			// the next word is the value; after a scheme, the one after
-			j := i + 1
-			if j+1 < len(words) && slices.Contains([]string{"bearer", "basic", "token"}, strings.ToLower(strings.Trim(words[j], `"'`))) {
-				j++
-			}
-			if j < len(words) {
-				mask(j)
-				i = j
-			}
-		}
-	}
-	if !masked {
-		return arg
-	}
-	return strings.Join(words, " ")
-}
-
-// shellQuote is w as a POSIX shell reads it back: as it is when it holds
-// nothing special, else in single quotes.
-func shellQuote(w string) string {
-	if w != "" && strings.IndexFunc(w, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@%+,*", r))
-	}) < 0 {
-		return w
-	}
-	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
-}
+// shown is argv as a report shows it (redact.Secrets.Command): quoted
+// as a shell would need, secrets masked and added to s's secrets.
+func (s *striker) shown(argv []string) string { return s.secrets.Command(argv) }
 
 // nemesis runs a scenario's nemeses beside its load, on their schedule.
 // It hears the load's progress as a runner.Observer: the load's start
