@@ -1,6 +1,7 @@
 package abtest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -37,5 +38,24 @@ func TestReport(t *testing.T) {
 	got = Report("x", res, ds, budget)
 	if got.Verdict != string(Unclear) || got.Reason == "" || len(got.Findings) != 1 {
 		t.Errorf("Report of an arm that did not hold = %s (%q), %d findings; want unclear with the reason and the findings", got.Verdict, got.Reason, len(got.Findings))
+	}
+
+	// --baseline-no-key against an API that requires the key: B got no
+	// 2xx, so no latency, no delta, no finding; the report says which arm
+	// and why
+	res.B = arm("b", 200, 0)
+	res.B.FirstError = "status 400"
+	got = Report("x", res, ds, budget)
+	wantWhy := "arm B got no 2xx answer to any of its 200 ops (first: status 400): no latency to compare"
+	if got.Verdict != string(Unclear) || len(got.Deltas) != 0 || len(got.Findings) != 0 || got.NoDelta != wantWhy || !got.B.No2xx || got.A.No2xx {
+		t.Errorf("Report of an arm without a 2xx = %s, %d deltas, %d findings, no delta %q, no 2xx A %v B %v; want unclear, none, none, %q, false true",
+			got.Verdict, len(got.Deltas), len(got.Findings), got.NoDelta, got.A.No2xx, got.B.No2xx, wantWhy)
+	}
+	if !strings.Contains(got.Reason, "arm b") {
+		t.Errorf("Report of an arm without a 2xx: reason %q, want the arm named", got.Reason)
+	}
+	res.A, res.B = arm("a", 0, 0), arm("b", 200, 200, 1000)
+	if got = Report("x", res, ds, budget); got.NoDelta != "arm A sent no op: no latency to compare" || len(got.Deltas) != 0 {
+		t.Errorf("Report of an arm that sent nothing: no delta %q, %d deltas", got.NoDelta, len(got.Deltas))
 	}
 }

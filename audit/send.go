@@ -15,6 +15,7 @@ import (
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/clip"
 	"github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
@@ -209,11 +210,7 @@ const maxRequestBody = 300
 
 // snippet is the start of a request body, secrets scrubbed, for evidence.
 func (a *Auditor) snippet(b []byte) string {
-	s := strings.TrimSpace(a.client.Scrub(strings.ToValidUTF8(string(b), "�")))
-	if r := []rune(s); len(r) > maxRequestBody {
-		s = string(r[:maxRequestBody]) + "…"
-	}
-	return s
+	return clip.Words(strings.TrimSpace(a.client.Scrub(strings.ToValidUTF8(string(b), "�"))), maxRequestBody)
 }
 
 // redactedURL keeps the audit's own query parameter and the idempotency

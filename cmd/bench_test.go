@@ -192,6 +192,26 @@ func TestBenchOverheadVerdicts(t *testing.T) {
 	}
 }
 
+// --baseline-no-key against an API that requires the key: arm B gets no
+// 2xx, so no Δ is printed (no "+37.12ms (+0%)" against a B p50 of 0) and
+// the report says which arm and why.
+func TestBenchOverheadArmWithout2xx(t *testing.T) {
+	t.Parallel()
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Idempotency-Key") == "" {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		time.Sleep(5 * time.Millisecond) // the fake clock's: A's latency is exactly 5ms
+		w.WriteHeader(http.StatusCreated)
+	})
+	r := benchInBubble(t, h, append([]string{"POST", "http://bench.test/a", "-d", `{"amount":100}`, "--baseline-no-key", "--out", ""}, quickAB...)...)
+	if r.code != ExitInconclusive || !strings.Contains(r.out, "A − B: none, arm B got no 2xx answer") || !strings.Contains(r.out, "status 400") ||
+		strings.Contains(r.out, "OVERHEAD") || strings.Contains(r.out, "0.00ms") {
+		t.Errorf("B without a 2xx: exit %d, want %d, no Δ and arm B named with its answer\n%s%s", r.code, ExitInconclusive, r.out, r.err)
+	}
+}
+
 // bench overhead connects as run does: a private CA is refused without
 // --ca-cert and trusted with it, --http-debug traces the first exchanges,
 // and a client certificate without its key is a usage error.

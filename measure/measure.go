@@ -9,6 +9,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/clip"
 )
 
 // Measures are a run's figures.
@@ -136,7 +137,7 @@ func (acc *Acc) Add(h *history.History) {
 			} else {
 				acc.statuses[a.Outcome.String()]++
 				if a.Fault == "" && a.Err != "" {
-					acc.errs[trim(a.Err, 120)]++
+					acc.errs[clip.Words(a.Err, 120)]++
 				}
 			}
 		}
@@ -217,13 +218,6 @@ func counts(m map[string]int) []Count {
 
 // MS is d in milliseconds.
 func MS(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-func trim(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
 
 // retries counts an op's attempts after its first, replays left out.
 func retries(as []history.Attempt) int {

@@ -30,6 +30,9 @@ type Bench struct {
 	// MaxA, MaxB are the rates each arm sustained (--rate auto); 0 when
 	// not searched.
 	MaxA, MaxB float64
+	// NoDelta says which arm got no 2xx answer, and so has no latency to
+	// compare, when there is no A − B (Deltas is then empty); "" otherwise.
+	NoDelta string
 }
 
 // BenchArm is one arm's figures; latencies in ms.
@@ -38,6 +41,9 @@ type BenchArm struct {
 	Ops                 int
 	OpsPerS             float64
 	P50, P90, P99, P999 float64
+	// No2xx is true when not one of the arm's ops got a 2xx answer: its
+	// percentiles measure nothing and are not shown.
+	No2xx bool
 }
 
 // BenchDelta is A − B at one percentile, with its 95% confidence
@@ -60,11 +66,13 @@ type BenchFinding struct {
 // JSON shapes of bench overhead (format_version 1).
 type (
 	benchJSON struct {
-		FormatVersion int             `json:"format_version"`
-		Rate          float64         `json:"rate"`
-		Arms          benchArmsJSON   `json:"arms"`
-		Delta         benchDeltasJSON `json:"delta"`
-		Verdict       string          `json:"verdict"`
+		FormatVersion int              `json:"format_version"`
+		Rate          float64          `json:"rate"`
+		Arms          benchArmsJSON    `json:"arms"`
+		Delta         *benchDeltasJSON `json:"delta,omitempty"`
+		NoDelta       string           `json:"no_delta,omitempty"`
+		Verdict       string           `json:"verdict"`
+		Reason        string           `json:"reason,omitempty"`
 	}
 	benchArmsJSON struct {
 		A benchArmJSON `json:"a"`
@@ -77,6 +85,7 @@ type (
 		P90     float64 `json:"p90_ms"`
 		P99     float64 `json:"p99_ms"`
 		P999    float64 `json:"p999_ms"`
+		No2xx   bool    `json:"no_2xx,omitempty"`
 	}
 	benchDeltasJSON struct {
 		P50  benchDeltaJSON `json:"p50"`
@@ -95,7 +104,7 @@ type (
 func r3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 func (a BenchArm) json() benchArmJSON {
-	return benchArmJSON{Ops: a.Ops, OpsPerS: r3(a.OpsPerS), P50: r3(a.P50), P90: r3(a.P90), P99: r3(a.P99), P999: r3(a.P999)}
+	return benchArmJSON{Ops: a.Ops, OpsPerS: r3(a.OpsPerS), P50: r3(a.P50), P90: r3(a.P90), P99: r3(a.P99), P999: r3(a.P999), No2xx: a.No2xx}
 }
 
 func (d BenchDelta) json() benchDeltaJSON {
@@ -103,8 +112,14 @@ func (d BenchDelta) json() benchDeltaJSON {
 }
 
 func (b *Bench) json() benchJSON {
-	j := benchJSON{FormatVersion: 1, Rate: b.Rate, Verdict: b.Verdict, Arms: benchArmsJSON{A: b.A.json(), B: b.B.json()}}
+	j := benchJSON{FormatVersion: 1, Rate: b.Rate, Verdict: b.Verdict, Reason: b.Reason, NoDelta: b.NoDelta, Arms: benchArmsJSON{A: b.A.json(), B: b.B.json()}}
+	if b.NoDelta == "" {
+		j.Delta = &benchDeltasJSON{}
+	}
 	for _, d := range b.Deltas {
+		if j.Delta == nil {
+			break
+		}
 		switch d.Name {
 		case "p50":
 			j.Delta.P50 = d.json()
@@ -119,7 +134,8 @@ func (b *Bench) json() benchJSON {
 	return j
 }
 
-// WriteJSON writes b as one JSON document (format_version 1).
+// WriteJSON writes b as one JSON document (format_version 1); without an
+// A − B, "delta" is left out and "no_delta" says why.
 func (b *Bench) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -138,16 +154,20 @@ func (b *Bench) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(&out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ARM\tOPS\tOPS/S\tp50\tp90\tp99\tp99.9")
 	for _, a := range []BenchArm{b.A, b.B} {
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.2fms\t%.2fms\t%.2fms\t%.2fms\n", strings.ToUpper(a.Name), a.Ops, a.OpsPerS, a.P50, a.P90, a.P99, a.P999)
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%s\t%s\n", strings.ToUpper(a.Name), a.Ops, a.OpsPerS, a.ms(a.P50, "ms"), a.ms(a.P90, "ms"), a.ms(a.P99, "ms"), a.ms(a.P999, "ms"))
 	}
 	tw.Flush()
 	fmt.Fprintln(&out)
-	tw = tabwriter.NewWriter(&out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "A − B\tOVERHEAD")
-	for _, d := range b.Deltas {
-		fmt.Fprintf(tw, "%s\t%s\n", d.Name, d.text())
+	if b.NoDelta != "" {
+		fmt.Fprintf(&out, "A − B: none, %s\n", b.NoDelta)
+	} else {
+		tw = tabwriter.NewWriter(&out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "A − B\tOVERHEAD")
+		for _, d := range b.Deltas {
+			fmt.Fprintf(tw, "%s\t%s\n", d.Name, d.text())
+		}
+		tw.Flush()
 	}
-	tw.Flush()
 	fmt.Fprintln(&out)
 	fmt.Fprintf(&out, "verdict: %s%s\n", b.Verdict, b.findingsText())
 	_, err := w.Write(out.Bytes())
@@ -162,17 +182,30 @@ func (b *Bench) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintln(&out, "| arm | ops | ops/s | p50 | p90 | p99 | p99.9 |")
 	fmt.Fprintln(&out, "|---|---:|---:|---:|---:|---:|---:|")
 	for _, a := range []BenchArm{b.A, b.B} {
-		fmt.Fprintf(&out, "| %s | %d | %.0f | %.2f ms | %.2f ms | %.2f ms | %.2f ms |\n", strings.ToUpper(a.Name), a.Ops, a.OpsPerS, a.P50, a.P90, a.P99, a.P999)
+		fmt.Fprintf(&out, "| %s | %d | %.0f | %s | %s | %s | %s |\n", strings.ToUpper(a.Name), a.Ops, a.OpsPerS, a.ms(a.P50, " ms"), a.ms(a.P90, " ms"), a.ms(a.P99, " ms"), a.ms(a.P999, " ms"))
 	}
 	fmt.Fprintln(&out)
-	fmt.Fprintln(&out, "| A − B | ms | % | 95% CI (ms) |")
-	fmt.Fprintln(&out, "|---|---:|---:|---|")
-	for _, d := range b.Deltas {
-		fmt.Fprintf(&out, "| %s | %+.2f | %+.0f%% | [%+.2f, %+.2f] |\n", d.Name, d.MS, d.Pct, d.CI[0], d.CI[1])
+	if b.NoDelta != "" {
+		fmt.Fprintf(&out, "No A − B: %s.\n", md(b.NoDelta))
+	} else {
+		fmt.Fprintln(&out, "| A − B | ms | % | 95% CI (ms) |")
+		fmt.Fprintln(&out, "|---|---:|---:|---|")
+		for _, d := range b.Deltas {
+			fmt.Fprintf(&out, "| %s | %+.2f | %+.0f%% | [%+.2f, %+.2f] |\n", d.Name, d.MS, d.Pct, d.CI[0], d.CI[1])
+		}
 	}
 	fmt.Fprintf(&out, "\nVerdict: **%s**%s\n", b.Verdict, b.findingsText())
 	_, err := w.Write(out.Bytes())
 	return err
+}
+
+// ms is a latency of the arm, "1.31ms", or "–" when the arm got no 2xx
+// answer and so measured none.
+func (a BenchArm) ms(v float64, unit string) string {
+	if a.No2xx {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f%s", v, unit)
 }
 
 // text is "+0.41ms (+35%)  95% CI [+0.30, +0.52] ms", and "within noise"

@@ -22,8 +22,8 @@ var (
 )
 
 // TestBenchGolden keeps bench overhead's output as it was when it was
-// written in cmd: without a budget, over one, and unclear after a rate
-// search.
+// written in cmd: without a budget, over one, unclear after a rate
+// search, and with an arm that got no 2xx (no latency, no A − B).
 func TestBenchGolden(t *testing.T) {
 	what := "POST /charges (A) and POST /naive/charges (B)"
 	for name, b := range map[string]*Bench{
@@ -34,6 +34,12 @@ func TestBenchGolden(t *testing.T) {
 		}},
 		"unclear": {What: what, Rate: 50, Rounds: 2, A: benchA, B: benchB, Deltas: benchDeltas, Verdict: "unclear",
 			Reason: "arm b sent 10 of 100 scheduled ops", MaxA: 812.4, MaxB: 1003.6},
+		// --baseline-no-key against an API that requires the key: B got
+		// no 2xx, so it has no latency and there is no A − B
+		"no2xx": {What: "POST /charges (A) and POST /charges (B, no key)", Rate: 100, Rounds: 4, A: benchA,
+			B: BenchArm{Name: "b", Ops: 400, OpsPerS: 100, No2xx: true}, Verdict: "unclear",
+			Reason:  "arm b: 400 of 400 ops got no 2xx answer (first: status 400)",
+			NoDelta: "arm B got no 2xx answer to any of its 400 ops (first: status 400): no latency to compare"},
 	} {
 		for format, write := range map[string]func(io.Writer) error{"text": b.WriteText, "markdown": b.WriteMarkdown, "json": b.WriteJSON} {
 			var buf bytes.Buffer

@@ -191,11 +191,11 @@ func TestJUnitForCI(t *testing.T) {
 	_, p := junitOf(t, ss, Options{})
 	type counts struct{ tests, failures, errors int }
 	want := map[string]counts{
-		"charges-lost-ack-naive": {3, 2, 0},
-		"naive | <b>caught</b>":  {2, 0, 0}, // the caught violation passes
-		"unreadable-oracle":      {1, 0, 1}, // inconclusive: an error, never skipped
-		"cut-short":              {2, 0, 1}, // interrupted: every check held, the result case says why it is not a pass
-		"charges":                {1, 0, 1}, // could not run: one error case
+		"charges-lost-ack-naive (run run-1)": {3, 2, 0},
+		"naive | <b>caught</b> (run run-1)":  {2, 0, 0}, // the caught violation passes
+		"unreadable-oracle (run run-1)":      {1, 0, 1}, // inconclusive: an error, never skipped
+		"cut-short (run run-1)":              {2, 0, 1}, // interrupted: every check held, the result case says why it is not a pass
+		"charges (http://127.0.0.1:9)":       {1, 0, 1}, // could not run: one error case, named by its target
 	}
 	if len(p.Suites) != len(want) {
 		t.Fatalf("%d suites, want %d", len(p.Suites), len(want))
@@ -220,7 +220,7 @@ func TestJUnitForCI(t *testing.T) {
 		for _, pr := range s.Properties {
 			props[pr.Name] = pr.Value
 		}
-		if props["target"] == "" || (s.Name != "charges" && (props["seed"] != "42" || props["key_nonce"] != "0")) {
+		if props["target"] == "" || (props["scenario"] != "charges" && (props["seed"] != "42" || props["key_nonce"] != "0")) {
 			t.Errorf("suite %s properties %v, want target, seed and key_nonce", s.Name, props)
 		}
 	}
@@ -248,6 +248,7 @@ func TestJUnitSchema(t *testing.T) {
 		"variants": variants(t),
 		"none":     {},
 		"load":     {loadFixture(t)},
+		"two runs": twoRuns(t),
 	} {
 		b, _ := junitOf(t, ss, Options{})
 		path := filepath.Join(dir, name+".xml")
@@ -259,6 +260,44 @@ func TestJUnitSchema(t *testing.T) {
 		cancel()
 		if err != nil {
 			t.Errorf("%s: xmllint --schema junit.xsd: %v\n%s", name, err, out)
+		}
+	}
+}
+
+// twoRuns are two runs of one scenario and that first run judged again:
+// what a viewer reads when several runs' JUnit files are merged.
+func twoRuns(t *testing.T) []*Summary {
+	a, b := fixture(t), fixture(t)
+	b.RunID, b.Seed = "run-2", 7
+	return []*Summary{a, b, fixture(t)}
+}
+
+// Two runs of one scenario are two suites, each named by the scenario and
+// its run, each with its own properties, none named twice in a suite; a
+// run judged twice still makes two suites.
+func TestJUnitSuitesOfTwoRuns(t *testing.T) {
+	_, p := junitOf(t, twoRuns(t), Options{})
+	names := []string{"charges-lost-ack-naive (run run-1)", "charges-lost-ack-naive (run run-2)", "charges-lost-ack-naive (run run-1) #2"}
+	if len(p.Suites) != len(names) {
+		t.Fatalf("%d suites, want %d", len(p.Suites), len(names))
+	}
+	for i, s := range p.Suites {
+		if s.Name != names[i] {
+			t.Errorf("suite %d named %q, want %q", i, s.Name, names[i])
+		}
+		props := map[string]string{}
+		for _, pr := range s.Properties {
+			if _, twice := props[pr.Name]; twice {
+				t.Errorf("suite %s: property %s twice", s.Name, pr.Name)
+			}
+			props[pr.Name] = pr.Value
+		}
+		wantRun, wantSeed := "run-1", "42"
+		if i == 1 {
+			wantRun, wantSeed = "run-2", "7"
+		}
+		if props["scenario"] != "charges-lost-ack-naive" || props["run_id"] != wantRun || props["seed"] != wantSeed {
+			t.Errorf("suite %s: properties %v, want scenario charges-lost-ack-naive, run_id %s, seed %s", s.Name, props, wantRun, wantSeed)
 		}
 	}
 }

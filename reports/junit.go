@@ -103,15 +103,22 @@ func WriteJUnit(w io.Writer, ss []*Summary) error { return writeJUnit(w, ss, Opt
 // threshold. A case fails when it goes against the expectation (in a
 // scenario that expects a violation, a caught one passes); an
 // inconclusive check is an error or a failure, never skipped; a scenario
-// that could not run is one error case. Each suite carries the seed, key
-// nonce and target as properties and the text report as system-out; its
-// time is the load's, shared evenly by its cases so that reporters that
-// add up the cases show it too.
+// that could not run is one error case. Each suite is named by its
+// scenario and run (junitSuiteName), no two alike in one file; it carries
+// the scenario, seed, key nonce and target as properties and the text
+// report as system-out; its time is the load's, shared evenly by its
+// cases so that reporters that add up the cases show it too.
 func writeJUnit(w io.Writer, ss []*Summary, o Options) error {
 	out := junitSuites{Name: "idemcheck"}
 	var total time.Duration
+	named := map[string]int{}
 	for _, s := range ss {
 		suite := junitSuiteOf(s, o)
+		// two summaries of one run of one scenario (a run judged twice)
+		// still make two suites
+		if named[suite.Name]++; named[suite.Name] > 1 {
+			suite.Name += fmt.Sprintf(" #%d", named[suite.Name])
+		}
 		out.Tests += suite.Tests
 		out.Failures += suite.Failures
 		out.Errors += suite.Errors
@@ -140,13 +147,29 @@ func runTime(s *Summary) time.Duration {
 
 func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }
 
+// junitSuiteName is a suite's name: the scenario and its run,
+// "charges (run 5f3a9c0d12ab34ef)", or the target (already redacted) for a
+// scenario that could not run, so that viewers that merge suites by name
+// (xunit-viewer, junit-viewer) keep two runs of one scenario, and their
+// properties, apart.
+func junitSuiteName(s *Summary) string {
+	switch {
+	case s.RunID != "":
+		return s.Scenario.Name + " (run " + s.RunID + ")"
+	case s.Scenario.Target != "":
+		return s.Scenario.Name + " (" + s.Scenario.Target + ")"
+	}
+	return s.Scenario.Name
+}
+
 func junitSuiteOf(s *Summary, o Options) junitSuite {
-	suite := junitSuite{Name: s.Scenario.Name, Time: seconds(runTime(s))}
+	suite := junitSuite{Name: junitSuiteName(s), Time: seconds(runTime(s))}
 	if !s.Started.IsZero() {
 		suite.Timestamp = s.Started.UTC().Format("2006-01-02T15:04:05")
 	}
 	class := "idemcheck." + s.Scenario.Name
 	prop := func(name, value string) { suite.Properties = append(suite.Properties, junitProperty{name, value}) }
+	prop("scenario", s.Scenario.Name)
 	prop("target", s.Scenario.Target)
 	if s.Result == Errored {
 		prop("result", string(s.Result))

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/clip"
 )
 
 // colNemesis shades a nemesis window on the latency chart.
@@ -27,7 +28,7 @@ func nemesisLine(n int, w history.NemesisWindow) string {
 		fmt.Fprintf(&b, "; FAILED: %s", w.Err)
 		for _, c := range []*history.NemesisCommand{w.Stop, w.Restart} {
 			if c != nil && c.Err != "" && c.Output != "" {
-				fmt.Fprintf(&b, "; its output: %s", trim(oneLine(c.Output), 160))
+				fmt.Fprintf(&b, "; its output: %s", clip.Words(oneLine(c.Output), 160))
 				break
 			}
 		}
@@ -38,9 +39,9 @@ func nemesisLine(n int, w history.NemesisWindow) string {
 // commandText is a command and its exit status: "`kill -9 42` (exit 0)".
 func commandText(c *history.NemesisCommand) string {
 	if c.Exit < 0 {
-		return fmt.Sprintf("`%s` (%s)", trim(c.Command, 120), c.Err)
+		return fmt.Sprintf("`%s` (%s)", clip.Words(c.Command, 120), c.Err)
 	}
-	return fmt.Sprintf("`%s` (exit %d)", trim(c.Command, 120), c.Exit)
+	return fmt.Sprintf("`%s` (exit %d)", clip.Words(c.Command, 120), c.Exit)
 }
 
 // nemesisBands shades each nemesis window on a latency chart over

@@ -7,9 +7,11 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/clip"
 )
 
 // Scorecard renders an audit's judgement (checks.Scorecard): the formats
@@ -109,8 +111,8 @@ func evidenceLine(e checks.Evidence) string {
 	case k == `""`:
 		b.WriteString(` key ""`)
 	case k != "":
-		if len(k) > 40 {
-			k = k[:37] + "…"
+		if utf8.RuneCountInString(k) > 40 {
+			k = clip.Words(k, 37)
 		}
 		fmt.Fprintf(&b, " key %q", k)
 	}
@@ -127,10 +129,7 @@ func evidenceLine(e checks.Evidence) string {
 		}
 		if e.Answer != "" {
 			a := strings.ReplaceAll(e.Answer, "\n", " ")
-			if r := []rune(a); len(r) > 120 {
-				a = string(r[:120]) + "…"
-			}
-			fmt.Fprintf(&b, " %s", a)
+			fmt.Fprintf(&b, " %s", clip.Words(a, 120))
 		}
 	}
 	if e.Effects != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/clip"
 )
 
 // An audit's HTML page: the scorecard's table, each check that did not
@@ -140,7 +141,7 @@ func probeTimeline(h *history.History, check string) string {
 		y := 4 + i*rowH
 		x := left + int(float64(r.start-t0)/float64(span)*width)
 		wd := max(int(float64(r.end-r.start)/float64(span)*width), 2)
-		fmt.Fprintf(&b, `<text class="row" x="%d" y="%d" text-anchor="end">%s</text>`, left-6, y+10, template.HTMLEscapeString(clip(r.label, 44)))
+		fmt.Fprintf(&b, `<text class="row" x="%d" y="%d" text-anchor="end">%s</text>`, left-6, y+10, template.HTMLEscapeString(clip.Words(r.label, 44)))
 		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"><title>%s: %s, %s</title></rect>`, x, y+2, wd, rowH-4, r.colour,
 			template.HTMLEscapeString(r.label), r.what, (r.end - r.start).Round(time.Microsecond))
 		fmt.Fprintf(&b, `<text class="row" x="%d" y="%d">%s</text>`, x+wd+4, y+10, r.what)
@@ -153,17 +154,4 @@ func probeTimeline(h *history.History, check string) string {
 		fmt.Fprintf(&b, `<p class="note">and %d more requests (history.jsonl holds them all)</p>`, more)
 	}
 	return b.String()
-}
-
-// clip cuts s to n characters, at a word where it can, with "…".
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	cut := string(r[:n])
-	if i := strings.LastIndexByte(cut, ' '); i > n/2 {
-		cut = cut[:i]
-	}
-	return cut + "…"
 }

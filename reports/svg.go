@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/clip"
 	"github.com/idemcheck/idemcheck/measure"
 )
 
@@ -327,8 +328,8 @@ func TimelineChart(ex checks.Example) string {
 		}
 		x0, x1 := xOf(a.Start), xOf(a.End)
 		b.f(`<rect x="%s" y="%s" width="%s" height="20" rx="3" fill="%s"><title>%s</title></rect>`,
-			num(x0), num(y), num(max(x1-x0, 3)), outcomeColour(a.Outcome, a.Status), esc(attemptLine(a)))
-		b.f(`<text x="%s" y="%s" class="row">%s</text>`, num(p.x1()+8), num(y+14), esc(trim(answerText(a), 34)))
+			num(x0), num(y), num(max(x1-x0, 3)), outcomeColour(a.Outcome, a.Status), esc(attemptText(a, 0)))
+		b.f(`<text x="%s" y="%s" class="row">%s</text>`, num(p.x1()+8), num(y+14), esc(clip.Words(answerText(a), 34)))
 		for _, an := range a.Answers {
 			fill, what := outcomeColour(an.Outcome, an.Status), "copy"
 			if an.Hidden {

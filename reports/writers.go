@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/clip"
 	"github.com/idemcheck/idemcheck/measure"
 )
 
@@ -168,9 +169,19 @@ func exampleProblem(ex checks.Example) string {
 	return p
 }
 
+// errWords is how many characters of an attempt's error its evidence line
+// shows in text, Markdown and JUnit; report.json and the HTML report hold
+// the whole error.
+const errWords = 80
+
 // attemptLine describes one attempt in a few words: fault, outcome or
-// status, captured fields, latency.
-func attemptLine(a history.Attempt) string {
+// status, captured fields, latency; its error cut at a word to errWords
+// characters.
+func attemptLine(a history.Attempt) string { return attemptText(a, errWords) }
+
+// attemptText is attemptLine with the error cut to n characters, or
+// whole when n is 0.
+func attemptText(a history.Attempt, n int) string {
 	var b strings.Builder
 	if a.Fault != "" {
 		fmt.Fprintf(&b, "[%s] ", a.Fault)
@@ -179,8 +190,11 @@ func attemptLine(a history.Attempt) string {
 		fmt.Fprintf(&b, "%d", a.Status)
 	} else {
 		b.WriteString(a.Outcome.String())
-		if a.Err != "" {
-			fmt.Fprintf(&b, " (%s)", trim(a.Err, 80))
+		if e := a.Err; e != "" {
+			if n > 0 {
+				e = clip.Words(e, n)
+			}
+			fmt.Fprintf(&b, " (%s)", e)
 		}
 	}
 	for _, k := range sortedKeys(a.Fields) {
@@ -249,11 +263,4 @@ func (e *errWriter) printf(format string, args ...any) {
 		return
 	}
 	_, e.err = fmt.Fprintf(e.w, format, args...)
-}
-
-func trim(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
