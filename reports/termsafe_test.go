@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -238,4 +239,23 @@ func FuzzTextRenderers(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestBenchTextEscapesTheTarget: bench overhead's text and Markdown name
+// the arms by their requests (the user's URLs): shown escaped.
+func TestBenchTextEscapesTheTarget(t *testing.T) {
+	b := &Bench{What: "POST http://h/\x1b]0;owned\x07\rok (A) and POST /naive\u202e (B)", Rate: 10, Rounds: 2,
+		A: BenchArm{Name: "a"}, B: BenchArm{Name: "b"}, Verdict: "within budget"}
+	for name, write := range map[string]func(io.Writer) error{"text": b.WriteText, "markdown": b.WriteMarkdown} {
+		var out bytes.Buffer
+		if err := write(&out); err != nil {
+			t.Fatal(err)
+		}
+		if r, line, ok := rawTerminalRune(out.String()); ok {
+			t.Errorf("bench %s: raw %U in line %q", name, r, line)
+		}
+		if !strings.Contains(out.String(), `\x1b]0;owned\x07\rok`) {
+			t.Errorf("bench %s does not show the URL escaped:\n%s", name, out.String())
+		}
+	}
 }
