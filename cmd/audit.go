@@ -19,6 +19,7 @@ import (
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
 	redaction "github.com/idemcheck/idemcheck/internal/redact"
+	"github.com/idemcheck/idemcheck/internal/termsafe"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
@@ -251,7 +252,7 @@ func auditRunOnce(ctx context.Context, opts *AuditOptions) (*checks.Scorecard, e
 		return nil, writePlan(opts, a)
 	}
 	planned := a.MaxPlanned()
-	fmt.Fprintf(opts.Streams.Err, "audit: up to %d requests to %s %s (--max-requests %d)\n", planned, a.Method(), a.Target(), a.MaxRequests())
+	termsafe.Fprintf(opts.Streams.Err, "audit: up to %d requests to %s %s (--max-requests %d)\n", planned, a.Method(), a.Target(), a.MaxRequests())
 	if planned > a.MaxRequests() {
 		fmt.Fprintf(opts.Streams.Err, "audit: the checks that no longer fit under --max-requests %d are skipped\n", a.MaxRequests())
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/idemcheck/idemcheck/internal/termsafe"
 	"github.com/idemcheck/idemcheck/internal/yamlstrict"
 	"github.com/idemcheck/idemcheck/lab"
 	"github.com/idemcheck/idemcheck/trial"
@@ -171,13 +172,15 @@ func report(w io.Writer, err error) ExitCode {
 	if errors.Is(err, context.Canceled) && code != ExitUsage {
 		code = ExitInterrupted
 	}
-	fmt.Fprintf(w, "idemcheck: %v\n", err)
+	// an error can quote a target's answer or a scenario: its control
+	// characters are shown escaped; its own lines (errors joined) kept
+	fmt.Fprintf(w, "idemcheck: %s\n", termsafe.Lines(err.Error()))
 	var h interface{ Hint() string }
 	switch {
 	case ce != nil && ce.hint != "":
-		fmt.Fprintf(w, "hint: %s\n", ce.hint)
+		fmt.Fprintf(w, "hint: %s\n", termsafe.Lines(ce.hint))
 	case errors.As(err, &h) && h.Hint() != "":
-		fmt.Fprintf(w, "hint: %s\n", h.Hint()) // a library error that says what to write instead
+		fmt.Fprintf(w, "hint: %s\n", termsafe.Lines(h.Hint())) // a library error that says what to write instead
 	}
 	if code == ExitUsage && ce == nil {
 		fmt.Fprintln(w, "run 'idemcheck --help' for usage")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/termsafe"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/scenarios"
 	"github.com/idemcheck/idemcheck/trial"
@@ -98,9 +99,9 @@ func runPrepare(ctx context.Context, opts *RunOptions) error {
 	}
 	prog.Close()
 	e := opts.Streams.Err
-	fmt.Fprintf(e, "prepared run %s of %s: %d shards, starting at %s (in %s)\n", m.RunID, sc.Name, m.Shards, m.Start.Format(time.RFC3339Nano), opts.Phases.StartIn)
+	termsafe.Fprintf(e, "prepared run %s of %s: %d shards, starting at %s (in %s)\n", m.RunID, sc.Name, m.Shards, m.Start.Format(time.RFC3339Nano), opts.Phases.StartIn)
 	for name, msg := range rd.Errors {
-		fmt.Fprintf(e, "warning: oracle %s could not read before the load (its checks will be inconclusive): %s\n", name, msg)
+		termsafe.Fprintf(e, "warning: oracle %s could not read before the load (its checks will be inconclusive): %s\n", name, msg)
 	}
 	if key == nil {
 		fmt.Fprintf(e, "warning: %s is not set: the run's %s and %s are not authenticated, and anyone who can write %s can send every load process's requests, with their secrets, where they choose (docs/distributed.md)\n",

@@ -11,6 +11,7 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/termsafe"
 	"github.com/idemcheck/idemcheck/measure"
 )
 
@@ -74,9 +75,10 @@ type progress struct {
 	tally measure.Tally
 }
 
-// newProgressMode shows a scenario's progress on s.Err in mode.
+// newProgressMode shows a scenario's progress on s.Err in mode. The
+// name comes from the scenario: its control characters are shown escaped.
 func newProgressMode(s Streams, mode progressMode, name string) *progress {
-	return &progress{mode: mode, w: s.Err, name: name, now: time.Now,
+	return &progress{mode: mode, w: s.Err, name: termsafe.String(name), now: time.Now,
 		ticker: func(d time.Duration) (<-chan time.Time, func()) {
 			t := time.NewTicker(d)
 			return t.C, t.Stop

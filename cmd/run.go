@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	redaction "github.com/idemcheck/idemcheck/internal/redact"
+	"github.com/idemcheck/idemcheck/internal/termsafe"
 	"github.com/idemcheck/idemcheck/metrics"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/runner"
@@ -252,7 +253,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	for _, sc := range list {
 		if opts.Target != "" && len(sc.Target) > 0 && sc.Target[0] != opts.Target {
-			fmt.Fprintf(opts.Streams.Err, "%s: target %s from --target, replacing the file's %s\n", sc.Name,
+			termsafe.Fprintf(opts.Streams.Err, "%s: target %s from --target, replacing the file's %s\n", sc.Name,
 				redaction.Options{Path: opts.RedactPath}.String(opts.Target), redaction.Options{Path: opts.RedactPath}.String(sc.Target[0]))
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"math"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/idemcheck/idemcheck/internal/termsafe"
 )
 
 // Bench is what `bench overhead` reports: the same operation with (A) and
@@ -145,7 +147,7 @@ func (b *Bench) WriteJSON(w io.Writer) error {
 // WriteText writes b as tables for a terminal.
 func (b *Bench) WriteText(w io.Writer) error {
 	var out bytes.Buffer
-	fmt.Fprintf(&out, "A/B of %s\n", b.What)
+	termsafe.Fprintf(&out, "A/B of %s\n", b.What)
 	fmt.Fprintf(&out, "%.0f ops/s per arm, %d rounds A B B A, latency from the intended start\n", b.Rate, b.Rounds)
 	if b.MaxA > 0 {
 		fmt.Fprintf(&out, "highest sustained rate: A %.0f ops/s, B %.0f ops/s (A is %.0f%% of B)\n", b.MaxA, b.MaxB, pctOf(b.MaxA, b.MaxB))
@@ -169,7 +171,7 @@ func (b *Bench) WriteText(w io.Writer) error {
 		tw.Flush()
 	}
 	fmt.Fprintln(&out)
-	fmt.Fprintf(&out, "verdict: %s%s\n", b.Verdict, b.findingsText())
+	termsafe.Fprintf(&out, "verdict: %s%s\n", b.Verdict, b.findingsText())
 	_, err := w.Write(out.Bytes())
 	return err
 }
@@ -178,7 +180,7 @@ func (b *Bench) WriteText(w io.Writer) error {
 func (b *Bench) WriteMarkdown(w io.Writer) error {
 	var out bytes.Buffer
 	fmt.Fprintf(&out, "### Idempotency overhead: %s\n\n", b.Verdict)
-	fmt.Fprintf(&out, "A/B of %s at %.0f ops/s per arm, %d rounds (A B B A), latency from the intended start.\n\n", b.What, b.Rate, b.Rounds)
+	termsafe.Fprintf(&out, "A/B of %s at %.0f ops/s per arm, %d rounds (A B B A), latency from the intended start.\n\n", b.What, b.Rate, b.Rounds)
 	fmt.Fprintln(&out, "| arm | ops | ops/s | p50 | p90 | p99 | p99.9 |")
 	fmt.Fprintln(&out, "|---|---:|---:|---:|---:|---:|---:|")
 	for _, a := range []BenchArm{b.A, b.B} {
@@ -194,7 +196,7 @@ func (b *Bench) WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&out, "| %s | %+.2f | %+.0f%% | [%+.2f, %+.2f] |\n", d.Name, d.MS, d.Pct, d.CI[0], d.CI[1])
 		}
 	}
-	fmt.Fprintf(&out, "\nVerdict: **%s**%s\n", b.Verdict, b.findingsText())
+	termsafe.Fprintf(&out, "\nVerdict: **%s**%s\n", b.Verdict, b.findingsText())
 	_, err := w.Write(out.Bytes())
 	return err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/clip"
+	"github.com/idemcheck/idemcheck/internal/termsafe"
 )
 
 // Scorecard renders an audit's judgement (checks.Scorecard): the formats
@@ -76,29 +77,32 @@ func oracleLine(sc *checks.Scorecard) string {
 	return "effects: " + sc.Oracle
 }
 
+// writeScorecardText writes the table and the evidence. Every value is
+// printed through termsafe: an answer's control characters are shown
+// escaped, and a tab in a value cannot add a column.
 func writeScorecardText(w io.Writer, sc *checks.Scorecard) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "audit %s %s (profile %s; %s)\n\n", sc.Method, sc.Target, sc.Profile, oracleLine(sc))
+	termsafe.Fprintf(&b, "audit %s %s (profile %s; %s)\n\n", sc.Method, sc.Target, sc.Profile, oracleLine(sc))
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tCHECK\tSEVERITY\tRESULT\tSUMMARY")
 	for _, c := range sc.Checks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.ID, c.Name, c.Severity, strings.ToUpper(string(c.Result)), c.Summary)
+		termsafe.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.ID, c.Name, c.Severity, strings.ToUpper(string(c.Result)), c.Summary)
 	}
 	tw.Flush()
 	for _, c := range sc.Checks {
 		if c.Result != checks.Fail && c.Result != checks.Unknown || len(c.Evidence) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\n%s %s (%s, %s): %s\n", c.ID, c.Name, c.Severity, c.Result, c.Summary)
+		termsafe.Fprintf(&b, "\n%s %s (%s, %s): %s\n", c.ID, c.Name, c.Severity, c.Result, c.Summary)
 		for i, e := range c.Evidence {
 			if i == 8 {
-				fmt.Fprintf(&b, "  … %d more in --format json\n", len(c.Evidence)-i)
+				termsafe.Fprintf(&b, "  … %d more in --format json\n", len(c.Evidence)-i)
 				break
 			}
-			fmt.Fprintf(&b, "  %s\n", evidenceLine(e))
+			termsafe.Fprintf(&b, "  %s\n", evidenceLine(e))
 		}
 	}
-	fmt.Fprintf(&b, "\nresult: %s: %s (%s)\n", strings.ToUpper(string(sc.Result)), sc.Why, scoreTally(sc))
+	termsafe.Fprintf(&b, "\nresult: %s: %s (%s)\n", strings.ToUpper(string(sc.Result)), sc.Why, scoreTally(sc))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -140,23 +144,23 @@ func evidenceLine(e checks.Evidence) string {
 
 func writeScorecardMarkdown(w io.Writer, sc *checks.Scorecard) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### idemcheck audit: %s\n\n", sc.Result)
-	fmt.Fprintf(&b, "`%s %s` · profile `%s` · %s · %s\n\n", sc.Method, md(sc.Target), sc.Profile, md(oracleLine(sc)), scoreTally(sc))
+	termsafe.Fprintf(&b, "### idemcheck audit: %s\n\n", sc.Result)
+	termsafe.Fprintf(&b, "`%s %s` · profile `%s` · %s · %s\n\n", sc.Method, md(sc.Target), sc.Profile, md(oracleLine(sc)), scoreTally(sc))
 	b.WriteString("| ID | Check | checks.Severity | Result | Summary |\n|---|---|---|---|---|\n")
 	for _, c := range sc.Checks {
 		res := string(c.Result)
 		if c.Result == checks.Fail {
 			res = "**fail**"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", c.ID, c.Name, c.Severity, res, md(c.Summary))
+		termsafe.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", c.ID, c.Name, c.Severity, res, md(c.Summary))
 	}
 	for _, c := range sc.Checks {
 		if c.Result != checks.Fail || len(c.Evidence) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\n<details><summary>%s %s: evidence</summary>\n\n```\n", c.ID, c.Name)
+		termsafe.Fprintf(&b, "\n<details><summary>%s %s: evidence</summary>\n\n```\n", c.ID, c.Name)
 		for _, e := range c.Evidence {
-			b.WriteString(strings.ReplaceAll(evidenceLine(e), "```", "'''") + "\n")
+			b.WriteString(termsafe.String(strings.ReplaceAll(evidenceLine(e), "```", "'''")) + "\n")
 		}
 		b.WriteString("```\n</details>\n")
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/clip"
+	"github.com/idemcheck/idemcheck/internal/termsafe"
 	"github.com/idemcheck/idemcheck/measure"
 )
 
@@ -253,6 +254,11 @@ func onOracle(o string) string {
 	return " on " + o
 }
 
+// errWriter writes a renderer's lines, keeping the first error. Every
+// string and error argument is escaped (termsafe.Fprintf): what a target,
+// a scenario or a saved history says reaches a terminal with its control
+// characters, bidi controls and line separators shown, never obeyed; the
+// format's own newlines are the only ones written.
 type errWriter struct {
 	w   io.Writer
 	err error
@@ -262,5 +268,5 @@ func (e *errWriter) printf(format string, args ...any) {
 	if e.err != nil {
 		return
 	}
-	_, e.err = fmt.Fprintf(e.w, format, args...)
+	_, e.err = termsafe.Fprintf(e.w, format, args...)
 }

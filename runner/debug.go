@@ -2,7 +2,6 @@ package runner
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"net/http"
 	"sort"
@@ -10,12 +9,15 @@ import (
 	"sync"
 
 	redaction "github.com/idemcheck/idemcheck/internal/redact"
+	"github.com/idemcheck/idemcheck/internal/termsafe"
 )
 
 // DebugTransport prints its first requests and answers (--http-debug),
 // secrets masked: credential headers, the URL's password and query
 // values. Bodies are shown up to debugBody bytes, on one line; the answer
-// reaches the caller whole.
+// reaches the caller whole. What the target sent (status, headers, body,
+// the text of an error) is printed through termsafe: its control
+// characters are shown escaped, never obeyed by the terminal.
 type DebugTransport struct {
 	next http.RoundTripper
 	w    io.Writer
@@ -46,24 +48,24 @@ func (d *DebugTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return d.next.RoundTrip(req)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "> #%d %s %s\n", n, req.Method, redaction.URL(req.URL))
+	termsafe.Fprintf(&b, "> #%d %s %s\n", n, req.Method, redaction.URL(req.URL))
 	writeHeaders(&b, "> ", req.Header)
 	if req.ContentLength > 0 {
-		fmt.Fprintf(&b, "> (body, %d bytes)\n", req.ContentLength)
+		termsafe.Fprintf(&b, "> (body, %d bytes)\n", req.ContentLength)
 	}
 	resp, err := d.next.RoundTrip(req)
 	if err != nil {
-		fmt.Fprintf(&b, "< #%d error: %s\n", n, redaction.String(err.Error()))
+		termsafe.Fprintf(&b, "< #%d error: %s\n", n, redaction.String(err.Error()))
 		d.print(b.String())
 		return nil, err
 	}
-	fmt.Fprintf(&b, "< #%d %s\n", n, resp.Status)
+	termsafe.Fprintf(&b, "< #%d %s\n", n, resp.Status)
 	writeHeaders(&b, "< ", resp.Header)
 	prefix := make([]byte, debugBody)
 	k, rerr := io.ReadFull(resp.Body, prefix)
 	prefix = prefix[:k]
 	if k > 0 {
-		fmt.Fprintf(&b, "< %s\n", oneLine(string(bytes.ToValidUTF8(prefix, []byte("?")))))
+		termsafe.Fprintf(&b, "< %s\n", oneLine(string(bytes.ToValidUTF8(prefix, []byte("?")))))
 	}
 	d.print(b.String())
 	if rerr == nil {
@@ -98,7 +100,7 @@ func writeHeaders(b *strings.Builder, prefix string, h http.Header) {
 		if redaction.SecretHeader(k) {
 			v = redaction.Mask
 		}
-		fmt.Fprintf(b, "%s%s: %s\n", prefix, k, v)
+		termsafe.Fprintf(b, "%s%s: %s\n", prefix, k, v)
 	}
 }
 

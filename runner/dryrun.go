@@ -13,6 +13,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/faults"
 	redaction "github.com/idemcheck/idemcheck/internal/redact"
+	"github.com/idemcheck/idemcheck/internal/termsafe"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -23,9 +24,9 @@ import (
 // nothing. Its error is a template of the operation that does not render.
 func DryRun(ctx context.Context, w io.Writer, sc *scenarios.Scenario, targets []*url.URL, getenv func(string) string, first int) error {
 	l := sc.Load
-	fmt.Fprintf(w, "== %s (dry run: nothing is sent)\n", sc.Name)
+	termsafe.Fprintf(w, "== %s (dry run: nothing is sent)\n", sc.Name)
 	for _, t := range targets {
-		fmt.Fprintf(w, "target %s\n", redaction.URL(t))
+		termsafe.Fprintf(w, "target %s\n", redaction.URL(t))
 	}
 	var bound []string
 	if l.Ops > 0 {
@@ -43,13 +44,13 @@ func DryRun(ctx context.Context, w io.Writer, sc *scenarios.Scenario, targets []
 	}
 	fmt.Fprintf(w, "retry: %d attempts, on %s\n", sc.Retry.Attempts, strings.Join(sc.Retry.On, ", "))
 	for _, f := range sc.Faults {
-		fmt.Fprintf(w, "fault: %s\n", faultParams(f))
+		termsafe.Fprintf(w, "fault: %s\n", faultParams(f))
 	}
 	for _, o := range sc.Oracles {
-		fmt.Fprintf(w, "oracle: %s\n", o.Name)
+		termsafe.Fprintf(w, "oracle: %s\n", o.Name)
 	}
 	for _, inv := range sc.Invariants {
-		fmt.Fprintf(w, "invariant: %s %s\n", inv.Check, inv.Oracle)
+		termsafe.Fprintf(w, "invariant: %s %s\n", inv.Check, inv.Oracle)
 	}
 	t, err := scenarios.NewTemplate("operation", sc.Operation.Request, http.MethodPost, getenv)
 	if err != nil {
@@ -68,11 +69,11 @@ func DryRun(ctx context.Context, w io.Writer, sc *scenarios.Scenario, targets []
 			req.Header.Set(h, v.Key)
 		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "> op %d: %s %s\n", i, req.Method, redaction.URL(req.URL))
+		termsafe.Fprintf(&b, "> op %d: %s %s\n", i, req.Method, redaction.URL(req.URL))
 		writeHeaders(&b, "> ", req.Header)
 		if req.Body != nil {
 			body, _ := io.ReadAll(io.LimitReader(req.Body, debugBody))
-			fmt.Fprintf(&b, "> %s\n", oneLine(string(body)))
+			termsafe.Fprintf(&b, "> %s\n", oneLine(string(body)))
 		}
 		io.WriteString(w, b.String())
 	}
