@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	redaction "github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/internal/yamlstrict"
 	"github.com/idemcheck/idemcheck/lab"
 	"github.com/idemcheck/idemcheck/trial"
@@ -97,6 +98,10 @@ type Streams struct {
 	Err io.Writer
 	// ErrTerminal is true when Err is a terminal: progress bars go there.
 	ErrTerminal bool
+	// Secrets is the command's one registry of secrets: what it sends
+	// is registered there, reports scrub their values with it, and Err
+	// writes with them masked. Main makes it.
+	Secrets *redaction.Secrets
 }
 
 // StdStreams returns the process's streams.
@@ -126,6 +131,8 @@ func Main(ctx context.Context, args []string, streams Streams, getenv func(strin
 	// go-redis logs dial failures through a global logger to stderr; the
 	// lab reports them as 503s and errors instead.
 	lab.SilenceRedisLog()
+	streams.Secrets = &redaction.Secrets{}
+	streams.Err = streams.Secrets.Writer(streams.Err)
 	f := &Factory{Streams: streams, Getenv: getenv}
 	root := NewCmdRoot(f)
 	root.SetArgs(args)
