@@ -425,3 +425,66 @@ func TestCanaryEveryPath(t *testing.T) {
 		}
 	})
 }
+
+// TestCanaryPrepareRefusesLiteral: --phase prepare copies the scenario into
+// manifest.json on a shared volume, so it refuses one that holds a
+// literal secret (a credential header, a secret-named body field, an
+// oracle's query secret), naming each field and the fix, and writes
+// nothing; the secret is not echoed.
+func TestCanaryPrepareRefusesLiteral(t *testing.T) {
+	t.Parallel()
+	literal := strings.NewReplacer("TOKEN", canaryToken, "TENANT", canaryTenant).Replace(`name: canary-literal
+operation:
+  method: POST
+  path: /pay
+  headers:
+    Authorization: 'Bearer TOKEN'
+  key: {header: Idempotency-Key}
+  body: '{"amount": 100, "client_secret": "TENANT"}'
+load: {ops: 4, concurrency: 1}
+oracles:
+  - name: ledger_http
+    effects:
+      bulk: {path: '/counts?private_token=TOKEN', value: "$.counts"}
+invariants:
+  - {check: exactly_once, oracle: ledger_http}
+`)
+	dir := t.TempDir()
+	r := runMain(t, canaryEnv(), "run", writeScenario(t, literal), "--phase", "prepare", "--shards", "1", "--start-in", "0s",
+		"--target", wideTarget(wideServer(t)), "--out", dir)
+	if r.code != ExitUsage {
+		t.Errorf("prepare of a scenario with literal secrets: exit %d, want %d\n%s", r.code, ExitUsage, r.err)
+	}
+	for _, want := range []string{"operation.headers.Authorization", "operation.body", `"client_secret"`, "oracles[0].effects.bulk.path", `"private_token"`, "{{env"} {
+		if !strings.Contains(r.err, want) {
+			t.Errorf("prepare's refusal does not name %q:\n%s", want, r.err)
+		}
+	}
+	noSecretOut(t, "prepare of literal secrets", r)
+	if n := noSecretIn(t, "prepare of literal secrets", dir); n != 0 {
+		t.Errorf("prepare wrote %d files though it refused", n)
+	}
+}
+
+// TestCanaryShortEnvWarned: a value a template reads that is too short to
+// mask without blurring every output is named in a warning.
+func TestCanaryShortEnvWarned(t *testing.T) {
+	t.Parallel()
+	sc := writeScenario(t, `name: canary-short
+operation:
+  method: POST
+  path: '/{{env "REGION"}}/pay'
+  key: {header: Idempotency-Key}
+load: {ops: 1, concurrency: 1}
+oracles:
+  - name: ledger
+    effects:
+      bulk: {path: /counts, value: "$.counts"}
+invariants:
+  - {check: exactly_once, oracle: ledger}
+`)
+	r := runMain(t, map[string]string{"REGION": "eu-w"}, "run", sc, "--target", "http://127.0.0.1:1", "--dry-run")
+	if r.code != ExitOK || !strings.Contains(r.err, "warning: REGION: shorter than 8 characters") {
+		t.Errorf("--dry-run with a short env value: exit %d, no warning naming it:\n%s", r.code, r.err)
+	}
+}

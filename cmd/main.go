@@ -140,7 +140,11 @@ func Main(ctx context.Context, args []string, streams Streams, getenv func(strin
 	root.SetErr(streams.Err)
 	done := make(chan ExitCode, 1)
 	go func() {
-		done <- report(streams.Err, root.ExecuteContext(ctx))
+		err := root.ExecuteContext(ctx)
+		if short := streams.Secrets.Unmasked(); len(short) > 0 {
+			fmt.Fprintf(streams.Err, "warning: %s: shorter than %d characters, not masked in what was written\n", strings.Join(short, ", "), redaction.MinEnvSecret)
+		}
+		done <- report(streams.Err, err)
 	}()
 	for {
 		select {
