@@ -18,6 +18,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/oracles"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/runner"
@@ -65,6 +66,10 @@ type Config struct {
 	Targets []*url.URL
 	// Getenv resolves {{env "NAME"}} in templates; nil reads nothing.
 	Getenv func(string) string
+	// Secrets is the audit's one registry of secrets (runner.Options
+	// .Secrets): what it sends is registered there and scrubbed from
+	// what it records; nil: its own.
+	Secrets *redact.Secrets
 	// As are the headers of a second principal ('Authorization: Bearer
 	// {{env "OTHER_TOKEN"}}'), set over the operation's for C15; none
 	// skips C15.
@@ -206,7 +211,7 @@ func New(cfg Config) (*Auditor, error) {
 	}
 	a.client, err = runner.NewClient(runner.ClientOptions{Targets: cfg.Targets, Requests: reqs, Transport: cfg.Transport, Conns: 64,
 		RequestTimeout: a.reqTimeout, Fields: fields,
-		Volatile: append(slices.Clone(sc.Response.Volatile), cfg.Volatile...), AnswerHeaders: true, Bodies: true})
+		Volatile: append(slices.Clone(sc.Response.Volatile), cfg.Volatile...), AnswerHeaders: true, Bodies: true, Secrets: cfg.Secrets})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}

@@ -240,7 +240,7 @@ func auditRunOnce(ctx context.Context, opts *AuditOptions) (*checks.Scorecard, e
 		}
 	}
 	a, err := audit.New(audit.Config{
-		Scenario: sc, Targets: targets, Getenv: opts.Getenv, As: as, Volatile: opts.Volatile,
+		Scenario: sc, Targets: targets, Getenv: opts.Getenv, Secrets: opts.Streams.Secrets, As: as, Volatile: opts.Volatile,
 		Errors: opts.Errors, ErrorBody: opts.ErrorData, Retention: opts.Retention, RetentionKeys: opts.RetentionKeys, KeyFromAnswer: opts.KeyFromAnswer, Lease: opts.Lease,
 		MaxRequests: opts.MaxRequests, Checks: opts.Checks, FailOn: opts.FailOn, Quiet: opts.Quiet,
 		Transport: opts.Transport,

@@ -255,7 +255,7 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 		}
 	}
 
-	rOpts := runner.Options{Targets: targets, Transport: tr, Env: opts.Getenv, RequestTimeout: opts.Timeout, Seed: opts.Seed}
+	rOpts := runner.Options{Targets: targets, Transport: tr, Env: opts.Getenv, Secrets: opts.Streams.Secrets, RequestTimeout: opts.Timeout, Seed: opts.Seed}
 	ab.Runner, ro.Runner = rOpts, rOpts
 	var maxA, maxB float64
 	if auto {

@@ -152,7 +152,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 				rerun = opts.rerun(opts.Seed, opts.KeyNonce)
 			}
 			ex, err := execute(ctx, sc, execOptions{Out: filepath.Join(opts.Out, name), Base: opts.Out, Rerun: rerun,
-				Options: trial.Options{Target: rl.URL, Targets: targets, Seed: opts.Seed, KeyNonce: opts.KeyNonce, Getenv: opts.Getenv, Observer: prog}})
+				Options: trial.Options{Target: rl.URL, Targets: targets, Seed: opts.Seed, KeyNonce: opts.KeyNonce, Getenv: opts.Getenv, Secrets: opts.Lab.Streams.Secrets, Observer: prog}})
 			prog.Close()
 			if err != nil {
 				return err

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	redaction "github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/internal/termsafe"
 	"github.com/idemcheck/idemcheck/internal/yamlstrict"
 	"github.com/idemcheck/idemcheck/lab"
@@ -98,6 +99,10 @@ type Streams struct {
 	Err io.Writer
 	// ErrTerminal is true when Err is a terminal: progress bars go there.
 	ErrTerminal bool
+	// Secrets is the command's one registry of secrets: what it sends
+	// is registered there, reports scrub their values with it, and Err
+	// writes with them masked. Main makes it.
+	Secrets *redaction.Secrets
 }
 
 // StdStreams returns the process's streams.
@@ -127,6 +132,8 @@ func Main(ctx context.Context, args []string, streams Streams, getenv func(strin
 	// go-redis logs dial failures through a global logger to stderr; the
 	// lab reports them as 503s and errors instead.
 	lab.SilenceRedisLog()
+	streams.Secrets = &redaction.Secrets{}
+	streams.Err = streams.Secrets.Writer(streams.Err)
 	f := &Factory{Streams: streams, Getenv: getenv}
 	root := NewCmdRoot(f)
 	root.SetArgs(args)
@@ -134,7 +141,11 @@ func Main(ctx context.Context, args []string, streams Streams, getenv func(strin
 	root.SetErr(streams.Err)
 	done := make(chan ExitCode, 1)
 	go func() {
-		done <- report(streams.Err, root.ExecuteContext(ctx))
+		err := root.ExecuteContext(ctx)
+		if short := streams.Secrets.Unmasked(); len(short) > 0 {
+			fmt.Fprintf(streams.Err, "warning: %s: shorter than %d characters, not masked in what was written\n", strings.Join(short, ", "), redaction.MinEnvSecret)
+		}
+		done <- report(streams.Err, err)
 	}()
 	for {
 		select {

@@ -87,7 +87,7 @@ func runPrepare(ctx context.Context, opts *RunOptions) error {
 	prog := newProgressMode(opts.Streams, progressModeOf(opts.Streams, opts.Quiet), sc.Name)
 	defer prog.Close()
 	t, err := trial.Prepare(ctx, sc, trial.Options{Targets: runTargets(opts), RequestTimeout: opts.RequestTimeout, Seed: seed, KeyNonce: nonce,
-		Transport: opts.Transport, Getenv: opts.phaseEnv(), Observer: prog, FailOn: opts.FailOn, RedactPath: opts.RedactPath})
+		Transport: opts.Transport, Getenv: opts.phaseEnv(), Secrets: opts.Streams.Secrets, Observer: prog, FailOn: opts.FailOn, RedactPath: opts.RedactPath})
 	if err != nil {
 		return prepareError(fmt.Errorf("--phase prepare: %w (no manifest written)", err))
 	}
@@ -209,7 +209,7 @@ func runLoadShard(ctx context.Context, opts *RunOptions) error {
 	}
 	prog := newProgressMode(opts.Streams, progressModeOf(opts.Streams, opts.Quiet), fmt.Sprintf("%s %s", sc.Name, shard))
 	h, loadErr := trial.LoadShard(ctx, sc, m, claim, trial.Options{Targets: targets, RequestTimeout: m.Overrides.RequestTimeout,
-		Transport: opts.Transport, Getenv: opts.phaseEnv(), Observer: prog, FailOn: m.Overrides.FailOn, RedactPath: m.Overrides.RedactPath,
+		Transport: opts.Transport, Getenv: opts.phaseEnv(), Secrets: opts.Streams.Secrets, Observer: prog, FailOn: m.Overrides.FailOn, RedactPath: m.Overrides.RedactPath,
 		SpillAfter: opts.SpillAfter, SpillDir: opts.tmpDir(opts.Out)})
 	prog.Close()
 	if h == nil { // nothing was sent: the claim is released
@@ -259,7 +259,7 @@ func runJudge(ctx context.Context, opts *RunOptions, dirs []string, out string, 
 	}
 	defer opts.closeTransport()
 	t, err := trial.Resume(sc, m, dirs, trial.Options{Targets: targets, RequestTimeout: m.Overrides.RequestTimeout,
-		Transport: opts.Transport, Getenv: opts.phaseEnv(), FailOn: m.Overrides.FailOn, RedactPath: m.Overrides.RedactPath,
+		Transport: opts.Transport, Getenv: opts.phaseEnv(), Secrets: opts.Streams.Secrets, FailOn: m.Overrides.FailOn, RedactPath: m.Overrides.RedactPath,
 		SpillDir: opts.tmpDir(out)})
 	if err != nil {
 		return phaseError(err)

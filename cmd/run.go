@@ -263,7 +263,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
-			if err := runner.DryRun(ctx, opts.Streams.Out, sc, targets, opts.Getenv, 3); err != nil {
+			if err := runner.DryRun(ctx, opts.Streams.Out, sc, targets, opts.Getenv, 3, opts.Streams.Secrets); err != nil {
 				return withCode(ExitUsage, err)
 			}
 		}
@@ -318,7 +318,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			rerun = opts.rerun(strings.TrimPrefix(sc.Source, "builtin:"), seed, nonce)
 		}
 		ex, err := execute(ctx, sc, execOptions{Out: outs[i], Base: opts.Out, Rerun: rerun, Errs: opts.Streams.Err, Options: trial.Options{Target: opts.Target, Targets: opts.Targets, RequestTimeout: opts.RequestTimeout,
-			Seed: seed, KeyNonce: nonce, Transport: opts.Transport, Getenv: opts.Getenv, Observer: obs, FailOn: opts.FailOn, RedactPath: opts.RedactPath, SpillAfter: opts.SpillAfter,
+			Seed: seed, KeyNonce: nonce, Transport: opts.Transport, Getenv: opts.Getenv, Secrets: opts.Streams.Secrets, Observer: obs, FailOn: opts.FailOn, RedactPath: opts.RedactPath, SpillAfter: opts.SpillAfter,
 			SpillDir: opts.tmpDir(outs[i])}})
 		prog.Close()
 		if err != nil && len(list) == 1 {

@@ -19,6 +19,7 @@ import (
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/canon"
 	"github.com/idemcheck/idemcheck/internal/h1"
+	"github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -97,6 +98,9 @@ type ClientOptions struct {
 	Bodies bool
 	// RedactPath makes the targets' path segments secrets.
 	RedactPath bool
+	// Secrets is the run's registry, where the client registers what it
+	// sends and with which it scrubs what it records; nil: its own.
+	Secrets *redact.Secrets
 }
 
 // NewClient returns a client for o.
@@ -120,7 +124,7 @@ func newClient(o ClientOptions) (*Client, error) {
 	if len(o.Targets) == 0 {
 		return nil, errors.New("no target URL")
 	}
-	c := &Client{keep: newKeeper(o.Targets, o.Requests, o.RedactPath), bodies: o.Bodies, redactPath: o.RedactPath}
+	c := &Client{keep: newKeeper(o.Secrets, o.Targets, o.Requests, o.RedactPath), bodies: o.Bodies, redactPath: o.RedactPath}
 	var err error
 	if c.timeout, err = requestTimeout(Options{RequestTimeout: o.RequestTimeout}); err != nil {
 		return nil, err

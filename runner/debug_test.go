@@ -60,7 +60,7 @@ func TestDryRun(t *testing.T) {
 	}
 	target, _ := url.Parse("http://user:pa55word@127.0.0.1:8080")
 	var w bytes.Buffer
-	if err := DryRun(context.Background(), &w, sc, []*url.URL{target}, func(string) string { return "" }, 2); err != nil {
+	if err := DryRun(context.Background(), &w, sc, []*url.URL{target}, func(string) string { return "" }, 2, nil); err != nil {
 		t.Fatal(err)
 	}
 	out := w.String()
@@ -132,7 +132,7 @@ func TestDryRunEscapesTheScenario(t *testing.T) {
 	sc.Name = "pay\x1b]0;owned\x07\rok"
 	target, _ := url.Parse("http://127.0.0.1:8080")
 	var w bytes.Buffer
-	if err := DryRun(context.Background(), &w, sc, []*url.URL{target}, func(string) string { return "" }, 1); err != nil {
+	if err := DryRun(context.Background(), &w, sc, []*url.URL{target}, func(string) string { return "" }, 1, nil); err != nil {
 		t.Fatal(err)
 	}
 	out := w.String()

@@ -20,9 +20,15 @@ import (
 // DryRun writes what a run of sc would do (--dry-run): its targets, load,
 // retries, faults with every parameter (a relative one said to be
 // measured before the load), oracles and invariants, and its first requests
-// rendered, secrets masked as DebugTransport masks them; it sends
-// nothing. Its error is a template of the operation that does not render.
-func DryRun(ctx context.Context, w io.Writer, sc *scenarios.Scenario, targets []*url.URL, getenv func(string) string, first int) error {
+// rendered, secrets masked as DebugTransport masks them and as the
+// reports do: every secret the run would send (registered in secrets, nil
+// for a registry of its own: the targets' credentials, the values the
+// templates read from getenv, credential headers) is scrubbed from every
+// line, paths and bodies included. It sends nothing. Its error is a
+// template of the operation that does not render.
+func DryRun(ctx context.Context, w io.Writer, sc *scenarios.Scenario, targets []*url.URL, getenv func(string) string, first int, secrets *redaction.Secrets) error {
+	k := newKeeper(secrets, targets, []scenarios.Request{sc.Operation.Request}, false)
+	w, getenv = k.secrets.Writer(w), k.env(getenv)
 	l := sc.Load
 	termsafe.Fprintf(w, "== %s (dry run: nothing is sent)\n", sc.Name)
 	for _, t := range targets {
@@ -68,6 +74,7 @@ func DryRun(ctx context.Context, w io.Writer, sc *scenarios.Scenario, targets []
 		if h := sc.Operation.Key.Header; h != "" {
 			req.Header.Set(h, v.Key)
 		}
+		k.authorize(req, 0)
 		var b strings.Builder
 		termsafe.Fprintf(&b, "> op %d: %s %s\n", i, req.Method, redaction.URL(req.URL))
 		writeHeaders(&b, "> ", req.Header)

@@ -18,6 +18,7 @@ import (
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/canon"
 	"github.com/idemcheck/idemcheck/internal/h1"
+	"github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -60,6 +61,11 @@ type Options struct {
 	Transport http.RoundTripper
 	// Env is what templates' env function reads. Nil reads nothing.
 	Env func(string) string
+	// Secrets is the run's one registry: what the run sends that is
+	// secret (the targets' credentials, every value Env gives templates,
+	// credential headers) is registered in it, and scrubbed with it from
+	// what the history keeps. Nil: a registry of the run's own.
+	Secrets *redact.Secrets
 	// Observer hears progress; nil hears nothing.
 	Observer Observer
 	// Now returns the wall clock for history.Meta's Started and Ended; nil
@@ -417,7 +423,7 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 		return nil, err
 	}
 	if r.Client, err = newClient(ClientOptions{Targets: r.targets, Requests: reqs, RequestTimeout: opts.RequestTimeout,
-		MaxBody: opts.MaxBody, Fields: fields, Volatile: sc.Response.Volatile, RedactPath: opts.RedactPath}); err != nil {
+		MaxBody: opts.MaxBody, Fields: fields, Volatile: sc.Response.Volatile, RedactPath: opts.RedactPath, Secrets: opts.Secrets}); err != nil {
 		return nil, err
 	}
 	r.headers = r.minted.answerHeaders()

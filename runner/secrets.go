@@ -18,9 +18,11 @@ import (
 // operation.before reads, setup), as net/http's Client sends it for the
 // preflight and the oracles, unless the request sets Authorization itself.
 //
-// The secrets a run sends (that userinfo, the target's query values, the
-// values of the credential headers after templating and the values the
-// environment gives to secret-looking names) are scrubbed from everything
+// The secrets a run sends (that userinfo and the Basic credential built of
+// it, the target's query values, the values of the credential headers
+// after templating and the values templates read from the environment)
+// are registered in the run's one registry (Options.Secrets) and scrubbed
+// from everything
 // the history keeps of an answer: the evidence body, the kept fields and
 // the error strings. A server that reflects a token in its error page
 // does not put it into a report.
@@ -42,7 +44,7 @@ func basicAuth(u *url.URL) string {
 
 // keeper holds a run's secrets and the credentials of its targets.
 type keeper struct {
-	secrets redact.Secrets
+	secrets *redact.Secrets
 	auth    []string // Authorization per target; "" for none
 
 	// headers with a template whose values are learned as they are sent
@@ -52,13 +54,17 @@ type keeper struct {
 }
 
 // newKeeper returns the keeper of a run to targets of a scenario whose
-// requests are reqs; with paths, the targets' path segments are secrets
-// too.
-func newKeeper(targets []*url.URL, reqs []scenarios.Request, paths bool) *keeper {
-	k := &keeper{auth: make([]string, len(targets)), learned: map[string]bool{}}
+// requests are reqs, registering their secrets in secrets (nil: a registry
+// of its own); with paths, the targets' path segments are secrets too.
+func newKeeper(secrets *redact.Secrets, targets []*url.URL, reqs []scenarios.Request, paths bool) *keeper {
+	if secrets == nil {
+		secrets = &redact.Secrets{}
+	}
+	k := &keeper{secrets: secrets, auth: make([]string, len(targets)), learned: map[string]bool{}}
 	for i, u := range targets {
 		k.auth[i] = basicAuth(u)
-		k.secrets.AddURL(u)
+		k.secrets.AddURL(u) // the password, and the Basic credential built of it
+		k.secrets.AddHeader("Authorization", k.auth[i])
 		if paths && u != nil {
 			for seg := range strings.SplitSeq(u.Path, "/") {
 				k.secrets.Add(seg)
@@ -81,28 +87,10 @@ func newKeeper(targets []*url.URL, reqs []scenarios.Request, paths bool) *keeper
 	return k
 }
 
-// env wraps getenv so that the value of every variable whose name looks
-// like a secret (API_TOKEN, DB_PASSWORD), and the password and query
-// values of every URL read, become secrets of the run.
+// env wraps getenv so that the values templates read become secrets of
+// the run (redact.Secrets.Env).
 func (k *keeper) env(getenv func(string) string) func(string) string {
-	if getenv == nil {
-		return nil
-	}
-	return func(name string) string {
-		v := getenv(name)
-		if v == "" {
-			return v
-		}
-		if redact.SecretHeader(name) {
-			k.secrets.Add(v)
-		}
-		if strings.Contains(v, "://") {
-			if u, err := url.Parse(strings.TrimSpace(v)); err == nil {
-				k.secrets.AddURL(u)
-			}
-		}
-		return v
-	}
+	return k.secrets.Env(getenv)
 }
 
 // authorize sets req's Authorization to target i's credentials, unless the

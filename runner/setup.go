@@ -41,7 +41,7 @@ func Setup(ctx context.Context, sc *scenarios.Scenario, opts Options) error {
 	}
 	timeoutErr := &timeoutError{timeout}
 	br := newBodyReader(limit)
-	k := newKeeper(targets, sc.Setup, opts.RedactPath)
+	k := newKeeper(opts.Secrets, targets, sc.Setup, opts.RedactPath)
 	env := k.env(opts.Env)
 	for i, rq := range sc.Setup {
 		field := fmt.Sprintf("setup[%d]", i)

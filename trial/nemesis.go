@@ -327,7 +327,10 @@ func (t *Trial) nemesis(ctx context.Context) (*nemesis, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	secrets := &redact.Secrets{}
+	secrets := t.opts.Secrets // the run's one registry
+	if secrets == nil {
+		secrets = &redact.Secrets{}
+	}
 	for name, v := range t.sc.Operation.Headers {
 		if !strings.Contains(v, "{{") {
 			secrets.AddHeader(name, v)

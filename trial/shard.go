@@ -163,7 +163,7 @@ func (t *Trial) manifest() (*Manifest, *Readings, error) {
 			if rd.Errors == nil {
 				rd.Errors = map[string]string{}
 			}
-			rd.Errors[or.Name()] = err.Error()
+			rd.Errors[or.Name()] = t.opts.Secrets.Scrub(err.Error())
 			continue
 		}
 		raw, err := oracles.SaveBefore(or)

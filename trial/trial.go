@@ -70,6 +70,12 @@ type Options struct {
 	Transport http.RoundTripper
 	// Getenv is what templates' env function reads.
 	Getenv func(string) string
+	// Secrets is the run's one registry of secrets: the targets'
+	// credentials and every value the templates read from Getenv are
+	// registered there (by the runner and here), and scrubbed with it
+	// from the history, the readings' errors and the files the run
+	// writes. Nil: a registry of the run's own.
+	Secrets *redact.Secrets
 	// Observer hears the load's progress; nil hears nothing.
 	Observer runner.Observer
 	// FailOn is "medium" when a deviation from the profile fails the run.
@@ -206,6 +212,13 @@ func newTrial(sc *scenarios.Scenario, o Options) (*Trial, *http.Client, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %s: %w", ErrConfig, sc.Name, err)
 	}
+	if o.Secrets == nil {
+		o.Secrets = &redact.Secrets{}
+	}
+	for _, u := range targets {
+		o.Secrets.AddURL(u)
+	}
+	env := o.Secrets.Env(o.Getenv) // what the templates read: the oracles' too
 	if ds := sc.MissingEnv(o.Getenv); len(ds) > 0 {
 		return nil, nil, fmt.Errorf("%w: %s: %w", ErrConfig, sc.Name, ds)
 	}
@@ -220,13 +233,13 @@ func newTrial(sc *scenarios.Scenario, o Options) (*Trial, *http.Client, error) {
 		timeout = time.Duration(sc.Load.RequestTimeout)
 	}
 	client := &http.Client{Transport: o.Transport, Timeout: timeout}
-	ors, err := oracles.FromScenarioTargets(sc, targets, o.Transport, timeout, o.Getenv)
+	ors, err := oracles.FromScenarioTargets(sc, targets, o.Transport, timeout, env)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %s: %w", ErrConfig, sc.Name, err)
 	}
 	target := targets[0]
 	t := &Trial{sc: sc, opts: o, target: target, targets: targets, oracles: ors, before: map[string]error{},
-		ropts: runner.Options{Target: target, Seed: o.Seed, KeyNonce: o.KeyNonce, Transport: o.Transport, Env: o.Getenv,
+		ropts: runner.Options{Target: target, Seed: o.Seed, KeyNonce: o.KeyNonce, Transport: o.Transport, Env: env, Secrets: o.Secrets,
 			Observer: o.Observer, RequestTimeout: timeout, RedactPath: o.RedactPath, SpillAfter: o.SpillAfter, SpillDir: o.SpillDir}}
 	if len(targets) > 1 {
 		t.ropts.Targets = targets
@@ -396,6 +409,7 @@ func (t *Trial) Observe(ctx context.Context, h *history.History) {
 		} else {
 			r = *oracles.Observe(octx, or, h)
 		}
+		r.Err = t.opts.Secrets.Scrub(r.Err) // a server may reflect what its reading sent
 		readings = append(readings, r)
 	}
 	if interruptedIn == "" && ctx.Err() != nil {
