@@ -351,7 +351,7 @@ func (opts *RunOptions) useTransport(list ...*scenarios.Scenario) error {
 	}
 	conns := 64
 	for _, sc := range list {
-		conns = max(conns, sc.Load.Concurrency, sc.Load.MaxInFlight)
+		conns = max(conns, sc.Load.MaxConcurrency(), sc.Load.MaxInFlight)
 	}
 	tr, rt, err := opts.Client.transport(opts.Streams.Err, conns)
 	if err != nil {
