@@ -18,6 +18,9 @@ type Measures struct {
 	Statuses []Count      `json:"statuses"`
 	Errors   []Count      `json:"errors"`
 	Latency  Latency      `json:"latency"`
+	// Stages are the figures of each stage of a load in stages; nil
+	// for a flat load.
+	Stages []Stage `json:"stages,omitempty"`
 }
 
 // Load counts what was sent and how ops ended.
@@ -88,6 +91,7 @@ type Acc struct {
 	faults, statuses, errs map[string]int
 	bit                    map[string]int
 	attemptH, opH          *hdrhistogram.Histogram
+	stages                 stageTally
 }
 
 // NewAcc returns an empty Acc.
@@ -141,6 +145,7 @@ func (acc *Acc) Add(h *history.History) {
 			}
 		}
 		Record(acc.opH, history.OpLatency(as))
+		acc.stages.add(h.Meta.Stages, as[0].Intended)
 	}
 }
 
@@ -150,6 +155,7 @@ func (acc *Acc) Measures(meta history.Meta) Measures {
 	m := acc.m
 	m.Faults, m.Statuses, m.Errors = faultCounts(acc.faults, acc.bit, !meta.BitRecorded), counts(acc.statuses), counts(acc.errs)
 	m.Latency = Latency{Attempt: PercentilesOf(acc.attemptH), Op: PercentilesOf(acc.opH)}
+	m.Stages = acc.stages.stages(meta)
 	if m.Load.Ops > 0 {
 		m.Load.ErrorRate = float64(m.Load.Ops-m.Load.Acked) / float64(m.Load.Ops)
 	}

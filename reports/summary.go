@@ -56,6 +56,10 @@ type Summary struct {
 	// summary was read back from JSON (the JSON schema leaves them out):
 	// its HTML report shows the verdicts and evidence without them.
 	Charts *measure.Charts `json:"-"`
+
+	// Stages are the figures of each stage of a load in stages; left
+	// out for a flat load.
+	Stages []measure.Stage `json:"stages,omitempty"`
 }
 
 // Latency is measure.Latency as reports give it, in ms.
@@ -134,6 +138,7 @@ func NewFrom(tool string, meta history.Meta, readings []history.Reading, m measu
 		Why:          j.Why,
 		Charts:       charts,
 		Nemesis:      meta.Nemesis,
+		Stages:       m.Stages,
 	}
 	return s
 }
