@@ -48,6 +48,9 @@ type RunOptions struct {
 	FailOn         string
 	// RedactPath masks the targets' path segments in every output.
 	RedactPath bool
+	// HGRM is where each scenario's latency histograms go as .hgrm
+	// files (--hgrm); "" for none.
+	HGRM string
 	// Quiet turns progress off on stderr.
 	Quiet bool
 	// Reports are the --report files.
@@ -180,6 +183,9 @@ an expected violation was not caught), 2 usage or config error,
 			if validating(c.Context()) {
 				return nil
 			}
+			if err := opts.checkHGRM(); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -199,6 +205,7 @@ an expected violation was not caught), 2 usage or config error,
 	fl.IntVar(&opts.Concurrency, "concurrency", 0, "override: closed model with this many workers")
 	fl.Var((*rateValue)(&opts.Rate), "rate", "override: open model at this rate, ops per second (200) or with a unit (200/s, 12000/m, 5/h)")
 	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on stderr (by default: bars on a terminal, a line every 10 s otherwise)")
+	fl.StringVar(&opts.HGRM, "hgrm", "", "write each scenario's latency histograms to this directory as HdrHistogram percentile files, NAME.attempt.hgrm and NAME.op.hgrm (values in ms, for the standard plotter)")
 	opts.Reports.register(fl)
 	opts.Client.register(fl)
 	fl.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics during the run at http://ADDR/metrics (attempts by outcome, status and fault; latency; ops; violations of each judged scenario), e.g. 127.0.0.1:9464")
@@ -331,6 +338,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return withCode(ExitRuntime, fmt.Errorf("writing report: %w", err))
 	}
 	if err := opts.Reports.write(sums); err != nil {
+		code, errs = worst(code, ExitRuntime), append(errs, err)
+	}
+	if err := opts.writeHGRM(sums); err != nil {
 		code, errs = worst(code, ExitRuntime), append(errs, err)
 	}
 	switch {

@@ -21,6 +21,9 @@ type Measures struct {
 	// Stages are the figures of each stage of a load in stages; nil
 	// for a flat load.
 	Stages []Stage `json:"stages,omitempty"`
+	// Histograms are the histograms Latency was read from, for .hgrm
+	// files; nil when not measured from a history.
+	Histograms *Histograms `json:"-"`
 }
 
 // Load counts what was sent and how ops ended.
@@ -155,7 +158,7 @@ func (acc *Acc) Measures(meta history.Meta) Measures {
 	m := acc.m
 	m.Faults, m.Statuses, m.Errors = faultCounts(acc.faults, acc.bit, !meta.BitRecorded), counts(acc.statuses), counts(acc.errs)
 	m.Latency = Latency{Attempt: PercentilesOf(acc.attemptH), Op: PercentilesOf(acc.opH)}
-	m.Stages = acc.stages.stages(meta)
+	m.Stages, m.Histograms = acc.stages.stages(meta), &Histograms{Attempt: acc.attemptH, Op: acc.opH}
 	if m.Load.Ops > 0 {
 		m.Load.ErrorRate = float64(m.Load.Ops-m.Load.Acked) / float64(m.Load.Ops)
 	}

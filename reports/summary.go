@@ -60,6 +60,9 @@ type Summary struct {
 	// Stages are the figures of each stage of a load in stages; left
 	// out for a flat load.
 	Stages []measure.Stage `json:"stages,omitempty"`
+	// Histograms are the run's latency histograms (run --hgrm); nil
+	// when the summary was read back from JSON, or the run did not run.
+	Histograms *measure.Histograms `json:"-"`
 }
 
 // Latency is measure.Latency as reports give it, in ms.
@@ -139,6 +142,7 @@ func NewFrom(tool string, meta history.Meta, readings []history.Reading, m measu
 		Charts:       charts,
 		Nemesis:      meta.Nemesis,
 		Stages:       m.Stages,
+		Histograms:   m.Histograms,
 	}
 	return s
 }
