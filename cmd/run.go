@@ -109,6 +109,9 @@ an expected violation was not caught), 2 usage or config error,
   # more load, open model at 500 ops/s for 30s
   idemcheck run charges.yaml --rate 500 --duration 30s
 
+  # latency histograms for the HdrHistogram plotter: ./latency/charges.op.hgrm, ...
+  idemcheck run charges.yaml --hgrm ./latency
+
   # JSON for machines; in CI, one run and three reports
   idemcheck run charges.yaml --format json > report.json
   idemcheck run scenarios/*.yaml --target "$STAGING" --report junit=junit.xml \
@@ -202,10 +205,10 @@ an expected violation was not caught), 2 usage or config error,
 	fl.Uint64Var(&opts.KeyNonce, "key-nonce", 0, "mixed into the keys so a re-run with the same seed sends new ones (default: random, printed in the report; give the report's to resend its exact keys, 0 for keys from the seed alone)")
 	fl.IntVar(&opts.Ops, "ops", 0, "send this many ops, in place of the scenario's ops and duration (with --duration too: whichever comes first)")
 	fl.DurationVar(&opts.Duration, "duration", 0, "send load this long, in place of the scenario's ops and duration (with --ops too: whichever comes first)")
-	fl.IntVar(&opts.Concurrency, "concurrency", 0, "override: closed model with this many workers")
-	fl.Var((*rateValue)(&opts.Rate), "rate", "override: open model at this rate, ops per second (200) or with a unit (200/s, 12000/m, 5/h)")
+	fl.IntVar(&opts.Concurrency, "concurrency", 0, "override: closed model with this many workers (a flat load in place of load.stages)")
+	fl.Var((*rateValue)(&opts.Rate), "rate", "override: open model at this rate, ops per second (200) or with a unit (200/s, 12000/m, 5/h); a flat load in place of load.stages")
 	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on stderr (by default: bars on a terminal, a line every 10 s otherwise)")
-	fl.StringVar(&opts.HGRM, "hgrm", "", "write each scenario's latency histograms to this directory as HdrHistogram percentile files, NAME.attempt.hgrm and NAME.op.hgrm (values in ms, for the standard plotter)")
+	fl.StringVar(&opts.HGRM, "hgrm", "", "write each scenario's latency histograms to this directory as HdrHistogram percentile files, NAME.attempt.hgrm (clean attempts) and NAME.op.hgrm (ops, retries included), values in ms for the standard plotter; a run in one process or --phase judge")
 	opts.Reports.register(fl)
 	opts.Client.register(fl)
 	fl.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics during the run at http://ADDR/metrics (attempts by outcome, status and fault; latency; ops; violations of each judged scenario), e.g. 127.0.0.1:9464")
