@@ -177,7 +177,7 @@ func TestStagesOpen(t *testing.T) {
 		scenarios.Stage{Duration: scenarios.Duration(150 * ms), Rate: 400, Ramp: true},
 	)
 	obs := &stageObs{}
-	h, err := Run(context.Background(), sc, Options{Target: u, Seed: 1, Observer: obs})
+	h, err := Run(context.Background(), sc, Options{Target: u, Seed: 1, Observer: Observers{obs}}) // heard through Observers, as run wires progress
 	if err != nil {
 		t.Fatal(err)
 	}
