@@ -308,6 +308,9 @@ func runJudge(ctx context.Context, opts *RunOptions, dirs []string, out string, 
 	if err := opts.Reports.write([]*reports.Summary{ex.Summary}); err != nil {
 		code, errs = worst(code, ExitRuntime), append(errs, err)
 	}
+	if err := opts.writeHGRM([]*reports.Summary{ex.Summary}); err != nil {
+		code, errs = worst(code, ExitRuntime), append(errs, err)
+	}
 	if ex.Written {
 		fmt.Fprintf(opts.Streams.Err, "report written to %s\n", out)
 	}

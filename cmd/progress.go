@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -73,6 +74,8 @@ type progress struct {
 	outMu    sync.Mutex // lines and phases from two goroutines
 
 	tally measure.Tally
+	// stages are a load in stages' (Stages), named as they go
+	stages []history.Stage
 }
 
 // newProgressMode shows a scenario's progress on s.Err in mode. The
@@ -217,6 +220,9 @@ func (p *progress) live() string { return p.counters(time.Now()) }
 func (p *progress) counters(now time.Time) string {
 	n := p.tally.Counts()
 	parts := []string{fmt.Sprintf("%.0f ops/s", p.rate(now, n.Ops))}
+	if st := p.stage(now); st != "" {
+		parts = append([]string{st}, parts...)
+	}
 	if n.Attempts > 0 {
 		parts = append(parts, fmt.Sprintf("faults %d", n.Faults), fmt.Sprintf("retries %d", n.Retries),
 			fmt.Sprintf("4xx %d", n.S4xx), fmt.Sprintf("5xx %d", n.S5xx))
@@ -273,4 +279,26 @@ func (p *progress) Close() {
 		p.p.Wait()
 	}
 	p.stop = nil
+}
+
+// Stages implements runner.StageObserver: the load's stages, before
+// Start.
+func (p *progress) Stages(stages []history.Stage) { p.stages = stages }
+
+// stage names the stage under way at now, and its target: "stage 2/3
+// ramp to 200 ops/s"; "" for a flat load, or past the last stage.
+func (p *progress) stage(now time.Time) string {
+	i := measure.StageAt(p.stages, now.Sub(p.start))
+	if i < 0 {
+		return ""
+	}
+	s := p.stages[i]
+	target := fmt.Sprintf("%d workers", s.Concurrency)
+	if s.Rate > 0 {
+		target = strconv.FormatFloat(s.Rate, 'f', -1, 64) + " ops/s"
+	}
+	if s.Ramp {
+		target = "ramp to " + target
+	}
+	return fmt.Sprintf("stage %d/%d %s", i+1, len(p.stages), target)
 }

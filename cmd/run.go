@@ -49,6 +49,9 @@ type RunOptions struct {
 	FailOn         string
 	// RedactPath masks the targets' path segments in every output.
 	RedactPath bool
+	// HGRM is where each scenario's latency histograms go as .hgrm
+	// files (--hgrm); "" for none.
+	HGRM string
 	// Quiet turns progress off on stderr.
 	Quiet bool
 	// Reports are the --report files.
@@ -110,6 +113,9 @@ an expected violation was not caught), 2 usage or config error,
 
   # more load, open model at 500 ops/s for 30s
   idemcheck run charges.yaml --rate 500 --duration 30s
+
+  # latency histograms for the HdrHistogram plotter: ./latency/charges.op.hgrm, ...
+  idemcheck run charges.yaml --hgrm ./latency
 
   # JSON for machines; in CI, one run and three reports
   idemcheck run charges.yaml --format json > report.json
@@ -193,6 +199,9 @@ an expected violation was not caught), 2 usage or config error,
 			if validating(c.Context()) {
 				return nil
 			}
+			if err := opts.checkHGRM(); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -218,9 +227,10 @@ an expected violation was not caught), 2 usage or config error,
 	fl.Uint64Var(&opts.KeyNonce, "key-nonce", 0, "mixed into the keys so a re-run with the same seed sends new ones (default: random, printed in the report; give the report's to resend its exact keys, 0 for keys from the seed alone)")
 	fl.IntVar(&opts.Ops, "ops", 0, "send this many ops, in place of the scenario's ops and duration (with --duration too: whichever comes first)")
 	fl.DurationVar(&opts.Duration, "duration", 0, "send load this long, in place of the scenario's ops and duration (with --ops too: whichever comes first)")
-	fl.IntVar(&opts.Concurrency, "concurrency", 0, "override: closed model with this many workers")
-	fl.Var((*rateValue)(&opts.Rate), "rate", "override: open model at this rate, ops per second (200) or with a unit (200/s, 12000/m, 5/h)")
+	fl.IntVar(&opts.Concurrency, "concurrency", 0, "override: closed model with this many workers (a flat load in place of load.stages)")
+	fl.Var((*rateValue)(&opts.Rate), "rate", "override: open model at this rate, ops per second (200) or with a unit (200/s, 12000/m, 5/h); a flat load in place of load.stages")
 	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on stderr (by default: bars on a terminal, a line every 10 s otherwise)")
+	fl.StringVar(&opts.HGRM, "hgrm", "", "write each scenario's latency histograms to this directory as HdrHistogram percentile files, NAME.attempt.hgrm (clean attempts) and NAME.op.hgrm (ops, retries included), values in ms for the standard plotter; a run in one process or --phase judge")
 	opts.Reports.register(fl)
 	opts.Client.register(fl)
 	fl.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics during the run at http://ADDR/metrics (attempts by outcome, status and fault; latency; ops; violations of each judged scenario), e.g. 127.0.0.1:9464")
@@ -357,6 +367,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err := opts.Reports.write(sums); err != nil {
 		code, errs = worst(code, ExitRuntime), append(errs, err)
 	}
+	if err := opts.writeHGRM(sums); err != nil {
+		code, errs = worst(code, ExitRuntime), append(errs, err)
+	}
 	switch {
 	case opts.Out == "":
 	case written == len(sums):
@@ -384,7 +397,7 @@ func (opts *RunOptions) useTransport(list ...*scenarios.Scenario) error {
 	}
 	conns := 64
 	for _, sc := range list {
-		conns = max(conns, sc.Load.Concurrency, sc.Load.MaxInFlight)
+		conns = max(conns, sc.Load.MaxConcurrency(), sc.Load.MaxInFlight)
 	}
 	tr, rt, err := opts.Client.transport(opts.Streams.Err, conns)
 	if err != nil {

@@ -233,6 +233,9 @@ type Meta struct {
 	// and restarted the target (a fault of kind nemesis), in the order
 	// they opened; empty when it declares none.
 	Nemesis []NemesisWindow `json:"nemesis,omitempty"`
+	// Stages are the stages of a load in stages (load.stages), as the
+	// scenario gave them for the whole run; empty for a flat load.
+	Stages []Stage `json:"stages,omitempty"`
 	// BitRecorded is true when every attempt's Bit says whether its
 	// fault bit; a history recorded before it was (or by a sender that
 	// does not say) leaves it false, and its faults' bite is not judged.

@@ -19,6 +19,12 @@ type Measures struct {
 	Statuses []Count      `json:"statuses"`
 	Errors   []Count      `json:"errors"`
 	Latency  Latency      `json:"latency"`
+	// Stages are the figures of each stage of a load in stages; nil
+	// for a flat load.
+	Stages []Stage `json:"stages,omitempty"`
+	// Histograms are the histograms Latency was read from, for .hgrm
+	// files; nil when not measured from a history.
+	Histograms *Histograms `json:"-"`
 }
 
 // Load counts what was sent and how ops ended.
@@ -89,6 +95,7 @@ type Acc struct {
 	faults, statuses, errs map[string]int
 	bit                    map[string]int
 	attemptH, opH          *hdrhistogram.Histogram
+	stages                 stageTally
 }
 
 // NewAcc returns an empty Acc.
@@ -142,6 +149,7 @@ func (acc *Acc) Add(h *history.History) {
 			}
 		}
 		Record(acc.opH, history.OpLatency(as))
+		acc.stages.add(h.Meta.Stages, as[0].Intended)
 	}
 }
 
@@ -151,6 +159,7 @@ func (acc *Acc) Measures(meta history.Meta) Measures {
 	m := acc.m
 	m.Faults, m.Statuses, m.Errors = faultCounts(acc.faults, acc.bit, !meta.BitRecorded), counts(acc.statuses), counts(acc.errs)
 	m.Latency = Latency{Attempt: PercentilesOf(acc.attemptH), Op: PercentilesOf(acc.opH)}
+	m.Stages, m.Histograms = acc.stages.stages(meta), &Histograms{Attempt: acc.attemptH, Op: acc.opH}
 	if m.Load.Ops > 0 {
 		m.Load.ErrorRate = float64(m.Load.Ops-m.Load.Acked) / float64(m.Load.Ops)
 	}

@@ -32,6 +32,7 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"countList":   countList,
 	"faultList":   faultList,
 	"calibration": calibrationLine,
+	"stageLine":   stageLine,
 	"quantity":    quantity,
 	"answer":      answerText,
 	"latencySVG": func(c *measure.Charts, ws []history.NemesisWindow) template.HTML {

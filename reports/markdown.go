@@ -85,6 +85,9 @@ func writeMarkdownScenario(w *errWriter, s *Summary) {
 	l := s.Load
 	w.printf("%d ops (%.0f/s), %d attempts, %d retries; %d acknowledged, %d rejected, %d indeterminate, %d not sent  \n",
 		l.Ops, l.OpsPerSecond, l.Attempts, l.Retries, l.Acked, l.Rejected, l.Indeterminate, l.NotSent)
+	for _, st := range s.Stages {
+		w.printf("%s  \n", md(stageLine(st)))
+	}
 	w.printf("faults: %s  \n", md(faultList(s.Faults, s.Calibration, "none")))
 	if c := calibrationLine(s.Calibration); c != "" {
 		w.printf("calibration: %s  \n", md(c))

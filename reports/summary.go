@@ -59,6 +59,13 @@ type Summary struct {
 	// summary was read back from JSON (the JSON schema leaves them out):
 	// its HTML report shows the verdicts and evidence without them.
 	Charts *measure.Charts `json:"-"`
+
+	// Stages are the figures of each stage of a load in stages; left
+	// out for a flat load.
+	Stages []measure.Stage `json:"stages,omitempty"`
+	// Histograms are the run's latency histograms (run --hgrm); nil
+	// when the summary was read back from JSON, or the run did not run.
+	Histograms *measure.Histograms `json:"-"`
 }
 
 // Latency is measure.Latency as reports give it, in ms.
@@ -137,6 +144,8 @@ func NewFrom(tool string, meta history.Meta, readings []history.Reading, m measu
 		Why:          j.Why,
 		Charts:       charts,
 		Nemesis:      meta.Nemesis,
+		Stages:       m.Stages,
+		Histograms:   m.Histograms,
 	}
 	s.InterruptedIn = meta.InterruptedIn
 	return s

@@ -99,6 +99,9 @@ func writeText(w *errWriter, s *Summary) {
 	l := s.Load
 	w.printf("ops %d (%.0f/s), attempts %d, retries %d, replays %d; acked %d, rejected %d, indeterminate %d, not sent %d\n",
 		l.Ops, l.OpsPerSecond, l.Attempts, l.Retries, l.Replays, l.Acked, l.Rejected, l.Indeterminate, l.NotSent)
+	for _, st := range s.Stages {
+		w.printf("  %s\n", stageLine(st))
+	}
 	w.printf("faults: %s\n", faultList(s.Faults, s.Calibration, "none"))
 	if c := calibrationLine(s.Calibration); c != "" {
 		w.printf("calibration: %s\n", c)

@@ -43,6 +43,8 @@ func DryRun(ctx context.Context, w io.Writer, sc *scenarios.Scenario, targets []
 	}
 	size := strings.Join(bound, " or ") // whichever comes first
 	switch {
+	case len(l.Stages) > 0:
+		writeStages(w, l, size)
 	case l.Rate > 0:
 		fmt.Fprintf(w, "load: %s, open model at %g ops/s\n", size, float64(l.Rate))
 	default:

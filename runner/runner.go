@@ -245,7 +245,9 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 	defer cancel()
 	r.ctx = ctx
 
+	h.Meta.Stages = metaStages(sc.Load)
 	if r.obs != nil {
+		announceStages(r.obs, h.Meta.Stages)
 		r.obs.Start(r.shard.Ops(r.load.Ops), time.Duration(r.load.Duration))
 	}
 	h.Meta.Started = now()
@@ -383,6 +385,7 @@ type run struct {
 	spill *spiller      // nil when the history is kept in memory
 
 	stop atomic.Bool // set when the load's duration is over
+	ramp Ramp        // load.stages, cut at the load's end; nil for a flat load
 }
 
 type namedPath struct {
@@ -436,6 +439,9 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 	}
 	if r.minted != nil && r.keyHeader == "" && r.keyField == "" {
 		r.keyHeader = r.minted.sendIn
+	}
+	if err := r.stage(sc.Load); err != nil {
+		return nil, err
 	}
 	if r.load.Ops <= 0 && r.load.Duration <= 0 {
 		return nil, errors.New("load: set ops or duration (or both), or the load never ends")
@@ -591,19 +597,23 @@ func (r *run) workers() int {
 
 // closed runs the closed model: workers take the next op number from a
 // shared counter until load.ops were issued, the duration elapsed or ctx
-// was cancelled.
+// was cancelled. In a load in stages, worker i takes ops only in its
+// turns (see stages.go).
 func (r *run) closed() []*worker {
 	n := r.workers()
 	ws := make([]*worker, n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	turns := r.newTurns()
+	defer turns.end()
 	for i := range ws {
 		w := r.newWorker()
 		ws[i] = w
 		wg.Go(func() {
-			for !r.stop.Load() && r.ctx.Err() == nil {
+			for !r.stop.Load() && r.ctx.Err() == nil && turns.wait(w, i) {
 				id := r.shard.Global(int(next.Add(1) - 1))
 				if r.load.Ops > 0 && id >= r.load.Ops {
+					turns.over()
 					return
 				}
 				w.runOp(id, r.since())
@@ -624,7 +634,8 @@ const (
 	spawnLag  = 2 * time.Millisecond
 )
 
-// open runs the open model: op id is due at id / load.rate (Pacer), and
+// open runs the open model: op id is due at id / load.rate (Pacer), or
+// when a load in stages has made id ops (Ramp.Due), and
 // its first attempt is intended then, whenever a worker is free to send
 // it, so the time it waited for one counts in its latency. Workers take
 // the next op themselves, and wait for its time when they are early: no
@@ -633,7 +644,10 @@ const (
 // more workers are started, every spawnTick, up to max_in_flight, so that
 // the ops keep being sent at their times as an open model's must.
 func (r *run) open() []*worker {
-	pacer := Pacer{Rate: float64(r.load.Rate)}
+	var pacer interface{ Due(hit int) time.Duration } = Pacer{Rate: float64(r.load.Rate)}
+	if r.ramp != nil {
+		pacer = r.ramp // load.stages
+	}
 	limit := r.workers()
 	end := time.Duration(r.load.Duration)
 	var (
@@ -642,13 +656,18 @@ func (r *run) open() []*worker {
 		taken atomic.Int64 // the shard's ops taken by a worker
 		idle  atomic.Int64 // workers between ops
 		over  atomic.Bool  // no op is left to take
+		spent atomic.Bool  // load.ops were all taken
 	)
 	// due is when the shard's k-th op is due; ok is false past the load's
 	// end (its ops or its duration).
 	due := func(k int) (time.Duration, bool) {
 		id := r.shard.Global(k)
 		d := pacer.Due(id)
-		if (r.load.Ops > 0 && id >= r.load.Ops) || (end > 0 && d >= end) {
+		if r.load.Ops > 0 && id >= r.load.Ops {
+			spent.Store(true)
+			return d, false
+		}
+		if end > 0 && d >= end {
 			return d, false
 		}
 		return d, true
@@ -710,6 +729,9 @@ loop:
 		}
 	}
 	wg.Wait()
+	if !spent.Load() {
+		r.holdStages(end)
+	}
 	return ws
 }
 

@@ -105,7 +105,7 @@ func TestBuiltinPairs(t *testing.T) {
 		if diff := cmp.Diff(p.Invariants, n.Invariants); diff != "" {
 			t.Errorf("%s invariants differ from the naive twin:\n%s", name, diff)
 		}
-		if p.Load != n.Load || p.Operation.Key != n.Operation.Key || p.Retention != n.Retention {
+		if !cmp.Equal(p.Load, n.Load) || p.Operation.Key != n.Operation.Key || p.Retention != n.Retention {
 			t.Errorf("%s load, key or retention differ from the naive twin", name)
 		}
 		if diff := cmp.Diff(p.Operation.Replay, n.Operation.Replay); diff != "" {

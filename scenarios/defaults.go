@@ -65,6 +65,7 @@ func (s *Scenario) applyDefaults() {
 	if s.Load.RequestTimeout == 0 && !s.set("load.request_timeout") {
 		s.Load.RequestTimeout = Duration(DefaultRequestTimeout)
 	}
+	s.stagesDefaults()
 	r := &s.Retry
 	if r.Attempts == 0 && !s.set("retry.attempts") {
 		r.Attempts = DefaultAttempts

@@ -184,6 +184,11 @@ type Load struct {
 	// attempts, replays and oracle reads (default 30s). A request that
 	// reaches it is indeterminate, like a timeout fault.
 	RequestTimeout Duration `yaml:"request_timeout"`
+	// Stages, when set, shape the load in stages in place of Rate or
+	// Concurrency and Duration: ramping rate (open model) or ramping
+	// workers (closed model); see Stage. The load lasts their total
+	// (Duration is defaulted to it).
+	Stages []Stage `yaml:"stages,omitempty"`
 }
 
 // Retry is the client's retry policy. Retries keep the op's key.

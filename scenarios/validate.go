@@ -129,10 +129,12 @@ func (c *checker) load() {
 	if l.Rate < 0 {
 		c.add("load.rate", "negative rate", "load.rate: 200/s")
 	}
-	if l.Ops == 0 && l.Duration == 0 {
+	if l.Ops == 0 && l.Duration == 0 && len(l.Stages) == 0 {
 		c.add("load", "the load never ends: set load.ops or load.duration", "ops: 500 (stop after 500 ops) or duration: 10s", "load.ops", "load.duration")
 	}
+	c.stages()
 	switch {
+	case len(l.Stages) > 0:
 	case l.Concurrency == 0 && l.Rate == 0:
 		c.add("load", "set load.concurrency (closed model) or load.rate (open model)",
 			"concurrency: 16 runs 16 workers that each send as soon as they are answered; rate: 200/s starts 200 ops a second whatever the answers do",

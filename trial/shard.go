@@ -100,7 +100,10 @@ type Overrides struct {
 
 // Apply applies the load's overrides to sc: ops or a duration replace
 // the scenario's bound (both set keep both), a concurrency the open
-// model, a rate the closed one. Check says whether they can be applied.
+// model, a rate the closed one; either replaces a load in stages with a
+// flat one, as long as the stages (load.duration is defaulted to their
+// total), while a duration shorter than the stages cuts them short.
+// Check says whether they can be applied.
 func (o Overrides) Apply(sc *scenarios.Scenario) {
 	if o.Ops > 0 {
 		sc.Load.Ops = o.Ops
@@ -115,10 +118,10 @@ func (o Overrides) Apply(sc *scenarios.Scenario) {
 		}
 	}
 	if o.Concurrency > 0 {
-		sc.Load.Concurrency, sc.Load.Rate = o.Concurrency, 0
+		sc.Load.Concurrency, sc.Load.Rate, sc.Load.Stages = o.Concurrency, 0, nil
 	}
 	if o.Rate > 0 {
-		sc.Load.Rate, sc.Load.Concurrency = scenarios.Rate(o.Rate), 0
+		sc.Load.Rate, sc.Load.Concurrency, sc.Load.Stages = scenarios.Rate(o.Rate), 0, nil
 	}
 }
 
