@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	redaction "github.com/idemcheck/idemcheck/internal/redact"
-	"github.com/idemcheck/idemcheck/metrics"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
@@ -58,8 +56,9 @@ type RunOptions struct {
 	DryRun bool
 	// SpillAfter bounds the attempts kept in memory (runner.Options).
 	SpillAfter int
-	// MetricsAddr serves Prometheus metrics of the run at /metrics.
-	MetricsAddr string
+	// Metrics serve the run's Prometheus metrics (--metrics-addr) and
+	// push them (--metrics-push).
+	Metrics metricsFlags
 
 	// Phases make one phase of a sharded run.
 	Phases phaseFlags
@@ -173,8 +172,11 @@ an expected violation was not caught), 2 usage or config error,
 			if err := opts.Phases.check(c, args, opts.Out); err != nil {
 				return err
 			}
-			if opts.Phases.Phase != "" && (opts.DryRun || opts.MetricsAddr != "") {
-				return usageError("--dry-run and --metrics-addr do not apply to --phase %s", opts.Phases.Phase)
+			if opts.Phases.Phase != "" && (opts.DryRun || opts.Metrics.given()) {
+				return usageError("--dry-run, --metrics-addr and --metrics-push do not apply to --phase %s", opts.Phases.Phase)
+			}
+			if err := opts.Metrics.check(c.Flags().Changed); err != nil {
+				return err
 			}
 			opts.Progress = opts.Streams.ErrTerminal
 			if validating(c.Context()) {
@@ -201,7 +203,7 @@ an expected violation was not caught), 2 usage or config error,
 	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on stderr (by default: bars on a terminal, a line every 10 s otherwise)")
 	opts.Reports.register(fl)
 	opts.Client.register(fl)
-	fl.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics during the run at http://ADDR/metrics (attempts by outcome, status and fault; latency; ops; violations of each judged scenario), e.g. 127.0.0.1:9464")
+	opts.Metrics.register(fl)
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print each scenario's plan and its first requests, rendered (secrets masked), and send nothing")
 	fl.StringVarP(&opts.Out, "out", "o", "", "directory to write report.json and history.jsonl to (one subdirectory per scenario when several)")
 	fl.StringVarP(&opts.Format, "format", "f", "text", "report format on stdout: text, json, markdown, junit or html")
@@ -246,20 +248,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		}
 		return nil
 	}
-	var mets *metrics.Metrics
-	if opts.MetricsAddr != "" {
-		ln, err := net.Listen("tcp", opts.MetricsAddr)
-		if err != nil {
-			return withHint(ExitUsage, fmt.Errorf("--metrics-addr %s: %w", opts.MetricsAddr, err), "give a free host:port, e.g. 127.0.0.1:9464")
-		}
-		mets = metrics.New()
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", mets.Handler())
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = srv.Serve(ln) }()
-		defer srv.Close()
-		fmt.Fprintf(opts.Streams.Err, "metrics at http://%s/metrics\n", ln.Addr())
+	closeMetrics, err := opts.Metrics.start(opts.Streams.Err, redaction.Options{Path: opts.RedactPath})
+	if err != nil {
+		return err
 	}
+	defer closeMetrics()
 	if err := opts.useTransport(list...); err != nil {
 		return err
 	}
@@ -286,10 +279,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	written := 0
 	for i, sc := range list {
 		prog := newProgressMode(opts.Streams, progressModeOf(opts.Streams, opts.Quiet), sc.Name)
-		var obs runner.Observer = prog
-		if mets != nil {
-			obs = runner.Observers{prog, mets.Observer(sc.Name)}
-		}
+		obs := opts.Metrics.begin(ctx, sc.Name, prog)
 		var rerun string
 		if opts.rerun != nil {
 			rerun = opts.rerun(strings.TrimPrefix(sc.Source, "builtin:"), seed, nonce)
@@ -298,7 +288,8 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			Seed: seed, KeyNonce: nonce, Transport: opts.Transport, Getenv: opts.Getenv, Observer: obs, FailOn: opts.FailOn, RedactPath: opts.RedactPath, SpillAfter: opts.SpillAfter}})
 		prog.Close()
 		if err != nil && len(list) == 1 {
-			return errors.Join(err, opts.Reports.writeNotRun(sc.Name, opts.Target, err))
+			notRun := reports.NotRun("idemcheck "+Version, sc.Name, redactArg(opts.Target), time.Now(), err)
+			return errors.Join(err, opts.Reports.writeNotRun(sc.Name, opts.Target, err), opts.Metrics.end(ctx, opts.Streams.Err, notRun, nil))
 		}
 		if err != nil {
 			// One of several scenarios could not start: the others'
@@ -307,14 +298,18 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			// interrupted.
 			code, errs = worst(code, exitCodeOf(err)), append(errs, err)
 			sums = append(sums, reports.NotRun("idemcheck "+Version, sc.Name, redactArg(opts.Target), time.Now(), err))
+			if err := opts.Metrics.end(ctx, opts.Streams.Err, sums[len(sums)-1], nil); err != nil {
+				code, errs = worst(code, ExitRuntime), append(errs, err)
+			}
 			if ctx.Err() != nil {
 				break
 			}
 			continue
 		}
 		sums = append(sums, ex.Summary)
-		if mets != nil {
-			mets.Verdicts(sc.Name, ex.Summary.Verdicts)
+		targets, _ := sc.TargetURLs(runTargets(opts))
+		if err := opts.Metrics.end(ctx, opts.Streams.Err, ex.Summary, targets); err != nil {
+			code, errs = worst(code, ExitRuntime), append(errs, err)
 		}
 		code = worst(code, ex.Code)
 		if ex.Err != nil {

@@ -332,3 +332,15 @@ func TestPushGrouping(t *testing.T) {
 		t.Errorf("NewPusher with grouping instance, team = %v", err)
 	}
 }
+
+func TestParseGrouping(t *testing.T) {
+	got, err := ParseGrouping([]string{"instance=staging", "team=a=b", "empty="})
+	if err != nil || len(got) != 3 || got["instance"] != "staging" || got["team"] != "a=b" || got["empty"] != "" {
+		t.Errorf("ParseGrouping = %v, %v", got, err)
+	}
+	for _, bad := range [][]string{{"instance"}, {"a=1", "a=2"}} {
+		if _, err := ParseGrouping(bad); !errors.Is(err, ErrGrouping) {
+			t.Errorf("ParseGrouping(%q) = %v, want ErrGrouping", bad, err)
+		}
+	}
+}
