@@ -35,7 +35,7 @@ func TestRunFlags(t *testing.T) {
 		if err := cmd.Execute(); err != nil {
 			t.Fatalf("run %v: %v", c.args, err)
 		}
-		if diff := cmp.Diff(c.want, *got, cmpopts.IgnoreUnexported(RunOptions{}), cmpopts.IgnoreFields(RunOptions{}, "Streams", "Getenv", "Transport", "Reports", "Phases")); diff != "" {
+		if diff := cmp.Diff(c.want, *got, cmpopts.IgnoreUnexported(RunOptions{}), cmpopts.IgnoreFields(RunOptions{}, "Streams", "Getenv", "Transport", "Reports", "Phases", "Metrics")); diff != "" {
 			t.Errorf("run %v options (-want +got):\n%s", c.args, diff)
 		}
 	}
@@ -48,6 +48,16 @@ func TestRunFlags(t *testing.T) {
 	}
 	if want := (phaseFlags{Phase: "prepare", Shards: 3, StartIn: time.Minute, Wait: defaultShardWait}); got.Phases != want {
 		t.Errorf("phase flags = %+v, want %+v", got.Phases, want)
+	}
+	cmd = NewCmdRun(f, func(_ context.Context, o *RunOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"a.yaml", "--metrics-addr", "127.0.0.1:0", "--metrics-push", "http://gw:9091", "--metrics-every", "2s", "--metrics-label", "instance=ci"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	m := got.Metrics
+	if m.Addr != "127.0.0.1:0" || m.Push != "http://gw:9091" || m.Every != 2*time.Second || len(m.Labels) != 1 || m.Labels[0] != "instance=ci" ||
+		m.run == nil || m.run.Pusher == nil || m.run.Every != 2*time.Second {
+		t.Errorf("metrics flags = %+v, want them all set, with a pusher", m)
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // gives --seed and --key-nonce itself.
 var notRerun = map[string]bool{
 	"out": true, "format": true, "report": true, "quiet": true, "progress": true,
-	"metrics-addr": true, "http-debug": true, "dry-run": true, "seed": true, "key-nonce": true,
+	"metrics-addr": true, "metrics-push": true, "metrics-every": true, "metrics-label": true, "http-debug": true, "dry-run": true, "seed": true, "key-nonce": true,
 	"phase": true, "shards": true, "shard": true, "start-in": true, "wait": true,
 	"junit-inconclusive": true, "spill-after": true,
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -17,7 +16,6 @@ import (
 
 	redaction "github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/internal/termsafe"
-	"github.com/idemcheck/idemcheck/metrics"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
@@ -66,8 +64,9 @@ type RunOptions struct {
 	// a history is judged in, a judge's merge): --tmp-dir, else --out,
 	// else $TMPDIR.
 	TmpDir string
-	// MetricsAddr serves Prometheus metrics of the run at /metrics.
-	MetricsAddr string
+	// Metrics serve the run's Prometheus metrics (--metrics-addr) and
+	// push them (--metrics-push).
+	Metrics metricsFlags
 
 	// Phases make one phase of a sharded run.
 	Phases phaseFlags
@@ -192,8 +191,11 @@ an expected violation was not caught), 2 usage or config error,
 			if err := opts.Phases.check(c, args, opts.Out); err != nil {
 				return err
 			}
-			if opts.Phases.Phase != "" && (opts.DryRun || opts.MetricsAddr != "") {
-				return usageError("--dry-run and --metrics-addr do not apply to --phase %s", opts.Phases.Phase)
+			if opts.Phases.Phase != "" && (opts.DryRun || opts.Metrics.given()) {
+				return usageError("--dry-run, --metrics-addr and --metrics-push do not apply to --phase %s", opts.Phases.Phase)
+			}
+			if err := opts.Metrics.check(c.Flags().Changed); err != nil {
+				return err
 			}
 			opts.Progress = opts.Streams.ErrTerminal
 			if validating(c.Context()) {
@@ -233,7 +235,7 @@ an expected violation was not caught), 2 usage or config error,
 	fl.StringVar(&opts.HGRM, "hgrm", "", "write each scenario's latency histograms to this directory as HdrHistogram percentile files, NAME.attempt.hgrm (clean attempts) and NAME.op.hgrm (ops, retries included), values in ms for the standard plotter; a run in one process or --phase judge")
 	opts.Reports.register(fl)
 	opts.Client.register(fl)
-	fl.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics during the run at http://ADDR/metrics (attempts by outcome, status and fault; latency; ops; violations of each judged scenario), e.g. 127.0.0.1:9464")
+	opts.Metrics.register(fl)
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print each scenario's plan and its first requests, rendered (secrets masked), and send nothing")
 	fl.StringVarP(&opts.Out, "out", "o", "", "directory to write report.json and history.jsonl to (one subdirectory per scenario when several)")
 	fl.StringVarP(&opts.Format, "format", "f", "text", "report format on stdout: text, json, markdown, junit or html")
@@ -279,20 +281,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		}
 		return nil
 	}
-	var mets *metrics.Metrics
-	if opts.MetricsAddr != "" {
-		ln, err := net.Listen("tcp", opts.MetricsAddr)
-		if err != nil {
-			return withHint(ExitUsage, fmt.Errorf("--metrics-addr %s: %w", opts.MetricsAddr, err), "give a free host:port, e.g. 127.0.0.1:9464")
-		}
-		mets = metrics.New()
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", mets.Handler())
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = srv.Serve(ln) }()
-		defer srv.Close()
-		fmt.Fprintf(opts.Streams.Err, "metrics at http://%s/metrics\n", ln.Addr())
+	closeMetrics, err := opts.Metrics.start(opts.Streams.Err, redaction.Options{Path: opts.RedactPath})
+	if err != nil {
+		return err
 	}
+	defer closeMetrics()
 	if err := opts.useTransport(list...); err != nil {
 		return err
 	}
@@ -319,10 +312,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	written := 0
 	for i, sc := range list {
 		prog := newProgressMode(opts.Streams, progressModeOf(opts.Streams, opts.Quiet), sc.Name)
-		var obs runner.Observer = prog
-		if mets != nil {
-			obs = runner.Observers{prog, mets.Observer(sc.Name)}
-		}
+		obs := opts.Metrics.begin(ctx, sc.Name, prog)
 		var rerun string
 		if opts.rerun != nil {
 			rerun = opts.rerun(strings.TrimPrefix(sc.Source, "builtin:"), seed, nonce)
@@ -332,7 +322,8 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			SpillDir: opts.tmpDir(outs[i])}})
 		prog.Close()
 		if err != nil && len(list) == 1 {
-			return errors.Join(err, opts.Reports.writeNotRun(sc.Name, opts.Target, err))
+			notRun := reports.NotRun("idemcheck "+Version, sc.Name, redactArg(opts.Target), time.Now(), err)
+			return errors.Join(err, opts.Reports.writeNotRun(sc.Name, opts.Target, err), opts.Metrics.end(ctx, opts.Streams.Err, notRun, nil))
 		}
 		if err != nil {
 			// One of several scenarios could not start: the others'
@@ -341,14 +332,18 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			// interrupted.
 			code, errs = worst(code, exitCodeOf(err)), append(errs, err)
 			sums = append(sums, reports.NotRun("idemcheck "+Version, sc.Name, redactArg(opts.Target), time.Now(), err))
+			if err := opts.Metrics.end(ctx, opts.Streams.Err, sums[len(sums)-1], nil); err != nil {
+				code, errs = worst(code, ExitRuntime), append(errs, err)
+			}
 			if ctx.Err() != nil {
 				break
 			}
 			continue
 		}
 		sums = append(sums, ex.Summary)
-		if mets != nil {
-			mets.Verdicts(sc.Name, ex.Summary.Verdicts)
+		targets, _ := sc.TargetURLs(runTargets(opts))
+		if err := opts.Metrics.end(ctx, opts.Streams.Err, ex.Summary, targets); err != nil {
+			code, errs = worst(code, ExitRuntime), append(errs, err)
 		}
 		code = worst(code, ex.Code)
 		if ex.Err != nil {

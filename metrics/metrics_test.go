@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"errors"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/reports"
 )
 
 func TestMetrics(t *testing.T) {
@@ -41,5 +43,23 @@ func TestMetrics(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s:\n%s", want, body)
 		}
+	}
+}
+
+// TestJudgedNotRun checks the result of a scenario that could not run:
+// error, beside met, not_met and inconclusive at 0.
+func TestJudgedNotRun(t *testing.T) {
+	m := New()
+	m.Judged(reports.NotRun("idemcheck v1.0.0", "pay", "http://api:8080", time.Now(), errors.New("target unreachable")), nil)
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	s := scrape(t, srv.URL)
+	s.has(t, "idemcheck_run_result", `result="error",scenario="pay"`, 1)
+	for _, r := range []string{"met", "not_met", "inconclusive"} {
+		s.has(t, "idemcheck_run_result", `result="`+r+`",scenario="pay"`, 0)
+	}
+	s.has(t, "idemcheck_run_info", `scenario="pay",version="v1.0.0"`, 1)
+	if n := s.count("idemcheck_result"); n != 0 {
+		t.Errorf("a scenario that did not run has %d idemcheck_result series, want none", n)
 	}
 }

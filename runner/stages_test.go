@@ -336,7 +336,7 @@ func TestDryRunStages(t *testing.T) {
 	sc.Load.Duration = scenarios.Duration(30 * time.Second)
 	var b bytes.Buffer
 	u := loopback(t, nil)
-	if err := DryRun(context.Background(), &b, sc, []*url.URL{u}, nil, 0); err != nil {
+	if err := DryRun(context.Background(), &b, sc, []*url.URL{u}, nil, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := "load: for 30s, open model in 2 stages\n  stage 1: 10s at 50 ops/s\n  stage 2: 20s, ramp 50 → 200 ops/s\n"

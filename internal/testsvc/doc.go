@@ -1,13 +1,14 @@
-// Package testsvc starts throwaway real servers (Redis, PostgreSQL) for tests
-// and stops them when the test ends.
+// Package testsvc starts throwaway real servers (Redis, PostgreSQL, the
+// Prometheus Pushgateway) for tests and stops them when the test ends.
 //
 // Each helper picks a free 127.0.0.1 port, starts the server in its own
 // temporary directory with persistence turned off, waits until it answers,
 // registers a t.Cleanup that stops it and removes its files, and returns a
 // connection URL:
 //
-//	url := testsvc.Redis(t)    // "redis://127.0.0.1:PORT/0"
-//	dsn := testsvc.Postgres(t) // "postgres://postgres@127.0.0.1:PORT/postgres?sslmode=disable"
+//	url := testsvc.Redis(t)       // "redis://127.0.0.1:PORT/0"
+//	dsn := testsvc.Postgres(t)    // "postgres://postgres@127.0.0.1:PORT/postgres?sslmode=disable"
+//	pgw := testsvc.Pushgateway(t) // "http://127.0.0.1:PORT"
 //
 // A package whose TestMain runs its tests through Main shares one Postgres
 // among them: each Postgres(t) is then a fresh database on it (a server

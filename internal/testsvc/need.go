@@ -28,8 +28,9 @@ type Server int
 
 // The servers this package starts.
 const (
-	RedisServer    Server = iota // redis-server, Debian package redis-server
-	PostgresServer               // initdb and postgres, Debian package postgresql
+	RedisServer       Server = iota // redis-server, Debian package redis-server
+	PostgresServer                  // initdb and postgres, Debian package postgresql
+	PushgatewayServer               // prometheus-pushgateway, Debian package prometheus-pushgateway
 )
 
 func (s Server) String() string {
@@ -38,6 +39,8 @@ func (s Server) String() string {
 		return "redis-server"
 	case PostgresServer:
 		return "postgresql"
+	case PushgatewayServer:
+		return "prometheus-pushgateway"
 	}
 	return fmt.Sprintf("Server(%d)", int(s))
 }
@@ -57,6 +60,12 @@ func (s Server) binaries() ([]string, error) {
 			return nil, err
 		}
 		return []string{initdb, postgres}, nil
+	case PushgatewayServer:
+		bin, err := exec.LookPath("prometheus-pushgateway")
+		if err != nil {
+			return nil, err
+		}
+		return []string{bin}, nil
 	}
 	return nil, fmt.Errorf("unknown server %d", int(s))
 }
@@ -136,8 +145,11 @@ func topLevel(name string) (string, bool) {
 }
 
 func constName(s Server) string {
-	if s == PostgresServer {
+	switch s {
+	case PostgresServer:
 		return "PostgresServer"
+	case PushgatewayServer:
+		return "PushgatewayServer"
 	}
 	return "RedisServer"
 }

@@ -41,6 +41,14 @@ func PostgresWithStop(t testing.TB) (string, func()) {
 	return "", func() {}
 }
 
+// Pushgateway skips t: throwaway servers start on Linux only.
+func Pushgateway(t testing.TB) string {
+	t.Helper()
+	need(t, PushgatewayServer)
+	unsupported(t)
+	return ""
+}
+
 func unsupported(t testing.TB) {
 	t.Helper()
 	msg := "testsvc: throwaway servers are started on Linux only"

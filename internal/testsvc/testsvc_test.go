@@ -5,12 +5,15 @@ package testsvc
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -230,5 +233,62 @@ func assertGone(t *testing.T, addr string) {
 	if err == nil {
 		c.Close()
 		t.Errorf("net.Dial(%s) after cleanup = nil error, want connection refused", addr)
+	}
+}
+
+func TestPushgateway(t *testing.T) {
+	t.Parallel()
+	Need(t, PushgatewayServer)
+	var addr string
+	t.Run("up", func(t *testing.T) {
+		u := Pushgateway(t)
+		parsed, err := url.Parse(u)
+		if err != nil {
+			t.Fatalf("url.Parse(%q) = %v", u, err)
+		}
+		addr = parsed.Host
+		// A push is kept and served back at /metrics.
+		req, _ := http.NewRequest(http.MethodPut, u+"/metrics/job/testsvc", strings.NewReader("testsvc_up 1\n"))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("PUT %s/metrics/job/testsvc = %v", u, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("PUT %s/metrics/job/testsvc = %s, want 200 or 202", u, resp.Status)
+		}
+		resp, err = http.Get(u + "/metrics")
+		if err != nil {
+			t.Fatalf("GET %s/metrics = %v", u, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := `testsvc_up{instance="",job="testsvc"} 1`; !strings.Contains(string(b), want) {
+			t.Errorf("GET /metrics after a push lacks %s:\n%s", want, b)
+		}
+	})
+	assertGone(t, addr)
+}
+
+// TestMissingPushgateway checks that a machine without
+// prometheus-pushgateway skips a test that asks for one, or fails it when
+// IDEMCHECK_REQUIRE_SERVICES=1, naming the package to install.
+func TestMissingPushgateway(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	for _, env := range []string{"", "1"} {
+		t.Setenv(RequireEnv, env)
+		rec := &recorder{TB: t, name: "TestFake"}
+		done := make(chan struct{})
+		go func() { // Skip and Fatal end the goroutine with runtime.Goexit.
+			defer close(done)
+			Pushgateway(rec)
+		}()
+		<-done
+		if want := env == "1"; rec.failed != want || rec.skipped == want {
+			t.Errorf("Pushgateway without the binary, %s=%q: skipped, failed = %v, %v, want %v, %v", RequireEnv, env, rec.skipped, rec.failed, !want, want)
+		}
+		if !strings.Contains(rec.msg, "apt-get install -y prometheus-pushgateway") {
+			t.Errorf("Pushgateway without the binary says %q, want the package to install", rec.msg)
+		}
 	}
 }
