@@ -24,13 +24,17 @@ func (opts *RunOptions) checkHGRM() error {
 }
 
 // writeHGRM writes each run's attempt and op latency histograms to
-// opts.HGRM (--hgrm), if given (trial.SaveHGRM), and says where on
-// stderr.
+// opts.HGRM (--hgrm), if given, named after their scenarios as the run
+// directories are (trial.DirNames), and says where on stderr.
 func (opts *RunOptions) writeHGRM(sums []*reports.Summary) error {
 	if opts.HGRM == "" {
 		return nil
 	}
-	n, err := trial.SaveHGRM(opts.HGRM, sums)
+	names := make([]string, len(sums))
+	for i, s := range sums {
+		names[i] = s.Scenario.Name
+	}
+	n, err := reports.SaveHGRMs(opts.HGRM, trial.DirNames(names), sums)
 	if n > 0 {
 		fmt.Fprintf(opts.Streams.Err, "latency histograms (.hgrm) written to %s\n", opts.HGRM)
 	}

@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -33,4 +35,25 @@ func SaveHGRM(dir, name string, sum *Summary) error {
 		}
 	}
 	return nil
+}
+
+// SaveHGRMs writes each run's histograms to dir (run --hgrm) under the
+// file name of the same index in names (safe and unique among them: the
+// caller's, as trial.DirNames gives them), NAME.attempt.hgrm and
+// NAME.op.hgrm. A run that did not run writes none. It returns how many
+// runs' histograms were written, and every run's error joined.
+func SaveHGRMs(dir string, names []string, sums []*Summary) (int, error) {
+	var errs []error
+	written := 0
+	for i, s := range sums {
+		if s.Histograms == nil {
+			continue
+		}
+		if err := SaveHGRM(dir, names[i], s); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s.Scenario.Name, err))
+			continue
+		}
+		written++
+	}
+	return written, errors.Join(errs...)
 }
