@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,7 +17,6 @@ import (
 	"github.com/idemcheck/idemcheck/audit"
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
-	redaction "github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/internal/termsafe"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/scenarios"
@@ -222,9 +220,9 @@ func auditRunOnce(ctx context.Context, opts *AuditOptions) (*checks.Scorecard, e
 	if err != nil {
 		return nil, err
 	}
-	as, err := auditAs(opts.As)
+	as, err := scenarios.ParseHeaders("--as", opts.As)
 	if err != nil {
-		return nil, err
+		return nil, withCode(ExitUsage, err)
 	}
 	if opts.Transport == nil && !opts.DryRun {
 		idle, rt, err := opts.Client.transport(opts.Streams.Err, 64)
@@ -340,13 +338,7 @@ func auditScenario(opts *AuditOptions) (*scenarios.Scenario, []*url.URL, error) 
 		if err != nil {
 			return nil, nil, withCode(ExitUsage, err)
 		}
-		if opts.Across != "" {
-			for i := range sc.Oracles {
-				if sc.Oracles[i].Effects != nil {
-					sc.Oracles[i].Effects.Across = opts.Across
-				}
-			}
-		}
+		sc.SetAcross(opts.Across)
 		return sc, targets, nil
 	}
 	op, err := opts.Req.resolve(opts.Args[0], opts.Args[1])
@@ -354,19 +346,9 @@ func auditScenario(opts *AuditOptions) (*scenarios.Scenario, []*url.URL, error) 
 		return nil, nil, err
 	}
 	// A scenario asks for a load and an invariant; the audit uses neither.
-	spec := op.Spec("audit")
-	spec.ProfileName = opts.Profile
-	spec.Load = scenarios.Load{Ops: 1, Concurrency: 1}
-	spec.Invariants = []scenarios.Invariant{{Check: "same_response"}}
-	if opts.Effects != "" {
-		probe, err := effectsProbe(opts.Effects, opts.EffectsPath, op.Headers)
-		if err != nil {
-			return nil, nil, err
-		}
-		spec.Oracles = []scenarios.Oracle{{Name: "effects", Effects: &scenarios.EffectsOracle{PerKey: probe, Across: opts.Across}}}
-		spec.Invariants = []scenarios.Invariant{{Check: "at_most_once", Oracle: "effects"}}
-	} else if opts.EffectsPath != "" {
-		return nil, nil, withHint(ExitUsage, errors.New("--effects-path without --effects"), "--effects says which request counts the effects, --effects-path where the count is in its answer")
+	spec, err := op.AuditSpec(opts.Profile, opts.Effects, opts.EffectsPath, opts.Across)
+	if err != nil {
+		return nil, nil, withCode(ExitUsage, err)
 	}
 	sc, err := fromRequest(spec)
 	if err != nil {
@@ -377,37 +359,6 @@ func auditScenario(opts *AuditOptions) (*scenarios.Scenario, []*url.URL, error) 
 		return nil, nil, withCode(ExitUsage, err)
 	}
 	return sc, targets, nil
-}
-
-// effectsProbe parses --effects ('GET /path' or '/path') into a per-key
-// probe that sends the request's -H headers (credentials, usually).
-func effectsProbe(spec, path string, headers map[string]string) (*scenarios.Probe, error) {
-	method, p := scenarios.SplitMethod(spec)
-	if !strings.HasPrefix(p, "/") {
-		return nil, withHint(ExitUsage, fmt.Errorf("--effects %q: want a path", redactArg(p)),
-			"a path that resolves against the audited URL's scheme, host and port: --effects 'GET /charges?idempotency_key={{.Key}}'")
-	}
-	if !strings.Contains(p, "{{") {
-		return nil, withHint(ExitUsage, fmt.Errorf("--effects %q does not name the key", redactArg(p)),
-			"put {{.Key}} where the key goes: --effects 'GET /charges?idempotency_key={{.Key}}'")
-	}
-	// Without --effects-path the whole answer is the count (or the array
-	// whose length is): "$".
-	return &scenarios.Probe{Request: scenarios.Request{Method: cmp.Or(method, http.MethodGet), Path: p, Headers: headers}, Value: cmp.Or(path, "$")}, nil
-}
-
-// auditAs parses the --as headers.
-func auditAs(list []string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, h := range list {
-		name, value, ok := strings.Cut(h, ":")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" || strings.ContainsAny(name, " \t") {
-			return nil, withHint(ExitUsage, fmt.Errorf("--as %q: want 'Name: value'", redaction.HeaderArg(h)), `e.g. --as 'Authorization: Bearer {{env "OTHER_TOKEN"}}'`)
-		}
-		out[name] = strings.TrimSpace(value)
-	}
-	return out, nil
 }
 
 // writePlan prints what the audit would send (--dry-run).

@@ -163,7 +163,7 @@ invariants:
 // whole answer as the count, as the help says (it was refused: "a
 // JSONPath is required").
 func TestAuditEffectsWithoutPath(t *testing.T) {
-	p, err := effectsProbe("GET /charges/count?key={{.Key}}", "", nil)
+	p, err := scenarios.EffectsProbe("GET /charges/count?key={{.Key}}", "", nil)
 	if err != nil || p.Value != "$" || p.Method != http.MethodGet {
 		t.Errorf("effectsProbe without a path = %+v, %v; want GET and the whole answer ($)", p, err)
 	}

@@ -161,3 +161,78 @@ func SplitMethod(spec string) (method, rest string) {
 	}
 	return "", spec
 }
+
+// AuditSpec is the operation as the scenario of an audit: one op, no
+// load, judged by same_response; with effects (an --effects request,
+// 'GET /path?k={{.Key}}' or '/path…'), by at_most_once on an effects
+// oracle that reads the count at effectsPath ("$", the whole answer or
+// the array whose length is, when empty), summed across keys when across
+// is set, sending the operation's headers (its credentials, usually).
+func (op *CommandOp) AuditSpec(profile, effects, effectsPath, across string) (RequestSpec, error) {
+	spec := op.Spec("audit")
+	spec.ProfileName = profile
+	spec.Load = Load{Ops: 1, Concurrency: 1}
+	spec.Invariants = []Invariant{{Check: "same_response"}}
+	if effects == "" {
+		if effectsPath != "" {
+			return spec, argError("--effects says which request counts the effects, --effects-path where the count is in its answer", "--effects-path without --effects")
+		}
+		return spec, nil
+	}
+	probe, err := EffectsProbe(effects, effectsPath, op.Headers)
+	if err != nil {
+		return spec, err
+	}
+	spec.Oracles = []Oracle{{Name: "effects", Effects: &EffectsOracle{PerKey: probe, Across: across}}}
+	spec.Invariants = []Invariant{{Check: "at_most_once", Oracle: "effects"}}
+	return spec, nil
+}
+
+// EffectsProbe parses an --effects request ('GET /path' or '/path') into
+// a per-key probe that sends headers, reading the count at path ("$" when
+// empty: the whole answer, or the array whose length is).
+func EffectsProbe(spec, path string, headers map[string]string) (*Probe, error) {
+	method, p := SplitMethod(spec)
+	if !strings.HasPrefix(p, "/") {
+		return nil, argError("a path that resolves against the audited URL's scheme, host and port: --effects 'GET /charges?idempotency_key={{.Key}}'",
+			"--effects %q: want a path", redaction.Arg(p))
+	}
+	if !strings.Contains(p, "{{") {
+		return nil, argError("put {{.Key}} where the key goes: --effects 'GET /charges?idempotency_key={{.Key}}'", "--effects %q does not name the key", redaction.Arg(p))
+	}
+	if method == "" {
+		method = http.MethodGet
+	}
+	if path == "" {
+		path = "$"
+	}
+	return &Probe{Request: Request{Method: method, Path: p, Headers: headers}, Value: path}, nil
+}
+
+// ParseHeaders parses 'Name: value' arguments of flag (--as) into a map;
+// a bad one is an *ArgError naming the flag, never quoting the value.
+func ParseHeaders(flag string, list []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, h := range list {
+		name, value, ok := strings.Cut(h, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(name, " \t") {
+			return nil, argError(fmt.Sprintf(`e.g. %s 'Authorization: Bearer {{env "OTHER_TOKEN"}}'`, flag), "%s %q: want 'Name: value'", flag, redaction.HeaderArg(h))
+		}
+		out[name] = strings.TrimSpace(value)
+	}
+	return out, nil
+}
+
+// SetAcross sums every effects oracle's count across keys as across says
+// (audit --across); "" leaves them.
+func (sc *Scenario) SetAcross(across string) {
+	if across == "" {
+		return
+	}
+	for i := range sc.Oracles {
+		if sc.Oracles[i].Effects != nil {
+			sc.Oracles[i].Effects.Across = across
+		}
+	}
+}
