@@ -7,12 +7,10 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"path/filepath"
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/atomicfile"
-	"github.com/idemcheck/idemcheck/measure"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
@@ -98,7 +96,7 @@ func conclude(ctx context.Context, name string, j *trial.Judged, o execOptions) 
 		// The load's record is not whole: report what was sent, judge
 		// nothing, and write no history.jsonl (it would be a run that
 		// never was).
-		lost(sum, se)
+		reports.Lost(sum, se.Ops, se.Attempts, se.Error())
 		ex.Code = worst(ExitRuntime, ex.Code)
 		ex.Err = fmt.Errorf("%w; give the run a disk with room with --tmp-dir (a history takes about 250 bytes an attempt past --spill-after)", ex.Err)
 	}
@@ -125,33 +123,14 @@ func conclude(ctx context.Context, name string, j *trial.Judged, o execOptions) 
 // run's end writes it again, with its readings.
 func checkpoint(o execOptions, h *history.History) {
 	h.Meta.Rerun = o.Rerun
-	path := filepath.Join(o.Out, "history.jsonl")
-	err := trial.NoSymlinkBelow(o.Base, o.Out)
-	if err == nil {
-		err = os.MkdirAll(o.Out, 0o755)
-	}
-	if err == nil {
-		err = atomicfile.Write(path, func(f *os.File) error { return history.Encode(f, h) })
-	}
-	if o.Errs == nil {
-		return
-	}
-	if err != nil {
+	path, err := trial.SaveCheckpoint(o.Base, o.Out, h)
+	switch {
+	case o.Errs == nil:
+	case err != nil:
 		fmt.Fprintf(o.Errs, "interrupted: the load's history could not be saved: %v\n", err)
-		return
+	default:
+		fmt.Fprintf(o.Errs, "interrupted: the load's history is saved to %s; reading the state (Ctrl-C again to stop at once)\n", path)
 	}
-	fmt.Fprintf(o.Errs, "interrupted: the load's history is saved to %s; reading the state (Ctrl-C again to stop at once)\n", path)
-}
-
-// lost is the summary of a run whose history could not be written to
-// disk: what was sent, counted as it was, and nothing judged.
-func lost(sum *reports.Summary, se *runner.SpillError) {
-	sum.Load = measure.Load{Ops: se.Ops, Attempts: se.Attempts}
-	sum.Faults, sum.Statuses, sum.Errors = []measure.FaultCount{}, []measure.Count{}, []measure.Count{}
-	sum.Latency = reports.Latency{}
-	sum.Verdicts, sum.Thresholds, sum.Findings = []checks.Verdict{}, []checks.Threshold{}, []checks.Finding{}
-	sum.Result, sum.Why = checks.Inconclusive, "nothing judged: "+se.Error()
-	sum.Charts = nil
 }
 
 // prepareError gives a failed trial.Prepare its exit code and hint.

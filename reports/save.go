@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/atomicfile"
+	"github.com/idemcheck/idemcheck/measure"
 )
 
 // SaveRun writes a judged run's files to dir, each whole or not at all: its
@@ -27,4 +29,16 @@ func SaveRun(dir string, sum *Summary, h *history.History) error {
 	return atomicfile.Write(filepath.Join(dir, "report.json"), func(f *os.File) error {
 		return WriteJSON(f, []*Summary{sum})
 	})
+}
+
+// Lost makes sum the summary of a run whose history could not be written
+// to disk: what was sent (ops and attempts, counted as they were sent),
+// and nothing judged, for why.
+func Lost(sum *Summary, ops, attempts int, why string) {
+	sum.Load = measure.Load{Ops: ops, Attempts: attempts}
+	sum.Faults, sum.Statuses, sum.Errors = []measure.FaultCount{}, []measure.Count{}, []measure.Count{}
+	sum.Latency = Latency{}
+	sum.Verdicts, sum.Thresholds, sum.Findings = []checks.Verdict{}, []checks.Threshold{}, []checks.Finding{}
+	sum.Result, sum.Why = checks.Inconclusive, "nothing judged: "+why
+	sum.Charts = nil
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/atomicfile"
 )
 
 // HistoryFile is the file a saved run or audit keeps its history in.
@@ -79,4 +80,19 @@ func SplitRun(ctx context.Context, dir string, partBytes int64) (*history.Parts,
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return p, nil
+}
+
+// SaveCheckpoint writes h to out/history.jsonl (whole or not at all), as
+// an interrupted run's load is saved before its state is read; no link
+// below base (the --out given) is followed. It returns the file's path.
+func SaveCheckpoint(base, out string, h *history.History) (string, error) {
+	path := filepath.Join(out, HistoryFile)
+	err := NoSymlinkBelow(base, out)
+	if err == nil {
+		err = os.MkdirAll(out, 0o755)
+	}
+	if err == nil {
+		err = atomicfile.Write(path, func(f *os.File) error { return history.Encode(f, h) })
+	}
+	return path, err
 }
