@@ -455,3 +455,17 @@ func TestC06Adaptive(t *testing.T) {
 		}
 	}
 }
+
+// TestC24PastRetentionNotAccused: a correct API whose keys expire by time
+// (a short declared --retention, as a slow machine makes of any) forgets
+// a key the flood outlived; C24 does not call that a retention by count.
+func TestC24PastRetentionNotAccused(t *testing.T) {
+	t.Parallel()
+	f, u := newFake(t)
+	f.ttl = time.Millisecond
+	sc := auditFake(t, u, []string{"C24"}, Config{Retention: time.Millisecond, RetentionKeys: 24, Errors: ErrorsReExecuted})
+	c := sc.Checks[slices.IndexFunc(sc.Checks, func(c checks.ContractCheck) bool { return c.ID == "C24" })]
+	if c.Result == checks.Fail || !strings.Contains(c.Summary, "past the declared retention") {
+		t.Errorf("C24 on keys expired by time = %s (%s), want no accusation, the retries named past the retention", c.Result, c.Summary)
+	}
+}

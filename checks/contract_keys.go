@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/idemcheck/idemcheck/history"
 )
@@ -91,6 +92,14 @@ func judgeC24(c *contractRun, ops []probeOp) {
 			if s != p.first && s.Start > p.first.End && s.Start < p.retry.Start {
 				p.after++
 			}
+		}
+		if ret := c.ct.Retention; ret > 0 && p.retry.Start-p.first.Start >= ret {
+			// A key past the declared retention may rightly be forgotten:
+			// its retry tells nothing of a retention by count.
+			c.show(p.retry)
+			c.unknown("a key's retry after %d other keys came %v after its first request, past the declared retention (%v), whose expiry would explain a re-execution: not judged (raise --retention, or send fewer --retention-keys)",
+				p.after, (p.retry.Start - p.first.Start).Round(time.Millisecond), ret)
+			continue
 		}
 		checked = append(checked, fmt.Sprint(p.after))
 		c.show(p.retry)
