@@ -3,8 +3,6 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/termsafe"
 	"github.com/idemcheck/idemcheck/measure"
+	"github.com/idemcheck/idemcheck/reports"
 )
 
 // progressMode is how a run shows its progress on stderr.
@@ -101,21 +100,11 @@ func (p *progress) Start(totalOps int, d time.Duration) {
 		case progressBars:
 			p.startBar()
 		case progressLines:
-			p.printf("%s: started, %s\n", p.name, p.plan())
+			p.printf("%s: started, %s\n", p.name, p.view().Plan())
 			p.wg.Add(1)
 			go p.loop(progressEvery, func(now time.Time) { p.printf("%s: %s\n", p.name, p.status(now)) })
 		}
 	})
-}
-
-func (p *progress) plan() string {
-	switch {
-	case p.total > 0 && p.dur > 0:
-		return fmt.Sprintf("%d ops or %s, whichever comes first", p.total, p.dur)
-	case p.total > 0:
-		return fmt.Sprintf("%d ops", p.total)
-	}
-	return fmt.Sprintf("for %s", p.dur)
 }
 
 func (p *progress) startBar() {
@@ -217,46 +206,16 @@ func (p *progress) printf(format string, args ...any) {
 // live is the counters after the bar: rate, faults, retries, answers, p99.
 func (p *progress) live() string { return p.counters(time.Now()) }
 
-func (p *progress) counters(now time.Time) string {
-	n := p.tally.Counts()
-	parts := []string{fmt.Sprintf("%.0f ops/s", p.rate(now, n.Ops))}
-	if st := p.stage(now); st != "" {
-		parts = append([]string{st}, parts...)
-	}
-	if n.Attempts > 0 {
-		parts = append(parts, fmt.Sprintf("faults %d", n.Faults), fmt.Sprintf("retries %d", n.Retries),
-			fmt.Sprintf("4xx %d", n.S4xx), fmt.Sprintf("5xx %d", n.S5xx))
-	}
-	if q, ok := p.tally.P99(); ok {
-		parts = append(parts, fmt.Sprintf("p99 %.1fms", measure.MS(q)))
-	}
-	if n.Indeterminate > 0 {
-		parts = append(parts, fmt.Sprintf("indeterminate %d", n.Indeterminate))
-	}
-	return strings.Join(parts, " · ")
+// view renders the counts: reports.Progress over what Start and Stages
+// announced.
+func (p *progress) view() reports.Progress {
+	return reports.Progress{Start: p.start, Total: p.total, Dur: p.dur, Stages: p.stages}
 }
+
+func (p *progress) counters(now time.Time) string { return p.view().Counters(now, &p.tally) }
 
 // status is one line of progress for logs, at now.
-func (p *progress) status(now time.Time) string {
-	el, ops := now.Sub(p.start).Truncate(time.Second), p.tally.Counts().Ops
-	done := fmt.Sprintf("%d ops", ops)
-	switch {
-	case p.total > 0:
-		done = fmt.Sprintf("%d/%d ops", ops, p.total)
-	case p.dur > 0:
-		done = fmt.Sprintf("%s/%s, %d ops", el, p.dur, ops)
-	}
-	return fmt.Sprintf("%s after %s; %s", done, el, p.counters(now))
-}
-
-// rate is ops per second since the start, at now.
-func (p *progress) rate(now time.Time, ops int64) float64 {
-	el := now.Sub(p.start).Seconds()
-	if el <= 0 {
-		return 0
-	}
-	return float64(ops) / el
-}
+func (p *progress) status(now time.Time) string { return p.view().Status(now, &p.tally) }
 
 // Close ends the progress: the bar completes, the log gets a last line.
 func (p *progress) Close() {
@@ -285,20 +244,5 @@ func (p *progress) Close() {
 // Start.
 func (p *progress) Stages(stages []history.Stage) { p.stages = stages }
 
-// stage names the stage under way at now, and its target: "stage 2/3
-// ramp to 200 ops/s"; "" for a flat load, or past the last stage.
-func (p *progress) stage(now time.Time) string {
-	i := measure.StageAt(p.stages, now.Sub(p.start))
-	if i < 0 {
-		return ""
-	}
-	s := p.stages[i]
-	target := fmt.Sprintf("%d workers", s.Concurrency)
-	if s.Rate > 0 {
-		target = strconv.FormatFloat(s.Rate, 'f', -1, 64) + " ops/s"
-	}
-	if s.Ramp {
-		target = "ramp to " + target
-	}
-	return fmt.Sprintf("stage %d/%d %s", i+1, len(p.stages), target)
-}
+// stage names the stage under way at now (reports.Progress.Stage).
+func (p *progress) stage(now time.Time) string { return p.view().Stage(now) }
