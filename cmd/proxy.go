@@ -70,15 +70,8 @@ duplicate=0.05,copies=3; delay=0.2,delay=20ms.`,
 	return c
 }
 
-// parseFault reads a --fault flag (faults.ParseSpec), its errors naming
-// the flag and its value.
-func parseFault(s string) (faults.Spec, error) {
-	spec, err := faults.ParseSpec(s)
-	if err != nil {
-		return faults.Spec{}, fmt.Errorf("--fault %q: %w", s, err)
-	}
-	return spec, nil
-}
+// parseFault reads a --fault flag (faults.ParseFlag).
+func parseFault(s string) (faults.Spec, error) { return faults.ParseFlag(s) }
 
 func proxyRun(ctx context.Context, opts *ProxyOptions) error {
 	target, err := url.Parse(opts.Target)
@@ -86,17 +79,9 @@ func proxyRun(ctx context.Context, opts *ProxyOptions) error {
 		// the URL as given may hold a password or a token: never echo it
 		return withHint(ExitUsage, fmt.Errorf("--target %q is not an http(s) URL", redaction.String(opts.Target)), "e.g. --target http://127.0.0.1:8080")
 	}
-	var specs []faults.Spec
-	for _, f := range opts.Faults {
-		spec, err := parseFault(f)
-		if err != nil {
-			return withCode(ExitUsage, err)
-		}
-		if _, err := faults.New(spec); err != nil {
-			return withHint(ExitUsage, fmt.Errorf("--fault %q: %s", f, strings.ReplaceAll(err.Error(), "\n", "; ")),
-				"KIND=RATE with RATE in [0, 1], e.g. drop_ack=0.1 or timeout=0.05,after=50ms")
-		}
-		specs = append(specs, spec)
+	specs, err := faults.ParseFlags(opts.Faults)
+	if err != nil {
+		return withCode(ExitUsage, err)
 	}
 	plan, err := faults.NewPlan(opts.Seed, specs)
 	if err != nil {
@@ -210,35 +195,12 @@ and restore it:
 	return c
 }
 
-// tcpFaults builds the TCP proxy's faults from the flags.
+// tcpFaults builds the TCP proxy's faults from the flags
+// (faults.ParseTCPFlags).
 func tcpFaults(opts *ProxyTCPOptions) (faults.TCPFaults, error) {
 	f := faults.TCPFaults{Latency: opts.Latency, Jitter: opts.Jitter, Down: opts.Down, ResetAfter: opts.ResetAfter}
-	if opts.Bandwidth != "" {
-		bw, err := faults.ParseBytes(opts.Bandwidth)
-		if err != nil {
-			return f, withHint(ExitUsage, fmt.Errorf("--bandwidth %q: %w", opts.Bandwidth, err), "bytes per second: 1MB, 64KB or 10000")
-		}
-		f.Bandwidth = bw
-	}
-	for _, s := range opts.Faults {
-		spec, err := parseFault(s)
-		if err != nil {
-			return f, withCode(ExitUsage, err)
-		}
-		if _, err := faults.New(spec); err != nil {
-			return f, withCode(ExitUsage, fmt.Errorf("--fault %q: %s", s, strings.ReplaceAll(err.Error(), "\n", "; ")))
-		}
-		if spec.Kind == faults.KindDelay && opts.Latency != 0 {
-			return f, withHint(ExitUsage, fmt.Errorf("--fault %q and --latency both set", s), "one hold per exchange: --latency D, or --fault delay=RATE,delay=D for a share of them")
-		}
-		if err := f.Add(spec); err != nil {
-			return f, withHint(ExitUsage, fmt.Errorf("--fault %q: %w", s, err), "the TCP proxy shares delay and reset with the HTTP proxy; see --latency, --down, --reset-after, --bandwidth")
-		}
-	}
-	if err := f.Validate(); err != nil {
-		return f, withCode(ExitUsage, err)
-	}
-	return f, nil
+	f, err := faults.ParseTCPFlags(f, opts.Bandwidth, opts.Faults)
+	return f, withCode(ExitUsage, err)
 }
 
 func proxyTCPRun(ctx context.Context, opts *ProxyTCPOptions) error {
