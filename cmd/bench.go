@@ -1,15 +1,12 @@
 package cmd
 
 import (
-	redaction "github.com/idemcheck/idemcheck/internal/redact"
-
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -46,25 +43,12 @@ type BenchOverheadOptions struct {
 
 	Method, URL string
 	Request     requestFlags
-	// BaselinePath is arm B's path (a bypass endpoint); BaselineNoKey
-	// makes arm B the same request without its key. One of the two.
-	BaselinePath  string
-	BaselineNoKey bool
-
-	// Rate is ops/s per arm, or "auto".
-	Rate        string
-	Duration    time.Duration
-	Warmup      time.Duration
-	Block       time.Duration
-	MaxInFlight int
-	Timeout     time.Duration
-	MaxOverhead string
-	Format      string
-	Out         string
-	MaxRequests int
-	DryRun      bool
-	Seed        uint64
-	Resamples   int
+	// Settings are the baseline, the rate and times, the budget, the
+	// format and the caps, checked by abtest.
+	abtest.Settings
+	Out    string
+	DryRun bool
+	Seed   uint64
 	// Client is how it connects: TLS trust, client certificates, a trace.
 	Client clientFlags
 
@@ -134,7 +118,7 @@ there.`,
 	fl.StringVar(&opts.MaxOverhead, "max-overhead", "", "the budget, per percentile in % of B or as a duration: p50=30%,p99=5ms")
 	fl.StringVar(&opts.Format, "format", "text", "output: text, json or markdown")
 	fl.StringVarP(&opts.Out, "out", "o", "", "write the arms' latency histograms as .hgrm files (a.hgrm, b.hgrm) into this directory (default: none written)")
-	fl.IntVar(&opts.MaxRequests, "max-requests", defaultBenchMaxRequests, "refuse to run when it would send more requests than this")
+	fl.IntVar(&opts.MaxRequests, "max-requests", abtest.DefaultMaxRequests, "refuse to run when it would send more requests than this")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "state what would be sent, send nothing")
 	fl.Uint64Var(&opts.Seed, "seed", 1, "seed for the bootstrap (keys are new on every run)")
 	fl.IntVar(&opts.Resamples, "resamples", abtest.DefaultResamples, "bootstrap resamples for the confidence intervals")
@@ -143,13 +127,6 @@ there.`,
 
 // benchArms builds arm A (the operation) and arm B (its baseline).
 func benchArms(opts *BenchOverheadOptions) (a, b *scenarios.Scenario, err error) {
-	if (opts.BaselinePath == "") == !opts.BaselineNoKey {
-		return nil, nil, withHint(ExitUsage, errors.New("bench overhead needs one baseline"),
-			"--baseline-path /naive/charges (an endpoint without the layer) or --baseline-no-key (the request without its key)")
-	}
-	if opts.BaselinePath != "" && !strings.HasPrefix(opts.BaselinePath, "/") {
-		return nil, nil, withHint(ExitUsage, fmt.Errorf("--baseline-path %q is not a path", opts.BaselinePath), "a path on the same target, e.g. /naive/charges")
-	}
 	op, err := opts.Request.resolve(opts.Method, opts.URL)
 	if err != nil {
 		return nil, nil, err
@@ -164,44 +141,18 @@ func benchArms(opts *BenchOverheadOptions) (a, b *scenarios.Scenario, err error)
 	return a, b, nil
 }
 
-// mutating reports whether method changes state.
-func mutating(method string) bool {
-	switch method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
-		return false
-	}
-	return true
-}
-
-// defaultBenchMaxRequests caps bench overhead's requests unless
-// --max-requests says otherwise: more than any default bench sends (a
-// --rate auto search and two arms at half its cap), fewer than a runaway.
-const defaultBenchMaxRequests = 1_000_000
-
 func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 	streams := opts.Streams
-	if opts.MaxRequests <= 0 {
-		return withHint(ExitUsage, fmt.Errorf("--max-requests %d: want at least 1", opts.MaxRequests), fmt.Sprintf("the most requests the bench may send; the default is %d", defaultBenchMaxRequests))
+	if err := opts.CheckBaseline(); err != nil {
+		return withCode(ExitUsage, err)
 	}
 	a, b, err := benchArms(opts)
 	if err != nil {
 		return err
 	}
-	budget, err := abtest.ParseBudget(opts.MaxOverhead)
+	budget, rate, auto, err := opts.Parse()
 	if err != nil {
-		return withHint(ExitUsage, fmt.Errorf("--max-overhead: %w", err), "e.g. --max-overhead p50=30%,p99=5ms")
-	}
-	switch opts.Format {
-	case "text", "json", "markdown":
-	default:
-		return withHint(ExitUsage, fmt.Errorf("--format %q", opts.Format), "text, json or markdown")
-	}
-	rate, auto, err := abtest.ParseRate(opts.Rate)
-	if err != nil {
-		return withHint(ExitUsage, fmt.Errorf("--rate %q", opts.Rate), "ops per second per arm, like --rate 200, or --rate auto")
-	}
-	if opts.Duration <= 0 || opts.Warmup < 0 || opts.Block <= 0 || opts.MaxInFlight <= 0 || opts.Resamples <= 0 || opts.Timeout <= 0 {
-		return usageError("--duration, --block, --max-in-flight, --resamples and --request-timeout must be positive, --warmup not negative")
+		return withCode(ExitUsage, err)
 	}
 	targets, err := a.TargetURLs(nil)
 	if err != nil {
@@ -225,23 +176,10 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 	ro := abtest.RateOptions{MaxInFlight: opts.MaxInFlight, Rand: rand.New(rand.NewPCG(randomSeed(), randomSeed()))}
 
 	// What it will send, before sending it.
-	kind := "requests"
-	if mutating(a.Operation.Method) {
-		kind = "mutating requests"
-	}
-	what := fmt.Sprintf("%s %s (A) and %s %s (B%s)", a.Operation.Method, redaction.Path(a.Operation.Path), b.Operation.Method, redaction.Path(b.Operation.Path), map[bool]string{true: ", no key", false: ""}[opts.BaselineNoKey])
-	total := abtest.Ops(ab)
-	if auto {
-		total = abtest.AutoOps(ab, ro)
-		fmt.Fprintf(streams.Err, "bench overhead: %s to %s; --rate auto: at most %d %s (the rate search, then 2 arms × %v at half the rate found)\n",
-			what, redaction.URL(targets[0]), total, kind, opts.Warmup+opts.Duration)
-	} else {
-		fmt.Fprintf(streams.Err, "bench overhead: %s to %s; about %d %s (2 arms × %v × %.0f/s, warm-up %v included), a fresh key per op\n",
-			what, redaction.URL(targets[0]), total, kind, opts.Warmup+opts.Duration, rate, opts.Warmup)
-	}
-	if total > opts.MaxRequests {
-		return withHint(ExitUsage, fmt.Errorf("bench overhead would send up to %d requests, over --max-requests %d", total, opts.MaxRequests),
-			"lower --rate or --duration, or raise --max-requests")
+	plan := abtest.NewPreview(a, b, opts.BaselineNoKey, targets[0], ab, ro, auto)
+	fmt.Fprintln(streams.Err, plan.Line)
+	if err := plan.Within(opts.MaxRequests); err != nil {
+		return withCode(ExitUsage, err)
 	}
 	if opts.DryRun {
 		fmt.Fprintln(streams.Err, "dry run: nothing sent")
@@ -268,7 +206,7 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 		if err != nil {
 			return benchErr(ctx, err)
 		}
-		fmt.Fprintf(streams.Err, "A sustains %.0f ops/s, B %.0f ops/s (A/B %.0f%%); benching at %.0f ops/s\n", maxA, maxB, pct(maxA, maxB), ab.Rate)
+		fmt.Fprintln(streams.Err, abtest.RatesFound(maxA, maxB, ab.Rate))
 		if ab.Rate < 1 {
 			return withCode(ExitInconclusive, errors.New("an arm sustains less than 2 ops/s: nothing to bench at"))
 		}
@@ -277,7 +215,7 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 	if err != nil {
 		return benchErr(ctx, err)
 	}
-	sum := abtest.Report(what, res, abtest.Compare(res, opts.Resamples, rand.New(rand.NewPCG(opts.Seed, 0xb007))), budget)
+	sum := abtest.Report(plan.What, res, abtest.Compare(res, opts.Resamples, rand.New(rand.NewPCG(opts.Seed, 0xb007))), budget)
 	sum.MaxA, sum.MaxB = maxA, maxB
 	// The summary first: files that fail to write must not hide it.
 	switch opts.Format {
@@ -318,13 +256,6 @@ func benchErr(ctx context.Context, err error) error {
 		return withHint(ExitRuntime, err, "is the API up at that URL?")
 	}
 	return withCode(ExitRuntime, err)
-}
-
-func pct(a, b float64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return a / b * 100
 }
 
 // maxValueSize bounds bench store's --value-size: every record the bench
