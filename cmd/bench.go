@@ -258,22 +258,10 @@ func benchErr(ctx context.Context, err error) error {
 	return withCode(ExitRuntime, err)
 }
 
-// maxValueSize bounds bench store's --value-size: every record the bench
-// writes holds one, in the measured store's memory.
-const maxValueSize = 16 << 20
-
 // BenchStoreOptions are the inputs of `idemcheck bench store`.
 type BenchStoreOptions struct {
-	Streams     Streams
-	Redis       string
-	Postgres    string
-	Concurrency []int
-	Duration    time.Duration
-	ValueSize   int
-	RPS         int
-	TTL         time.Duration
-	Roundtrips  int
-	Format      string
+	Streams Streams
+	storebench.Settings
 }
 
 // NewCmdBenchStore builds `idemcheck bench store`.
@@ -307,27 +295,8 @@ it before it ends.`,
       --concurrency 1,8,64 --duration 5s --value-size 512 --rps 10000 --ttl 24h --format json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			if opts.Redis == "" && opts.Postgres == "" {
-				return withHint(ExitUsage, errors.New("bench store needs --redis or --postgres"), "e.g. --redis redis://127.0.0.1:6379/0")
-			}
-			if opts.Duration <= 0 || opts.ValueSize <= 0 || opts.RPS <= 0 || opts.TTL < time.Second || opts.Roundtrips <= 0 {
-				return usageError("--duration, --value-size, --rps and --roundtrips must be positive, --ttl at least 1s")
-			}
-			if opts.ValueSize > maxValueSize {
-				return withHint(ExitUsage, fmt.Errorf("--value-size %d: at most %d bytes (16 MiB)", opts.ValueSize, maxValueSize), "a stored response is a response body: e.g. --value-size 512")
-			}
-			if opts.Duration > time.Hour {
-				return withHint(ExitUsage, fmt.Errorf("--duration %v: at most 1h per primitive", opts.Duration), "e.g. --duration 5s")
-			}
-			for _, c := range opts.Concurrency {
-				if c <= 0 || c > 4096 {
-					return usageError("--concurrency %d: want 1 to 4096", c)
-				}
-			}
-			switch opts.Format {
-			case "text", "json":
-			default:
-				return withHint(ExitUsage, fmt.Errorf("--format %q", opts.Format), "text or json")
+			if err := opts.Check(); err != nil {
+				return withCode(ExitUsage, err)
 			}
 			if runF != nil {
 				return runF(c.Context(), opts)
@@ -356,7 +325,7 @@ func benchStoreRun(ctx context.Context, opts *BenchStoreOptions) error {
 			fmt.Fprintf(streams.Err, "  %s %s × %d\n", store, primitive, c)
 		},
 	}
-	steps := len(opts.Concurrency) * (map[bool]int{true: len(storebench.RedisPrimitives)}[opts.Redis != ""] + map[bool]int{true: len(storebench.PostgresPrimitives)}[opts.Postgres != ""])
+	steps := opts.Steps()
 	fmt.Fprintf(streams.Err, "bench store: %d steps of %v (about %v)\n", steps, opts.Duration, time.Duration(steps)*opts.Duration)
 	out := reports.Store{RedisURL: redact(opts.Redis), PostgresURL: redact(opts.Postgres), ValueSize: opts.ValueSize, TTL: opts.TTL}
 	var per int64
