@@ -266,18 +266,8 @@ func closestFlag(c *cobra.Command, err error) string {
 			names = append(names, f.Name)
 		}
 	})
-	if best, near := yamlstrict.Closest(name, names); near {
+	if best := yamlstrict.Meant(name, names); best != "" {
 		return "--" + best
-	}
-	// a word of a longer name: --quiet for --quiet-period
-	var longer []string
-	for _, n := range names {
-		if strings.HasPrefix(n, name+"-") || strings.HasSuffix(n, "-"+name) {
-			longer = append(longer, n)
-		}
-	}
-	if len(longer) == 1 {
-		return "--" + longer[0]
 	}
 	return ""
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -120,32 +119,9 @@ func (p *phaseFlags) check(c *cobra.Command, args []string, out string) error {
 	return nil
 }
 
-// parseShardFlag parses --shard: i/N, or auto/N with i from
-// $JOB_COMPLETION_INDEX. With getenv nil, auto/N is only checked for form.
+// parseShardFlag parses --shard (trial.ParseShardArg).
 func parseShardFlag(s string, getenv func(string) string) (history.Shard, error) {
-	i, n, ok := strings.Cut(s, "/")
-	if ok && i == "auto" {
-		if _, err := strconv.Atoi(n); err != nil {
-			return history.Shard{}, fmt.Errorf("--shard %q: want i/N or auto/N, e.g. 0/4", s)
-		}
-		if getenv == nil {
-			return history.ParseShard("0/" + n)
-		}
-		idx := getenv("JOB_COMPLETION_INDEX")
-		if idx == "" {
-			return history.Shard{}, fmt.Errorf("--shard %s: JOB_COMPLETION_INDEX is not set (it is in a Kubernetes Indexed Job); give the index, --shard i/%s", s, n)
-		}
-		sh, err := history.ParseShard(idx + "/" + n)
-		if err != nil {
-			return history.Shard{}, fmt.Errorf("--shard %s with JOB_COMPLETION_INDEX=%s: %w", s, idx, err)
-		}
-		return sh, nil
-	}
-	sh, err := history.ParseShard(s)
-	if err != nil {
-		return history.Shard{}, fmt.Errorf("--shard: %w", err)
-	}
-	return sh, nil
+	return trial.ParseShardArg(s, getenv)
 }
 
 // refuseNemesis refuses a phase of a sharded run whose scenario declares

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/atomicfile"
@@ -95,4 +97,33 @@ func SaveCheckpoint(base, out string, h *history.History) (string, error) {
 		err = atomicfile.Write(path, func(f *os.File) error { return history.Encode(f, h) })
 	}
 	return path, err
+}
+
+// ParseShardArg parses a --shard argument: i/N, or auto/N with i from
+// JOB_COMPLETION_INDEX in getenv (a Kubernetes Indexed Job); with a nil
+// getenv, auto/N is only checked (as 0/N).
+func ParseShardArg(s string, getenv func(string) string) (history.Shard, error) {
+	i, n, ok := strings.Cut(s, "/")
+	if ok && i == "auto" {
+		if _, err := strconv.Atoi(n); err != nil {
+			return history.Shard{}, fmt.Errorf("--shard %q: want i/N or auto/N, e.g. 0/4", s)
+		}
+		if getenv == nil {
+			return history.ParseShard("0/" + n)
+		}
+		idx := getenv("JOB_COMPLETION_INDEX")
+		if idx == "" {
+			return history.Shard{}, fmt.Errorf("--shard %s: JOB_COMPLETION_INDEX is not set (it is in a Kubernetes Indexed Job); give the index, --shard i/%s", s, n)
+		}
+		sh, err := history.ParseShard(idx + "/" + n)
+		if err != nil {
+			return history.Shard{}, fmt.Errorf("--shard %s with JOB_COMPLETION_INDEX=%s: %w", s, idx, err)
+		}
+		return sh, nil
+	}
+	sh, err := history.ParseShard(s)
+	if err != nil {
+		return history.Shard{}, fmt.Errorf("--shard: %w", err)
+	}
+	return sh, nil
 }

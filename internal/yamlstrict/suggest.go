@@ -51,3 +51,22 @@ func distance(a, b string) int {
 	}
 	return prev[len(rb)]
 }
+
+// Meant is the known name a mistyped one was likely meant to be: the
+// nearest by edit distance when near enough, else the one longer name it
+// is a dash-separated word of (quiet for quiet-period); "" when none.
+func Meant(name string, known []string) string {
+	if best, near := Closest(name, known); near {
+		return best
+	}
+	var longer []string
+	for _, n := range known {
+		if strings.HasPrefix(n, name+"-") || strings.HasSuffix(n, "-"+name) {
+			longer = append(longer, n)
+		}
+	}
+	if len(longer) == 1 {
+		return longer[0]
+	}
+	return ""
+}
