@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/trial"
 )
 
 // reportFlags choose the report files a command writes besides its report
@@ -92,7 +92,7 @@ func (r *reportFlags) resolve() error {
 			return usageError("--report %s: %s is a directory", spec, clean)
 		}
 		if !r.noFS {
-			if err := checkReportWritable(clean); err != nil {
+			if err := trial.CheckFileWritable(clean); err != nil {
 				return withHint(ExitRuntime, fmt.Errorf("--report %s: %w", spec, err), "write the report where you can write; nothing was sent")
 			}
 		}
@@ -110,40 +110,6 @@ func (r *reportFlags) writer(format string) (reports.WriteFunc, error) {
 	return reports.WriterFor(format, reports.Options{JUnitInconclusive: r.Inconclusive})
 }
 
-// checkReportWritable checks that the report at path can be written:
-// a file can be made in its directory (the atomic write's temporary
-// file), and a regular file already there can be opened for writing.
-func checkReportWritable(path string) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".idemcheck-write-check-*")
-	if err != nil {
-		return fmt.Errorf("cannot write in %s: %w", dir, unwrapPath(err))
-	}
-	f.Close()
-	os.Remove(f.Name())
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return fmt.Errorf("cannot write %s: %w", path, unwrapPath(err))
-		}
-		f.Close()
-	}
-	return nil
-}
-
-// unwrapPath is a path error's cause, as the message names the path.
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-// runFiles are the names of the files a run writes in its --out: a run's
-// (reports.SaveRun) and a sharded run's (trial).
-var runFiles = []string{"history.jsonl", "report.json", "report.html", "manifest.json", "before.json", "manifest.mac"}
-
 // refuseRunFiles refuses a --report that would write over one of the
 // files the run writes in out (or a directory below it), which the run
 // would then overwrite or lose: --report json=OUT/history.jsonl leaves no
@@ -152,22 +118,8 @@ func (r *reportFlags) refuseRunFiles(out string) error {
 	if out == "" {
 		return nil
 	}
-	base, err := filepath.Abs(out)
-	if err != nil {
-		return nil
-	}
 	for _, f := range r.files {
-		p, err := filepath.Abs(f.Path)
-		if err != nil {
-			continue
-		}
-		rel, err := filepath.Rel(base, p)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			continue
-		}
-		name := filepath.Base(p)
-		shard, _ := filepath.Match("shard-*-of-*.*", name)
-		if slices.Contains(runFiles, name) || shard || strings.HasPrefix(name, "idemcheck-spill-") {
+		if name := trial.RunFileIn(out, f.Path); name != "" {
 			return withHint(ExitUsage, fmt.Errorf("--report %s=%s: %s is a file the run writes in --out %s", f.Format, f.Path, name, out),
 				"write the report under another name, or outside --out; nothing was sent")
 		}

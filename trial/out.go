@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/idemcheck/idemcheck/scenarios"
@@ -138,4 +139,62 @@ func NoSymlinkBelow(out, dir string) error {
 		}
 	}
 	return nil
+}
+
+// CheckFileWritable checks, before anything is sent, that a report can be
+// written at path: a file can be made in its directory, and an existing
+// regular file can be opened for writing.
+func CheckFileWritable(path string) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".idemcheck-write-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write in %s: %w", dir, pathCause(err))
+	}
+	f.Close()
+	os.Remove(f.Name())
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("cannot write %s: %w", path, pathCause(err))
+		}
+		f.Close()
+	}
+	return nil
+}
+
+// pathCause is a path error's cause, as the message names the path.
+func pathCause(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// runFiles are the names of the files a run writes in its --out: a run's
+// (reports.SaveRun) and a sharded run's.
+var runFiles = []string{HistoryFile, "report.json", "report.html", ManifestFile, BeforeFile, MACFile}
+
+// RunFileIn is the name of the file path would be among those a run
+// writes in out (or a directory below it): its history, reports, a
+// sharded run's files, a spill; "" when it is none of them.
+func RunFileIn(out, path string) string {
+	base, err := filepath.Abs(out)
+	if err != nil {
+		return ""
+	}
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	rel, err := filepath.Rel(base, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return ""
+	}
+	name := filepath.Base(p)
+	shard, _ := filepath.Match("shard-*-of-*.*", name)
+	if slices.Contains(runFiles, name) || shard || strings.HasPrefix(name, "idemcheck-spill-") {
+		return name
+	}
+	return ""
 }
