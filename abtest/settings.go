@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemcheck/idemcheck/internal/hint"
 	"github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
@@ -17,23 +18,10 @@ import (
 // and two arms at half its cap), fewer than a runaway.
 const DefaultMaxRequests = 1_000_000
 
-// ArgError is a bad setting of bench overhead: what is wrong, and what to
-// write instead. Errors whose message says it all are returned as they
-// are.
-type ArgError struct {
-	Err  error
-	hint string
-}
+// ArgError is a bad argument with what to write instead (hint.Error).
+type ArgError = hint.Error
 
-func (e *ArgError) Error() string { return e.Err.Error() }
-
-// Unwrap is the problem.
-func (e *ArgError) Unwrap() error { return e.Err }
-
-// Hint says what to write instead.
-func (e *ArgError) Hint() string { return e.hint }
-
-func argError(hint string, err error) error { return &ArgError{Err: err, hint: hint} }
+func argError(h string, err error) error { return hint.New(h, err) }
 
 // Settings are bench overhead's settings as its command line gives them.
 type Settings struct {

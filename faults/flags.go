@@ -3,25 +3,14 @@ package faults
 import (
 	"fmt"
 	"strings"
+
+	"github.com/idemcheck/idemcheck/internal/hint"
 )
 
-// FlagError is a bad fault flag of a proxy: what is wrong, and what to
-// write instead. Errors whose message says it all are returned as they
-// are.
-type FlagError struct {
-	Err  error
-	hint string
-}
+// FlagError is a bad argument with what to write instead (hint.Error).
+type FlagError = hint.Error
 
-func (e *FlagError) Error() string { return e.Err.Error() }
-
-// Unwrap is the problem.
-func (e *FlagError) Unwrap() error { return e.Err }
-
-// Hint says what to write instead.
-func (e *FlagError) Hint() string { return e.hint }
-
-func flagError(hint string, err error) error { return &FlagError{Err: err, hint: hint} }
+func flagError(h string, err error) error { return hint.New(h, err) }
 
 // ParseFlag reads a --fault flag (ParseSpec), its errors naming the flag
 // and its value.

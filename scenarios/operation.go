@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/idemcheck/idemcheck/internal/hint"
 	redaction "github.com/idemcheck/idemcheck/internal/redact"
 )
 
@@ -35,22 +36,11 @@ type CommandOp struct {
 }
 
 // ArgError is a bad command-line argument: what is wrong, and what to
-// write instead.
-type ArgError struct {
-	Err  error
-	hint string
-}
+// write instead (hint.Error).
+type ArgError = hint.Error
 
-func (e *ArgError) Error() string { return e.Err.Error() }
-
-// Unwrap is the problem.
-func (e *ArgError) Unwrap() error { return e.Err }
-
-// Hint says what to write instead.
-func (e *ArgError) Hint() string { return e.hint }
-
-func argError(hint, format string, args ...any) error {
-	return &ArgError{Err: fmt.Errorf(format, args...), hint: hint}
+func argError(h, format string, args ...any) error {
+	return hint.New(h, fmt.Errorf(format, args...))
 }
 
 // ParseOperation checks a and returns its operation, or an *ArgError that

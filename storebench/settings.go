@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/idemcheck/idemcheck/internal/hint"
 )
 
 // MaxValueSize bounds --value-size: every record the bench writes holds
@@ -23,22 +25,10 @@ type Settings struct {
 	Format      string
 }
 
-// ArgError is a bad flag: what is wrong, and what to write instead ("" when
-// the message says it all).
-type ArgError struct {
-	Err  error
-	hint string
-}
+// ArgError is a bad argument with what to write instead (hint.Error).
+type ArgError = hint.Error
 
-func (e *ArgError) Error() string { return e.Err.Error() }
-
-// Unwrap is the problem.
-func (e *ArgError) Unwrap() error { return e.Err }
-
-// Hint says what to write instead.
-func (e *ArgError) Hint() string { return e.hint }
-
-func argError(hint string, err error) error { return &ArgError{Err: err, hint: hint} }
+func argError(h string, err error) error { return hint.New(h, err) }
 
 // Check refuses settings the bench cannot run with, before anything is
 // sent, with the bound in the message.
