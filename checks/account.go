@@ -31,6 +31,8 @@ func (c *accountCheck) add(h *history.History) {
 	c.r.add(perKey(groupKeys(h), c.applied, true, appliedNoun))
 }
 
+func (c *accountCheck) blamed() *blame { return &c.r.blame }
+
 func (c *accountCheck) verdict(v Verdict) Verdict {
 	acc, r := c.acc, c.r
 	var sum int64

@@ -126,6 +126,10 @@ type Verdict struct {
 	Counter *CounterDetail `json:"counter,omitempty"`
 	// Examples are at most MaxExamples violations, sorted by op; never nil.
 	Examples []Example `json:"examples"`
+	// Attribution is which faults the violating operations had, beside
+	// the run's share of them; nil unless the verdict failed in a run
+	// that injected faults.
+	Attribution *Attribution `json:"attribution,omitempty"`
 }
 
 // CounterDetail is the arithmetic of an exact_counter verdict.

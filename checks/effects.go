@@ -25,6 +25,7 @@ type keyResult struct {
 	acked, indet, notSent, rejected     int
 	indetApplied                        int // effects of indeterminate operations
 	examples                            []Example
+	blame                               blame // the violating keys' faults
 }
 
 // add sums o into r; the examples kept are the first by op of both.
@@ -41,6 +42,7 @@ func (r *keyResult) add(o keyResult) {
 	r.rejected += o.rejected
 	r.indetApplied += o.indetApplied
 	r.examples = mergeExamples(r.examples, o.examples)
+	r.blame.merge(o.blame)
 }
 
 // fill copies the counts and examples into a verdict.
@@ -78,6 +80,7 @@ func perKey(g *keys, effects map[string]int, exact bool, n noun) keyResult {
 			continue
 		}
 		r.violations++
+		r.blame.add(&g.h.Meta, g.attempts(i))
 		if e > hi {
 			r.over++
 			r.extra += e - hi
@@ -191,6 +194,8 @@ func (c *effectsCheck) add(h *history.History) {
 		}
 	}
 }
+
+func (c *effectsCheck) blamed() *blame { return &c.r.blame }
 
 func (c *effectsCheck) verdict(v Verdict) Verdict {
 	if reason := blind(c.acked, c.seen); reason != "" {

@@ -82,6 +82,7 @@ type Judger struct {
 	unsent   unsentTally
 	mismatch map[int]int // profile deviations by status
 	bite     biteTally   // faults planned and bitten (bite.go)
+	faults   blame       // every operation's faults (attribution.go)
 }
 
 // NewJudger returns a Judger of the run meta describes, on its readings.
@@ -119,6 +120,9 @@ func (j *Judger) Add(h *history.History) {
 	j.load.add(&part)
 	j.unsent.add(&part)
 	j.bite.add(&part)
+	for i := range part.Ops {
+		j.faults.add(&part.Meta, part.AttemptsOf(i))
+	}
 	profileDeviations(&part, j.mismatch)
 }
 
@@ -136,6 +140,9 @@ func (j *Judger) Judgement(m Measured) Judgement {
 			verdicts[i] = unknown(v, noOps)
 		default:
 			verdicts[i] = c.verdict(v)
+			if b, ok := c.(blamer); ok && verdicts[i].Status == Fail {
+				verdicts[i].Attribution = b.blamed().attribution(&j.faults)
+			}
 		}
 	}
 	meta := j.meta

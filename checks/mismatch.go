@@ -21,7 +21,10 @@ type mismatchCheck struct {
 	v         Verdict // counts and examples so far
 	statuses  map[int]int
 	sent, bad int
+	blame     blame // the violating ops' faults
 }
+
+func (c *mismatchCheck) blamed() *blame { return &c.blame }
 
 func (c *mismatchCheck) add(h *history.History) {
 	v := &c.v
@@ -66,6 +69,7 @@ func (c *mismatchCheck) add(h *history.History) {
 			continue
 		}
 		v.Violations++
+		c.blame.add(&h.Meta, atts)
 		if len(examples) < MaxExamples {
 			op := h.Ops[i]
 			examples = append(examples, Example{

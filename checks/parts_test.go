@@ -132,6 +132,7 @@ func TestJudgedInPartsAsWhole(t *testing.T) {
 // comparison above proves little.
 func TestRandomHistoriesJudgeEveryWay(t *testing.T) {
 	seen := map[string]map[Status]bool{}
+	blamed := map[string]bool{} // a failure attributed to its ops' faults
 	for seed := range uint64(40) {
 		r := rand.New(rand.NewPCG(seed, 7))
 		h := randomHistory(r, 20+r.IntN(300), seed%4 == 0)
@@ -140,6 +141,14 @@ func TestRandomHistoriesJudgeEveryWay(t *testing.T) {
 				seen[v.Invariant] = map[Status]bool{}
 			}
 			seen[v.Invariant][v.Status] = true
+			if a := v.Attribution; a != nil && a.Violating > 0 && a.Violating <= v.Violations {
+				blamed[v.Invariant] = true
+			}
+		}
+	}
+	for _, name := range Names() {
+		if !blamed[name] && name != ExactCounter {
+			t.Errorf("%s never attributed a failure to its operations' faults on the random histories", name)
 		}
 	}
 	for _, name := range Names() {

@@ -37,7 +37,10 @@ type processesCheck struct {
 	processed, expected, refused, missing int
 	refusals                              map[int]int // refused statuses
 	unjudged                              unjudged
+	blame                                 blame // the lost operations' faults
 }
+
+func (c *processesCheck) blamed() *blame { return &c.blame }
 
 // unit is one logical operation of a part: the ops sharing a key and a
 // user, the first of them the fresh one.
@@ -84,6 +87,7 @@ func (c *processesCheck) add(h *history.History) {
 		if r, ok := refusal(fresh, expect, flight, allow); ok {
 			c.refused++
 			c.refusals[r.status]++
+			c.blame.add(&h.Meta, all)
 			examples = append(examples, Example{Op: op.ID, Key: op.Key, User: op.User,
 				Want: processWant(expect), Problem: refusalProblem(r, fresh, expect, u.acked),
 				Attempts: exampleAttempts(h, all)})
@@ -113,6 +117,7 @@ func (c *processesCheck) add(h *history.History) {
 				continue
 			}
 			c.missing += short
+			c.blame.add(&h.Meta, u.attempts(h))
 			examples = append(examples, Example{Op: op.ID, Key: op.Key, User: op.User, Effects: e,
 				Want:     fmt.Sprintf("at least %s (one per acknowledged operation)", effectNoun.count(acked[op.Key])),
 				Problem:  missingProblem(h, u, acked[op.Key], e),

@@ -86,7 +86,10 @@ func replies(atts []history.Attempt, expect []history.Rejection) []reply {
 type responseCheck struct {
 	v                   Verdict // counts and examples so far
 	replayed, differing int
+	blame               blame // the violating ops' faults
 }
+
+func (c *responseCheck) blamed() *blame { return &c.blame }
 
 func (c *responseCheck) add(h *history.History) {
 	v := &c.v
@@ -157,6 +160,7 @@ func (c *responseCheck) add(h *history.History) {
 		}
 		if bad > 0 {
 			v.Violations++
+			c.blame.add(&h.Meta, atts)
 			c.differing += bad
 		}
 	}

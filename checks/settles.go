@@ -133,7 +133,11 @@ type settlesCheck struct {
 	longest              time.Duration // the longest in-flight answer a declared lease covered
 	acks                 map[int64]int // 2xx answers by ackSlot of their end
 	erring               []erring      // same 5xx to every attempt: judged once every part is in
+	blame                blame         // the violating ops' faults, erring ones aside
+	final                blame         // blame and the erring ops that are violations, once judged
 }
+
+func (c *settlesCheck) blamed() *blame { return &c.final }
 
 // erring is an operation answered the same 5xx by every attempt; it is a
 // violation when other keys got a 2xx while it was retried.
@@ -141,6 +145,7 @@ type erring struct {
 	ex       Example
 	from, to time.Duration // its first send, its last answer
 	told     bool          // judged for an effect on the reading
+	blame    blame         // its faults, blamed if it is a violation
 }
 
 // ackSlot is the resolution at which 2xx answers are counted in time.
@@ -207,7 +212,9 @@ func (c *settlesCheck) add(h *history.History) {
 			want = "no effect after a failure answer, or a success answer"
 		default:
 			if st, n, ok := sameFailure(g.atts); ok {
-				c.erring = append(c.erring, erring{from: g.atts[0].Start, to: l.End, told: obs != nil && single,
+				var b blame
+				b.add(&h.Meta, g.atts)
+				c.erring = append(c.erring, erring{blame: b, from: g.atts[0].Start, to: l.End, told: obs != nil && single,
 					ex: Example{Op: g.op.ID, Key: g.op.Key, User: g.op.User, Effects: e,
 						Want:     "a 2xx once the failure clears, as other keys got",
 						Problem:  fmt.Sprintf("the same %d to every one of its %d attempts", st, n),
@@ -236,6 +243,7 @@ func (c *settlesCheck) add(h *history.History) {
 		}
 		v.Checked++
 		v.Violations++
+		c.blame.add(&h.Meta, g.atts)
 		if len(examples) < MaxExamples {
 			examples = append(examples, Example{Op: g.op.ID, Key: g.op.Key, User: g.op.User, Effects: e,
 				Want: want, Problem: problem, Attempts: exampleAttempts(h, g.atts)})
@@ -293,6 +301,8 @@ func (c *settlesCheck) acksWithin(from, to time.Duration) int {
 func (c *settlesCheck) verdict(v Verdict) Verdict {
 	checked, violations, told := c.v.Checked, c.v.Violations, c.told
 	var erring []Example
+	c.final = blame{}
+	c.final.merge(c.blame)
 	for _, e := range c.erring {
 		checked++
 		n := c.acksWithin(e.from, e.to)
@@ -303,6 +313,7 @@ func (c *settlesCheck) verdict(v Verdict) Verdict {
 			continue
 		}
 		violations++
+		c.final.merge(e.blame)
 		ex := e.ex
 		ex.Problem += fmt.Sprintf(" over %s, while %s to other keys meanwhile: an error tied to this key, not a transient failure",
 			(e.to - e.from).Round(time.Millisecond), plural(n, "2xx was answered", "2xx were answered"))

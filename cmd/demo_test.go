@@ -3,11 +3,13 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/internal/testenv"
 )
 
@@ -56,13 +58,33 @@ func TestDemoCatchesSeededBug(t *testing.T) {
 		return demoRun(ctx, o)
 	})
 	c.SilenceUsage, c.SilenceErrors = true, true // as under the root
-	c.SetArgs([]string{"--ops", "40", "--out", t.TempDir(), "--bug", "no-key"})
+	dir := t.TempDir()
+	c.SetArgs([]string{"--ops", "40", "--out", dir, "--bug", "no-key"})
 	r := result{report(&errb, c.Execute()), out.String(), errb.String()}
 	if r.code != ExitFailed {
 		t.Fatalf("demo --bug no-key: exit %d, want %d\n%s%s", r.code, ExitFailed, r.out, r.err)
 	}
 	if !strings.Contains(r.out, "BROKEN ✗") {
 		t.Errorf("demo --bug no-key does not show the broken protected endpoint:\n%s", r.out)
+	}
+	// Each violated invariant says which fault came before its violations:
+	// the lost acks the scenario injects on the first attempt.
+	raw, err := os.ReadFile(filepath.Join(dir, "charges-lost-ack", "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct{ Verdicts []checks.Verdict }
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range rep.Verdicts {
+		if v.Status != checks.Fail {
+			continue
+		}
+		a := v.Attribution
+		if a == nil || len(a.Faults) == 0 || a.Faults[0].Fault != "drop_ack" || a.Faults[0].Attempt != 1 || a.Faults[0].Violating != a.Violating {
+			t.Errorf("%s: attribution %+v, want every violating op blamed on drop_ack on attempt 1", v.Invariant, a)
+		}
 	}
 }
 

@@ -27,6 +27,7 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"verdictMark": verdictMark,
 	"verdictName": verdictName,
 	"verdictLine": verdictLine,
+	"attribution": attributionLine,
 	"threshold":   thresholdLine,
 	"problem":     exampleProblem,
 	"countList":   countList,

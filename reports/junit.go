@@ -216,6 +216,9 @@ func junitSuiteOf(s *Summary, o Options) junitSuite {
 			}
 		case bad:
 			var b strings.Builder
+			if l := attributionLine(v); l != "" {
+				b.WriteString(l + "\n")
+			}
 			for _, ex := range v.Examples {
 				fmt.Fprintf(&b, "key %s: %s\n", ex.Key, exampleProblem(ex))
 				for _, a := range ex.Attempts {

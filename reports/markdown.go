@@ -134,6 +134,9 @@ func writeMarkdownScenario(w *errWriter, s *Summary) {
 			open = ""
 		}
 		w.printf("\n<details%s><summary>%s</summary>\n\n", open, title)
+		if l := attributionLine(v); l != "" {
+			w.printf("%s\n\n", md(l))
+		}
 		for i, ex := range v.Examples {
 			if i == mdExamples {
 				w.printf("- … %d more in report.json\n", len(v.Examples)-mdExamples)

@@ -122,6 +122,9 @@ func writeText(w *errWriter, s *Summary) {
 	}
 	for _, v := range s.Verdicts {
 		w.printf("%-7s %s%s: %s\n", statusMark[v.Status], v.Invariant, onOracle(v.Oracle), verdictLine(v))
+		if l := attributionLine(v); l != "" {
+			w.printf("        %s\n", l)
+		}
 		for i, ex := range v.Examples {
 			if i == 3 {
 				w.printf("        … %d more examples in report.json\n", len(v.Examples)-3)
