@@ -187,6 +187,9 @@ func (j *Judger) Judgement(m Measured) Judgement {
 		out.Result, out.Why = Inconclusive, lost
 	}
 	judgeNemesis(&out, meta) // nemesis.go
+	if meta.Aborted != "" {
+		out.Why += fmt.Sprintf(" (the load was stopped early, %s in, by abort_on_fail: %s)", meta.AbortedAt.Round(time.Millisecond), meta.Aborted)
+	}
 	return out
 }
 

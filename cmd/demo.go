@@ -137,7 +137,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 			if err != nil {
 				return withCode(ExitRuntime, err)
 			}
-			if err := applyOverrides(sc, opts.Ops, 0, 0, 0); err != nil {
+			if err := applyOverrides(sc, opts.Ops, 0, 0, 0, false); err != nil {
 				return err
 			}
 			prog := newProgressMode(streams, progressModeOf(streams, opts.Quiet), name)

@@ -63,7 +63,7 @@ func runPrepare(ctx context.Context, opts *RunOptions) error {
 		return withHint(ExitUsage, fmt.Errorf("--phase prepare copies the scenario into %s, where every phase reads it: %w", trial.ManifestFile, ds),
 			"a sharded run keeps no secret on disk: read each one from the environment ({{env \"NAME\"}}), which every phase is given")
 	}
-	if err := applyOverrides(sc, opts.Ops, opts.Duration, opts.Concurrency, opts.Rate); err != nil {
+	if err := applyOverrides(sc, opts.Ops, opts.Duration, opts.Concurrency, opts.Rate, opts.AbortOnFail); err != nil {
 		return err
 	}
 	if err := trial.CheckShards(sc, opts.Phases.Shards); err != nil {
@@ -93,7 +93,7 @@ func runPrepare(ctx context.Context, opts *RunOptions) error {
 	}
 	m, rd, err := t.Publish(opts.Out, trial.Plan{Spec: spec, Shards: opts.Phases.Shards, StartIn: opts.Phases.StartIn, RunKey: key,
 		Overrides: trial.Overrides{Ops: opts.Ops, Duration: opts.Duration, Concurrency: opts.Concurrency, Rate: opts.Rate,
-			RequestTimeout: opts.RequestTimeout, FailOn: opts.FailOn, RedactPath: opts.RedactPath}})
+			RequestTimeout: opts.RequestTimeout, FailOn: opts.FailOn, RedactPath: opts.RedactPath, AbortOnFail: opts.AbortOnFail}})
 	if err != nil {
 		return withCode(ExitRuntime, err)
 	}

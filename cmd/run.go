@@ -37,6 +37,7 @@ type RunOptions struct {
 	SeedSet        bool
 	KeyNonce       uint64
 	NonceSet       bool
+	AbortOnFail    bool
 	Ops            int
 	Duration       time.Duration
 	Concurrency    int
@@ -227,6 +228,7 @@ an expected violation was not caught), 2 usage or config error,
 	fl.DurationVar(&opts.RequestTimeout, "request-timeout", 0, "bound every request of the run: load, setup and oracle reads (default: the scenario's load.request_timeout, 30s); an attempt over it is indeterminate and the run goes on")
 	fl.Uint64Var(&opts.Seed, "seed", 0, "seed for keys, fault placement and jitter (default: random, printed in the report)")
 	fl.Uint64Var(&opts.KeyNonce, "key-nonce", 0, "mixed into the keys so a re-run with the same seed sends new ones (default: random, printed in the report; give the report's to resend its exact keys, 0 for keys from the seed alone)")
+	fl.BoolVar(&opts.AbortOnFail, "abort-on-fail", false, "stop the load once a failure is proven while it runs (a duplicate effect or a differing answer on ops that ended, a threshold that can no longer hold): load.abort_on_fail for every scenario; the report says when and why")
 	fl.IntVar(&opts.Ops, "ops", 0, "send this many ops, in place of the scenario's ops and duration (with --duration too: whichever comes first)")
 	fl.DurationVar(&opts.Duration, "duration", 0, "send load this long, in place of the scenario's ops and duration (with --ops too: whichever comes first)")
 	fl.IntVar(&opts.Concurrency, "concurrency", 0, "override: closed model with this many workers (a flat load in place of load.stages)")
@@ -258,7 +260,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			err = withCode(ExitUsage, err)
 			return errors.Join(err, opts.Reports.writeNotRun(arg, opts.Target, err))
 		}
-		if err := applyOverrides(sc, opts.Ops, opts.Duration, opts.Concurrency, opts.Rate); err != nil {
+		if err := applyOverrides(sc, opts.Ops, opts.Duration, opts.Concurrency, opts.Rate, opts.AbortOnFail); err != nil {
 			return err
 		}
 		list = append(list, sc)
@@ -439,7 +441,7 @@ func finish(code ExitCode, errs []error) error {
 }
 
 // applyOverrides applies the load flags to a loaded scenario.
-func applyOverrides(sc *scenarios.Scenario, ops int, d time.Duration, conc int, rate float64) error {
+func applyOverrides(sc *scenarios.Scenario, ops int, d time.Duration, conc int, rate float64, abort bool) error {
 	if math.IsNaN(rate) || math.IsInf(rate, 0) {
 		return usageError("--rate %v: want a number of ops per second", rate)
 	}
@@ -449,7 +451,7 @@ func applyOverrides(sc *scenarios.Scenario, ops int, d time.Duration, conc int, 
 	if conc > 0 && rate > 0 {
 		return withHint(ExitUsage, errors.New("--concurrency and --rate both set"), "choose the closed model (--concurrency) or the open model (--rate)")
 	}
-	trial.Overrides{Ops: ops, Duration: d, Concurrency: conc, Rate: rate}.Apply(sc)
+	trial.Overrides{Ops: ops, Duration: d, Concurrency: conc, Rate: rate, AbortOnFail: abort}.Apply(sc)
 	return nil
 }
 

@@ -222,6 +222,11 @@ type Meta struct {
 	Started  time.Time `json:"started"`
 	// Ended is when the load stopped; zero while running.
 	Ended time.Time `json:"ended"`
+	// Aborted says why load.abort_on_fail ended the load early (a
+	// violation or a threshold proven failed while it ran), and AbortedAt
+	// when, from the start of the load; "" for a load that ran its course.
+	Aborted   string        `json:"aborted,omitempty"`
+	AbortedAt time.Duration `json:"aborted_at_ns,omitempty"`
 	// Interrupted is true when the run was stopped before its planned end.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Rerun is the idemcheck command line that repeats the run (the same

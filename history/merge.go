@@ -126,6 +126,7 @@ func MergeShardFiles(files []string, dir string) (*History, error) {
 	}
 	meta := first
 	meta.Shard = Shard{}
+	meta.Aborted, meta.AbortedAt = "", 0 // named with its shard below
 	for _, p := range parts {
 		if p.t.Attempts > 0 && p.meta.Started.Before(meta.Started) {
 			meta.Started = p.meta.Started
@@ -135,6 +136,9 @@ func MergeShardFiles(files []string, dir string) (*History, error) {
 		}
 		if p.meta.Interrupted {
 			meta.Interrupt(p.meta.InterruptedIn)
+		}
+		if p.meta.Aborted != "" && meta.Aborted == "" {
+			meta.Aborted, meta.AbortedAt = fmt.Sprintf("shard %d: %s", p.meta.Shard.Index, p.meta.Aborted), p.meta.AbortedAt
 		}
 	}
 	if len(parts) < n {

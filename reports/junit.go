@@ -187,6 +187,9 @@ func junitSuiteOf(s *Summary, o Options) junitSuite {
 	prop("result", string(s.Result))
 	prop("why", s.Why)
 	prop("interrupted", strconv.FormatBool(s.Interrupted))
+	if s.Aborted != "" {
+		prop("aborted", s.Aborted)
+	}
 	prop("faults", faultList(s.Faults, s.Calibration, "none"))
 	if c := calibrationLine(s.Calibration); c != "" {
 		prop("calibration", c)

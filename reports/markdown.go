@@ -5,6 +5,7 @@ import (
 	"html"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/idemcheck/idemcheck/checks"
 )
@@ -29,6 +30,9 @@ func WriteMarkdown(w io.Writer, ss []*Summary) error {
 		name := md(s.Scenario.Name)
 		if s.Interrupted {
 			name += " ⏹ interrupted"
+		}
+		if s.Aborted != "" {
+			name += " ⏹ stopped early"
 		}
 		p99 := "–"
 		if s.Latency.Op.Count > 0 {
@@ -71,6 +75,9 @@ func writeMarkdownScenario(w *errWriter, s *Summary) {
 	w.printf("**%s**: %s\n\n", resultWord(s.Result), md(s.Why))
 	if s.Interrupted {
 		w.printf("> ⏹ **Interrupted**: the run was stopped before its end; only what ran was judged.\n\n")
+	}
+	if s.Aborted != "" {
+		w.printf("> ⏹ **Stopped early** %s into the load (abort_on_fail): %s\n\n", s.AbortedAt.Round(time.Millisecond), md(s.Aborted))
 	}
 	var meta []string
 	if s.Scenario.Target != "" {

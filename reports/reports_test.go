@@ -122,3 +122,23 @@ func TestWriterUnknown(t *testing.T) {
 		t.Errorf("Writer(pdf) = %v, want an error listing the formats", err)
 	}
 }
+
+// A load that abort_on_fail stopped early says so, when and why, in
+// every format.
+func TestAbortedSaysWhyEverywhere(t *testing.T) {
+	s := fixture(t)
+	s.Aborted, s.AbortedAt = "same_response failed on ops that had ended: 3 of 9 ops differ", 1500*time.Millisecond
+	for _, format := range Formats() {
+		w, err := Writer(format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := w(&buf, []*Summary{s}); err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		if !strings.Contains(buf.String(), "3 of 9 ops differ") {
+			t.Errorf("%s report does not say why the load stopped early:\n%s", format, buf.String())
+		}
+	}
+}

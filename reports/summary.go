@@ -26,6 +26,10 @@ type Summary struct {
 	// InterruptedIn is the phase an interrupted run was stopped in
 	// (history.PhaseLoad, PhaseQuiet, PhaseReading, PhaseMerge).
 	InterruptedIn string `json:"interrupted_in,omitempty"`
+	// Aborted says why load.abort_on_fail stopped the load early, and
+	// AbortedAt when from its start; "" for a load that ran its course.
+	Aborted   string        `json:"aborted,omitempty"`
+	AbortedAt time.Duration `json:"aborted_at_ns,omitempty"`
 	// Rerun is the command line that repeats the run; "" when not known.
 	Rerun string `json:"rerun,omitempty"`
 
@@ -148,6 +152,7 @@ func NewFrom(tool string, meta history.Meta, readings []history.Reading, m measu
 		Histograms:   m.Histograms,
 	}
 	s.InterruptedIn = meta.InterruptedIn
+	s.Aborted, s.AbortedAt = meta.Aborted, meta.AbortedAt
 	return s
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
@@ -96,6 +97,9 @@ func writeText(w *errWriter, s *Summary) {
 		w.printf("  INTERRUPTED: partial run")
 	}
 	w.printf("\n")
+	if s.Aborted != "" {
+		w.printf("STOPPED EARLY %s into the load (abort_on_fail): %s\n", s.AbortedAt.Round(time.Millisecond), s.Aborted)
+	}
 	l := s.Load
 	w.printf("ops %d (%.0f/s), attempts %d, retries %d, replays %d; acked %d, rejected %d, indeterminate %d, not sent %d\n",
 		l.Ops, l.OpsPerSecond, l.Attempts, l.Retries, l.Replays, l.Acked, l.Rejected, l.Indeterminate, l.NotSent)

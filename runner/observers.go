@@ -8,7 +8,7 @@ import (
 
 // Observers are several observers of one run heard as one (progress and
 // metrics): each call goes to each, in order. AttemptDone goes to those
-// that are AttemptObservers, Phase (the steps trial announces after the
+// that are AttemptObservers, OpStarted to those that are OpObservers, Phase (the steps trial announces after the
 // load) to those that have the method.
 type Observers []Observer
 
@@ -23,6 +23,15 @@ func (all Observers) Start(total int, d time.Duration) {
 func (all Observers) OpDone(op int, state history.OpState) {
 	for _, o := range all {
 		o.OpDone(op, state)
+	}
+}
+
+// OpStarted implements OpObserver.
+func (all Observers) OpStarted(op history.Op) {
+	for _, o := range all {
+		if oo, ok := o.(OpObserver); ok {
+			oo.OpStarted(op)
+		}
 	}
 }
 

@@ -88,6 +88,9 @@ func (w *worker) runOp(id int, intended time.Duration) {
 		op.Key = scenarios.NewKey(w.rnd) // names the op in the history
 	}
 	w.rec.ops.add(op)
+	if r.opObs != nil {
+		r.opObs.OpStarted(op)
+	}
 	v := scenarios.Vars{Key: op.Key, Seq: id, User: op.User, Rand: w.rnd, Run: r.runToken}
 	state := history.NotSent
 	handedOff := false

@@ -68,6 +68,11 @@ type Options struct {
 	Secrets *redact.Secrets
 	// Observer hears progress; nil hears nothing.
 	Observer Observer
+	// Halt, when closed, ends the load as the end of load.duration does:
+	// no op is started after it, the ops under way finish with their
+	// retries and replays (load.abort_on_fail closes it on a proven
+	// failure). Nil never halts.
+	Halt <-chan struct{}
 	// Now returns the wall clock for history.Meta's Started and Ended; nil
 	// means time.Now. Offsets inside the history use the monotonic clock.
 	Now func() time.Time
@@ -139,6 +144,14 @@ type Observer interface {
 	// OpDone is called when op has made its last attempt, its replays
 	// (operation.replay) included; once per op.
 	OpDone(op int, state history.OpState)
+}
+
+// OpObserver is an Observer that also hears of every op as it starts,
+// before its first attempt: its id, key and user (a live judge needs
+// the key an op's attempts were sent under). It is called from the
+// workers, concurrently.
+type OpObserver interface {
+	OpStarted(op history.Op)
 }
 
 // AttemptObserver is an Observer that also hears of every attempt as it
@@ -255,6 +268,15 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*history.Hi
 	if d := time.Duration(r.load.Duration); d > 0 {
 		t := time.AfterFunc(d, func() { r.stop.Store(true) })
 		defer t.Stop()
+	}
+	if opts.Halt != nil {
+		go func() {
+			select {
+			case <-opts.Halt:
+				r.stop.Store(true)
+			case <-ctx.Done(): // Run returned
+			}
+		}()
 	}
 	if opts.SpillAfter > 0 {
 		r.spill = newSpiller(opts.SpillDir, max(min(opts.SpillAfter, MaxSpillAfter)/r.workers(), min(opts.SpillAfter, 256)), r.shard, func() { r.stop.Store(true) })
@@ -379,6 +401,7 @@ type run struct {
 	backoff    backoff
 	obs        Observer
 	attemptObs AttemptObserver // obs, when it hears attempts too
+	opObs      OpObserver      // obs, when it hears ops start
 	runToken   string          // scenarios.Vars.Run
 
 	shard history.Shard // the part of the run's ops this process makes
@@ -407,6 +430,7 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 		backoff:    newBackoff(sc.Retry.Backoff, faults.Hash(opts.Seed^0xb0ff)),
 		obs:        opts.Observer,
 		attemptObs: attemptObserver(opts.Observer),
+		opObs:      opObserver(opts.Observer),
 	}
 	if err := opts.Shard.Check(); err != nil {
 		return nil, err
@@ -745,6 +769,11 @@ func keySeed(seed, nonce uint64, scenario string) uint64 {
 		return faults.Hash(seed ^ h)
 	}
 	return faults.Hash(seed^h, nonce)
+}
+
+func opObserver(o Observer) OpObserver {
+	oo, _ := o.(OpObserver)
+	return oo
 }
 
 func attemptObserver(o Observer) AttemptObserver {

@@ -189,6 +189,11 @@ type Load struct {
 	// workers (closed model); see Stage. The load lasts their total
 	// (Duration is defaulted to it).
 	Stages []Stage `yaml:"stages,omitempty"`
+	// AbortOnFail ends the load early once a failure is proven while it
+	// runs: a violation on ops that have ended, or a threshold that can
+	// no longer hold whatever the rest of the load does (trial judges
+	// it live; run --abort-on-fail sets it).
+	AbortOnFail bool `yaml:"abort_on_fail,omitempty"`
 }
 
 // Retry is the client's retry policy. Retries keep the op's key.

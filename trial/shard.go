@@ -96,6 +96,7 @@ type Overrides struct {
 	RequestTimeout time.Duration `json:"request_timeout_ns,omitempty"`
 	FailOn         string        `json:"fail_on,omitempty"`
 	RedactPath     bool          `json:"redact_path,omitempty"`
+	AbortOnFail    bool          `json:"abort_on_fail,omitempty"`
 }
 
 // Apply applies the load's overrides to sc: ops or a duration replace
@@ -105,6 +106,9 @@ type Overrides struct {
 // total), while a duration shorter than the stages cuts them short.
 // Check says whether they can be applied.
 func (o Overrides) Apply(sc *scenarios.Scenario) {
+	if o.AbortOnFail {
+		sc.Load.AbortOnFail = true
+	}
 	if o.Ops > 0 {
 		sc.Load.Ops = o.Ops
 		if o.Duration == 0 {

@@ -336,7 +336,21 @@ func (t *Trial) Load(ctx context.Context) (*history.History, error) {
 	nem, err := t.nemesis(ctx) // the scenario's nemesis, if any (nemesis.go)
 	var h *history.History
 	if err == nil {
-		h, err = runner.Run(ctx, t.sc, nem.options(t.ropts))
+		opts := nem.options(t.ropts)
+		watch := newAbortWatch(t.sc, t.oracles) // load.abort_on_fail (abort.go)
+		if watch != nil {
+			if opts.Observer != nil {
+				opts.Observer = runner.Observers{opts.Observer, watch}
+			} else {
+				opts.Observer = watch
+			}
+			opts.Halt = watch.halt
+			watch.run(ctx)
+		}
+		h, err = runner.Run(ctx, t.sc, opts)
+		if watch != nil {
+			watch.stop(h)
+		}
 	}
 	windows := nem.finish(h)
 	if h == nil {
