@@ -389,7 +389,7 @@ func TestCanaryEveryPath(t *testing.T) {
 		var out, errb syncBuffer
 		done := make(chan ExitCode, 1)
 		go func() {
-			done <- Main(ctx, []string{"proxy", "--listen", addr, "--target", target, "--fault", "duplicate=1"},
+			done <- Main(ctx, []string{"proxy", "--listen", addr, "--target", target, "--fault", "duplicate=1", "--log", "-"},
 				Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, func(k string) string { return canaryEnv()[k] })
 		}()
 		waitFor(t, func() bool {
@@ -405,7 +405,10 @@ func TestCanaryEveryPath(t *testing.T) {
 		cancel()
 		<-done
 		noSecret(t, "proxy: stderr", errb.String())
-		noSecret(t, "proxy: stdout", out.String())
+		noSecret(t, "proxy: stdout (its request log)", out.String())
+		if !strings.Contains(out.String(), `"path":"/pay?api_key=`) {
+			t.Errorf("proxy --log - wrote no request line:\n%s", out.String())
+		}
 	})
 
 	t.Run("bench store", func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -24,6 +25,12 @@ type ProxyOptions struct {
 	Target  string
 	Faults  []string
 	Seed    uint64
+	// API is the control API's address; "" for none.
+	API string
+	// Log is the request log's path ("-" for stdout); "" for none.
+	Log        string
+	KeyHeader  string
+	RedactPath bool
 }
 
 // NewCmdProxy builds `idemcheck proxy`.
@@ -45,10 +52,25 @@ What the client sees, by fault:
   delay      the request is forwarded after 'delay'
 
 A fault is KIND=RATE, with parameters after commas: timeout=0.1,after=50ms;
-duplicate=0.05,copies=3; delay=0.2,delay=20ms.`,
+duplicate=0.05,copies=3; delay=0.2,delay=20ms.
+
+--log FILE writes a JSON line per request as it ends: time, op, method,
+path (query values masked), key (--key-header), fault, the status the
+client got (0 and outcome "closed" when its connection was closed), ms.
+
+--api ADDR serves a control API, so a test can change the faults mid-run:
+  GET  /faults   the faults in force: {"faults":["drop_ack=0.1"],"seed":1}
+  PUT  /faults   replace them (the same JSON; {"faults":[]} for none)
+  GET  /stats    requests, faults injected, answers by status, keys seen
+                 and requests that repeated a key (the clients' retries)`,
 		Example: `  idemcheck proxy --target http://127.0.0.1:8080 --listen 127.0.0.1:9090 \
       --fault drop_ack=0.1 --fault timeout=0.05,after=50ms --fault duplicate=0.05,copies=3
-  # then point your client at http://127.0.0.1:9090`,
+  # then point your client at http://127.0.0.1:9090
+
+  # log every request, and turn the faults off mid-run
+  idemcheck proxy --target http://127.0.0.1:8080 --fault drop_ack=0.2 --log requests.jsonl --api 127.0.0.1:9091 &
+  curl -X PUT -d '{"faults":[]}' http://127.0.0.1:9091/faults
+  curl http://127.0.0.1:9091/stats`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if opts.Target == "" {
@@ -66,6 +88,10 @@ duplicate=0.05,copies=3; delay=0.2,delay=20ms.`,
 	fl.StringVarP(&opts.Target, "target", "t", "", "base URL of the API to forward to")
 	fl.StringArrayVar(&opts.Faults, "fault", nil, "a fault to inject, KIND=RATE[,PARAM=VALUE...] (repeatable): "+strings.Join(faults.Kinds(), ", "))
 	fl.Uint64Var(&opts.Seed, "seed", 1, "seed for fault placement")
+	fl.StringVar(&opts.API, "api", "", "address of the control API (GET/PUT /faults, GET /stats); empty for none")
+	fl.StringVar(&opts.Log, "log", "", "write a JSON line per request to this file (appended; - for stdout); empty for none")
+	fl.StringVar(&opts.KeyHeader, "key-header", "Idempotency-Key", "the request header the log and the stats read the idempotency key from")
+	fl.BoolVar(&opts.RedactPath, "redact-path", false, "mask every path segment in the request log, for paths that carry a credential")
 	c.AddCommand(NewCmdProxyTCP(f, nil))
 	return c
 }
@@ -79,25 +105,59 @@ func proxyRun(ctx context.Context, opts *ProxyOptions) error {
 		// the URL as given may hold a password or a token: never echo it
 		return withHint(ExitUsage, fmt.Errorf("--target %q is not an http(s) URL", redaction.String(opts.Target)), "e.g. --target http://127.0.0.1:8080")
 	}
-	specs, err := faults.ParseFlags(opts.Faults)
-	if err != nil {
+	p := faults.NewProxy(target, nil)
+	if err := p.SetFaults(faults.ProxyFaults{Faults: opts.Faults, Seed: opts.Seed}); err != nil {
 		return withCode(ExitUsage, err)
 	}
-	plan, err := faults.NewPlan(opts.Seed, specs)
-	if err != nil {
-		return withCode(ExitUsage, err)
+	p.Log, p.KeyHeader, p.RedactPath = opts.Streams.Err, opts.KeyHeader, opts.RedactPath
+	if s := opts.Streams.Secrets; s != nil {
+		s.AddURL(target)
+		p.Scrub = s.Scrub
+	}
+	switch opts.Log {
+	case "":
+	case "-":
+		p.RequestLog = opts.Streams.Out
+	default:
+		f, err := os.OpenFile(opts.Log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return withHint(ExitRuntime, fmt.Errorf("proxy: request log: %w", err), "give --log a file in a directory that exists and can be written")
+		}
+		defer f.Close()
+		p.RequestLog = f
 	}
 	ln, err := net.Listen("tcp", opts.Listen)
 	if err != nil {
 		return withHint(ExitRuntime, fmt.Errorf("proxy: %w", err), "choose another --listen address")
 	}
-	p := faults.NewProxy(target, plan)
-	p.Log = opts.Streams.Err
-	fmt.Fprintf(opts.Streams.Err, "proxy on http://%s → %s (faults: %s; seed %d); Ctrl-C to stop\n", ln.Addr(), redaction.URL(target), faultList(opts.Faults), opts.Seed)
-	if err := p.Serve(ctx, ln); err != nil {
-		return withCode(ExitRuntime, fmt.Errorf("proxy: %w", err))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	apiDone := make(chan error, 1)
+	if opts.API != "" {
+		aln, err := net.Listen("tcp", opts.API)
+		if err != nil {
+			ln.Close()
+			return withHint(ExitRuntime, fmt.Errorf("proxy: control API: %w", err), "choose another --api address")
+		}
+		api := &http.Server{Handler: faults.ProxyAPI(p), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
+		go func() { apiDone <- api.Serve(aln) }()
+		defer api.Close()
+		fmt.Fprintf(opts.Streams.Err, "control API on http://%s/faults\n", aln.Addr())
 	}
-	fmt.Fprintf(opts.Streams.Err, "proxy stopped after %d requests\n", p.Requests())
+	fmt.Fprintf(opts.Streams.Err, "proxy on http://%s → %s (faults: %s; seed %d); Ctrl-C to stop\n", ln.Addr(), redaction.URL(target), faultList(opts.Faults), opts.Seed)
+	done := make(chan error, 1)
+	go func() { done <- p.Serve(ctx, ln) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return withCode(ExitRuntime, fmt.Errorf("proxy: %w", err))
+		}
+	case err := <-apiDone:
+		cancel()
+		<-done
+		return withCode(ExitRuntime, fmt.Errorf("proxy: control API: %w", err))
+	}
+	fmt.Fprintf(opts.Streams.Err, "proxy stopped: %s\n", p.Stats().StatsLine())
 	return interrupted(ctx)
 }
 

@@ -49,15 +49,38 @@ type Proxy struct {
 	// (an answer or an upload too long for it); nil hears nothing.
 	Log io.Writer
 
-	plan *Plan
-	n    atomic.Int64
-	rp   *httputil.ReverseProxy
+	// RequestLog, when set, hears a JSON line for each request as it
+	// ends (RequestRecord), secrets masked; nil hears nothing.
+	RequestLog io.Writer
+	// RedactPath masks every path segment in the request log too, for
+	// paths that carry a credential.
+	RedactPath bool
+	// Scrub, when set, removes known secrets from what the request log
+	// writes of a request (its path and key).
+	Scrub func(string) string
+	// KeyHeader names the request header the request log and the
+	// statistics read the idempotency key from; "" means
+	// Idempotency-Key.
+	KeyHeader string
+
+	plan  atomic.Pointer[planState]
+	n     atomic.Int64
+	rp    *httputil.ReverseProxy
+	stats proxyStats
+}
+
+// planState is the plan in force and the --fault flags it was made from.
+type planState struct {
+	plan  *Plan
+	seed  uint64
+	flags []string
 }
 
 // NewProxy returns a proxy to target whose faults come from plan (nil: no
 // faults).
 func NewProxy(target *url.URL, plan *Plan) *Proxy {
-	p := &Proxy{plan: plan}
+	p := &Proxy{}
+	p.plan.Store(&planState{plan: plan, flags: []string{}})
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
@@ -91,10 +114,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeoutCause(r.Context(), d, &upstreamTimeout{d})
 	defer cancel()
-	if f := p.plan.Pick(op, 1); f != nil {
+	f := p.plan.Load().plan.Pick(op, 1)
+	if f != nil {
 		ctx = WithFault(ctx, f)
 	}
-	p.rp.ServeHTTP(w, r.WithContext(ctx))
+	sw := &statusWriter{ResponseWriter: w}
+	defer p.record(r, op, f, sw, time.Now()) // a dropped ack or a reset panics past it: still recorded
+	p.rp.ServeHTTP(sw, r.WithContext(ctx))
 }
 
 // Requests returns how many requests the proxy has received.
