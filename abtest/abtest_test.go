@@ -134,6 +134,7 @@ func TestPlanAndOps(t *testing.T) {
 // TestRunInterleaves runs a short A/B against a handler and checks the
 // bookkeeping (no timing: that is the long validation's job).
 func TestRunInterleaves(t *testing.T) {
+	t.Parallel()
 	var order strings.Builder
 	var keyed, bare atomic.Int64
 	keys := map[string]bool{}

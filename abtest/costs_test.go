@@ -15,6 +15,7 @@ import (
 // Costs measures each distinct protected/naive pair of requests once and
 // leaves out the pairs whose ops need a setup or a read first.
 func TestCosts(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusCreated) }))
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL)

@@ -34,6 +34,7 @@ func TestParseRate(t *testing.T) {
 // FindRates searches arm A then arm B and benches at half the lower rate;
 // the arms' percentile files land in a directory it makes.
 func TestFindRatesAndHGRMFiles(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusCreated) }))
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL)

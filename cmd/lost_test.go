@@ -31,6 +31,7 @@ import (
 // kept, exits 4, writes no history.jsonl that would be a run that never
 // was, and still writes its --report files.
 func TestSpillDiskFullReportsWhatWasSent(t *testing.T) {
+	t.Parallel()
 	disk := testfs.SmallDisk(t, 256<<10)
 	srv, requests := countingServer(t)
 	y := strings.Replace(payScenario, "load: {ops: 60, concurrency: 4}", "load: {ops: 100000, concurrency: 4}", 1)
@@ -215,6 +216,7 @@ func TestInterruptedAfterLoadIsNotMet(t *testing.T) {
 // The second Ctrl-C ends the process at once, and the history the load
 // made is on disk all the same: saved as soon as the first came.
 func TestSecondInterruptKeepsTheLoad(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, yaml, phase string
 	}{

@@ -62,6 +62,7 @@ func one(t *testing.T, gw, name string, want ...string) float64 {
 // --metrics-push pushes each scenario's result to a real Pushgateway at
 // its end, read back here; the password in its URL is sent, never shown.
 func TestRunMetricsPush(t *testing.T) {
+	t.Parallel()
 	testsvc.Need(t, testsvc.PushgatewayServer)
 	gw := testsvc.Pushgateway(t)
 	const secret = "hunter2secret"

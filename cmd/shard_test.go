@@ -401,6 +401,7 @@ func TestLoadWaitsForTheManifest(t *testing.T) {
 // judge finds the shard missing) and keeps its claim; a judge that cannot
 // merge says so; both exit 4.
 func TestShardedRunWithoutTempDir(t *testing.T) {
+	t.Parallel()
 	full := testfs.SmallDisk(t, 4096)
 	target := startTestLab(t, memoryBackend())
 	dir := t.TempDir()

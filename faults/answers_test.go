@@ -201,6 +201,7 @@ func TestBigBodiesBounded(t *testing.T) {
 // request's context (or the fault's own deadline, or drop_ack's read
 // limit) ends it in bounded time, with bounded bytes kept.
 func TestEndlessBodiesEnd(t *testing.T) {
+	t.Parallel()
 	const maxBody = 1 << 10
 	endless := func() io.ReadCloser { return &pattern{n: -1} }
 	deadline := func(t *testing.T) context.Context {

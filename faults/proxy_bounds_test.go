@@ -72,6 +72,7 @@ func TestProxyDuplicateNeverTruncates(t *testing.T) {
 // A duplicate of an upload over MaxDuplicateBody is refused (413) rather
 // than held whole in memory: nothing reaches the upstream.
 func TestProxyDuplicateUploadBounded(t *testing.T) {
+	t.Parallel()
 	var received atomic.Int64
 	front, log := boundedProxy(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		received.Add(1)

@@ -133,6 +133,7 @@ func TestProxyCountsOps(t *testing.T) {
 // client forever: the proxy answers 504 after its timeout; one that stops
 // in the middle of its body has the client's connection cut.
 func TestProxySilentUpstream(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/stall" {

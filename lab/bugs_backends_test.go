@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemcheck/idemcheck/internal/testenv"
 	"github.com/idemcheck/idemcheck/internal/testsvc"
 )
 
@@ -222,6 +223,9 @@ func TestSeededBugsMemory(t *testing.T) {
 // Postgres; a twin lab opens its own connections to the same schema and
 // key prefix, as a second process of the service would.
 func TestSeededBugsRedisPostgres(t *testing.T) {
+	// Every seeded bug on Redis and Postgres: the long suite's sweep; the
+	// fast one probes them on the memory backends (TestSeededBugsMemory).
+	testenv.SkipUnlessLong(t)
 	t.Parallel()
 	url, dsn := testsvc.Redis(t), testsvc.Postgres(t)
 	runBugProbes(t, func(t *testing.T, cfg Config) *bugLab {

@@ -42,7 +42,10 @@ func TestPostgresLedger(t *testing.T) {
 	dsn := testsvc.Postgres(t)
 	open := func(t *testing.T) Ledger { return newTestPostgresLedger(t, dsn) }
 	t.Run("contract", func(t *testing.T) { runLedgerContract(t, open) })
-	t.Run("extra", func(t *testing.T) { runLedgerExtraChecks(t, open) })
+	t.Run("extra", func(t *testing.T) {
+		testenv.SkipUnlessLong(t) // a ledger per check; the memory ledger meets them in the fast suite
+		runLedgerExtraChecks(t, open)
+	})
 	t.Run("schemas", func(t *testing.T) { checkSchemas(t, dsn) })
 }
 
@@ -638,9 +641,12 @@ func TestPostgresPoolSize(t *testing.T) {
 		l.Close()
 	}
 
-	// Full pools of 16 side by side: 2 in the fast suite (each pool fills),
-	// 8 in the long one (128 connections, past Postgres's default 100).
-	labs := testenv.Pick(2, 8)
+	// Full pools of 16 side by side, 8 of them (128 connections, past
+	// Postgres's default 100): the long suite's.
+	if !testenv.Long() {
+		return
+	}
+	labs := 8
 	var held []interface{ Release() }
 	defer func() {
 		for _, c := range held {

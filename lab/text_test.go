@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemcheck/idemcheck/internal/testenv"
 	"github.com/idemcheck/idemcheck/internal/testsvc"
 )
 
@@ -121,6 +122,9 @@ func TestUnstorableTextMemory(t *testing.T) {
 // customer charged the processor, then answered 503 with no ledger row, on
 // every retry. It must answer 400, as on memory, and charge nothing.
 func TestUnstorableTextPostgres(t *testing.T) {
+	// Each case on a fresh Postgres ledger: a sweep for the long suite;
+	// the fast one holds the memory ledger to the same cases.
+	testenv.SkipUnlessLong(t)
 	t.Parallel()
 	dsn := testsvc.Postgres(t)
 	runUnstorableText(t, func(t *testing.T) (*Server, Ledger) {

@@ -94,6 +94,7 @@ func TestShardedRunDir(t *testing.T) {
 // ReadRun waits for a manifest, up to its wait, and tells a missing
 // manifest from a broken one.
 func TestReadRun(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	waited := 0

@@ -178,6 +178,7 @@ invariants:
 // requests in flight across it failed, and the load went on once the lab
 // was ready again.
 func TestNemesisKillsAndRestartsTheLab(t *testing.T) {
+	t.Parallel()
 	c := startChildLab(t, "", "")
 	before := c.pid(t)
 	// The memory lab forgets everything when killed: same_response alone
@@ -333,6 +334,7 @@ func targetURL(t *testing.T, raw string) []*url.URL {
 
 // Strike runs stop, then start, then waits for ready, and records each.
 func TestStrike(t *testing.T) {
+	t.Parallel()
 	d := files(t.TempDir())
 	srv, _ := readyServer(t, d)
 	n := nemesisOf(t, faults.Spec{Stop: []string{"sh", "-c", "echo stopping; touch \"$0\"", d.path("stopped")},
@@ -361,6 +363,7 @@ func TestStrikeOwnNemesis(t *testing.T) {
 // A window that goes wrong says why, with the exit status and output of
 // the command at fault; every wait is bounded.
 func TestStrikeFailures(t *testing.T) {
+	t.Parallel()
 	d := files(t.TempDir())
 	srv, _ := readyServer(t, d)
 	never := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }))

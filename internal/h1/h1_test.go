@@ -420,6 +420,7 @@ func stallServer(t *testing.T) string {
 }
 
 func TestContextEnds(t *testing.T) {
+	t.Parallel()
 	addr := stallServer(t)
 	cause := errors.New("test deadline")
 	big := bytes.Repeat([]byte("x"), 64<<20) // more than the socket buffers hold

@@ -20,6 +20,7 @@ import (
 // waiting for the headers, reading the body, writing a body the server
 // does not read.
 func TestLimitEnds(t *testing.T) {
+	t.Parallel()
 	addr := stallServer(t)
 	cause := errors.New("test limit")
 	big := bytes.Repeat([]byte("x"), 64<<20) // more than the socket buffers hold
@@ -76,6 +77,7 @@ func TestLimitUnsent(t *testing.T) {
 // without a limit, long after another's limit passed, is answered on the
 // same connection; so is one with a later limit.
 func TestLimitNotInherited(t *testing.T) {
+	t.Parallel()
 	srv := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {
 			time.Sleep(150 * time.Millisecond)
@@ -113,6 +115,7 @@ func TestLimitNotInherited(t *testing.T) {
 // A request the fallback sends is bounded by its limit: the answer's
 // headers and its body.
 func TestLimitFallback(t *testing.T) {
+	t.Parallel()
 	done := make(chan struct{})
 	addr, _ := rawServer(t, func(c net.Conn, br *bufio.Reader) {
 		line, err := br.ReadString('\n')

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"net"
 	"os"
 	"os/exec"
@@ -105,6 +106,10 @@ func RedisWithStop(t testing.TB) (string, func()) {
 // stopped after the last test. A server costs about two seconds of CPU
 // (most of it initdb); a database, a tenth of that.
 //
+// The cluster is a copy of one initdb made once and kept in the user's
+// cache directory (idemcheck-testsvc/, about 40 MB, as Go keeps its build
+// cache; remove it at will): copying it costs a tenth of initdb.
+//
 // The binaries are looked up on PATH, then in `pg_config --bindir`, then in
 // the newest /usr/lib/postgresql/*/bin. As root (initdb refuses to run as
 // root) the server runs as the user postgres, or nobody. Without the binaries
@@ -171,12 +176,9 @@ func startPostgres(bins []string) (*pgServer, error) {
 	data := filepath.Join(dir, "data")
 	env := []string{"LC_ALL=C", "LANG=C", "HOME=" + dir, "PATH=" + os.Getenv("PATH")}
 
-	init := exec.Command(initdb, "-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C")
-	init.Dir, init.Env = dir, env
-	init.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
-	if out, err := init.CombinedOutput(); err != nil {
+	if err := initCluster(initdb, dir, data, env, cred); err != nil {
 		removeDir()
-		return nil, fmt.Errorf("initdb: %w\n%s", err, out)
+		return nil, err
 	}
 	initTook := time.Since(begin)
 
@@ -222,6 +224,71 @@ func startPostgres(bins []string) (*pgServer, error) {
 	}
 	removeDir()
 	return nil, fmt.Errorf("postgres did not start: %w", lastErr)
+}
+
+// initCluster makes a fresh cluster in data: a copy of the cluster
+// initdb made once for this initdb binary, kept in the user's cache
+// directory as Go keeps its build cache (a copy takes a tenth of initdb's
+// second of CPU), or, when there is none yet, initdb's, which is then kept
+// there. Without a cache directory (or when a copy fails) it runs initdb.
+func initCluster(initdb, dir, data string, env []string, cred *syscall.Credential) error {
+	tmpl := templateDir(initdb)
+	if tmpl != "" {
+		if _, err := os.Stat(filepath.Join(tmpl, "PG_VERSION")); err == nil {
+			if exec.Command("cp", "-a", tmpl, data).Run() == nil {
+				return nil
+			}
+			_ = os.RemoveAll(data)
+		}
+	}
+	init := exec.Command(initdb, "-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C")
+	init.Dir, init.Env = dir, env
+	init.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
+	if out, err := init.CombinedOutput(); err != nil {
+		return fmt.Errorf("initdb: %w\n%s", err, out)
+	}
+	if tmpl != "" {
+		keepTemplate(data, tmpl)
+	}
+	return nil
+}
+
+// templateDir is where the cluster initdb makes is kept for the next
+// server: under the user's cache directory, named by the binary's path,
+// size and time, so that another PostgreSQL makes its own; "" when there
+// is no cache directory.
+func templateDir(initdb string) string {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	fi, err := os.Stat(initdb)
+	if err != nil {
+		return ""
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%d\x00%d", initdb, fi.Size(), fi.ModTime().UnixNano())
+	return filepath.Join(cache, "idemcheck-testsvc", fmt.Sprintf("pgdata-%016x", h.Sum64()))
+}
+
+// keepTemplate copies a fresh cluster to tmpl: into a directory of its
+// own beside it, renamed into place whole, so that a server started at the
+// same time by another test binary copies either all of it or none. The
+// first to finish keeps its copy; a failure keeps nothing.
+func keepTemplate(data, tmpl string) {
+	if err := os.MkdirAll(filepath.Dir(tmpl), 0o755); err != nil {
+		return
+	}
+	part, err := os.MkdirTemp(filepath.Dir(tmpl), "part-")
+	if err != nil {
+		return
+	}
+	defer os.RemoveAll(part)
+	copied := filepath.Join(part, "data")
+	if exec.Command("cp", "-a", data, copied).Run() != nil {
+		return
+	}
+	_ = os.Rename(copied, tmpl) // another's copy may be there first: keep it
 }
 
 // sharing is set by Main: Postgres then hands out databases on sharedPG.

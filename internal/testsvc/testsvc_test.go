@@ -19,6 +19,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/idemcheck/idemcheck/internal/testenv"
 )
 
 func TestRedis(t *testing.T) {
@@ -92,6 +94,7 @@ func TestPostgres(t *testing.T) {
 // Postgres's default max_connections (100) allows: parallel tests each
 // with a lab's pool must not run into "too many clients".
 func TestPostgresManyConnections(t *testing.T) {
+	testenv.SkipUnlessLong(t) // 101 backends to start: the long suite's
 	t.Parallel()
 	const conns = 101 // one past the default, as many backends to start as that takes
 	dsn := Postgres(t)
