@@ -4,46 +4,130 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/internal/testenv"
+	"github.com/idemcheck/idemcheck/scenarios"
 )
 
-// TestDemo runs the whole demo, then check DIR on its --out, which must
-// re-judge every saved scenario offline as the demo judged them.
+// TestDemo runs the whole demo, as the README's first command does, then
+// check DIR on its --out, which must re-judge every saved scenario
+// offline as the demo judged them. The fast suite runs the demo's pairs
+// in three parts side by side (each its own lab) and checks the same of
+// each part: the scenarios run one after the other, and most of their
+// time is waiting (quiet periods, late replays).
 func TestDemo(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	r := runMain(t, nil, "demo", "--ops", "40", "--out", dir)
-	if r.code != ExitOK {
-		t.Fatalf("demo: exit %d, want 0\n%s%s", r.code, r.out, r.err)
-	}
-	for _, want := range []string{"19 of 19 expectations met", "caught ✓", "held ✓", "customers charged more than once", "likes 0 →", "OVERHEAD"} {
-		if !strings.Contains(r.out, want) {
-			t.Errorf("demo output lacks %q:\n%s", want, r.out)
+	pairs := scenarios.Showcase()
+	total := 0
+	for _, p := range pairs {
+		total++
+		if scenarios.HasNaive(p) {
+			total++
 		}
 	}
-	for _, name := range []string{"charges-lost-ack", "charges-lost-ack-naive", "debit-cas"} {
-		for _, f := range []string{"report.json", "history.jsonl"} {
-			if _, err := os.Stat(filepath.Join(dir, name, f)); err != nil {
-				t.Errorf("demo did not write %s/%s: %v", name, f, err)
+	if testenv.Long() {
+		demoPart(t, nil, total, true)
+		return
+	}
+	// The replays wait 1.5 s each, the timeouts and duplicates longer than
+	// the rest: each part gets one of them.
+	parts := make([][]string, 3)
+	for i, p := range pairs {
+		parts[i%len(parts)] = append(parts[i%len(parts)], p)
+	}
+	var mu sync.Mutex
+	var said strings.Builder
+	t.Run("parts", func(t *testing.T) {
+		for i, part := range parts {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				t.Parallel()
+				n := 0
+				for _, p := range part {
+					n++
+					if scenarios.HasNaive(p) {
+						n++
+					}
+				}
+				out := demoPart(t, part, n, false)
+				mu.Lock()
+				said.WriteString(out)
+				mu.Unlock()
+			})
+		}
+	})
+	for _, want := range []string{"caught ✓", "held ✓", "customers charged more than once", "likes 0 →", "OVERHEAD"} {
+		if !strings.Contains(said.String(), want) {
+			t.Errorf("the demo's parts never said %q:\n%s", want, said.String())
+		}
+	}
+}
+
+// demoPart runs the demo on pairs (nil: all of them, as a user does),
+// expecting n scenarios, every one met, then check DIR on its --out;
+// it returns the demo's output.
+func demoPart(t *testing.T, pairs []string, n int, whole bool) string {
+	dir := t.TempDir()
+	var r result
+	if whole {
+		r = runMain(t, nil, "demo", "--ops", "40", "--out", dir)
+	} else {
+		var out, errb bytes.Buffer
+		f := &Factory{Streams: Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, Getenv: func(string) string { return "" }}
+		c := NewCmdDemo(f, func(ctx context.Context, o *DemoOptions) error {
+			o.Only = pairs
+			return demoRun(ctx, o)
+		})
+		c.SilenceUsage, c.SilenceErrors = true, true // as under the root
+		c.SetArgs([]string{"--ops", "40", "--out", dir})
+		r = result{report(&errb, c.Execute()), out.String(), errb.String()}
+	}
+	if r.code != ExitOK {
+		t.Fatalf("demo %v: exit %d, want 0\n%s%s", pairs, r.code, r.out, r.err)
+	}
+	if want := fmt.Sprintf("%d of %d expectations met", n, n); !strings.Contains(r.out, want) {
+		t.Errorf("demo %v output lacks %q:\n%s", pairs, want, r.out)
+	}
+	if whole {
+		for _, want := range []string{"caught ✓", "held ✓", "customers charged more than once", "likes 0 →", "OVERHEAD"} {
+			if !strings.Contains(r.out, want) {
+				t.Errorf("demo output lacks %q:\n%s", want, r.out)
 			}
 		}
 	}
-	c := runMain(t, nil, "check", dir)
-	if c.code != ExitOK {
-		t.Fatalf("check %s: exit %d, want 0\n%s%s", dir, c.code, c.out, c.err)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if n := strings.Count(c.out, "result: MET"); n != 19 {
-		t.Errorf("check of the demo dir judged %d runs met, want 19\n%s", n, c.out)
+	for _, e := range entries {
+		for _, f := range []string{"report.json", "history.jsonl"} {
+			if _, err := os.Stat(filepath.Join(dir, e.Name(), f)); err != nil {
+				t.Errorf("demo did not write %s/%s: %v", e.Name(), f, err)
+			}
+		}
 	}
-	if e := runMain(t, nil, "check", t.TempDir()); e.code != ExitUsage || !strings.Contains(e.err, "no saved run") {
-		t.Errorf("check of an empty dir: exit %d, stderr %q", e.code, e.err)
+	if len(entries) != n {
+		t.Errorf("demo %v wrote %d run directories, want %d", pairs, len(entries), n)
 	}
+	ch := runMain(t, nil, "check", dir)
+	if ch.code != ExitOK {
+		t.Fatalf("check %s: exit %d, want 0\n%s%s", dir, ch.code, ch.out, ch.err)
+	}
+	if got := strings.Count(ch.out, "result: MET"); got != n {
+		t.Errorf("check of the demo dir judged %d runs met, want %d\n%s", got, n, ch.out)
+	}
+	if whole {
+		if e := runMain(t, nil, "check", t.TempDir()); e.code != ExitUsage || !strings.Contains(e.err, "no saved run") {
+			t.Errorf("check of an empty dir: exit %d, stderr %q", e.code, e.err)
+		}
+	}
+	return r.out
 }
 
 // TestDemoCatchesSeededBug: with --bug the protected endpoint is shown
