@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"context"
 	crand "crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -120,6 +121,12 @@ type Config struct {
 	// Rand draws the keys (UUID v4); nil means a source seeded from
 	// crypto/rand, so every audit sends new keys.
 	Rand *rand.Rand
+	// Crash, when set, kills the API's process and brings it back (the
+	// user's --kill-cmd, --start-cmd and --ready), returning what
+	// happened as a nemesis window whose offsets count from origin and
+	// whose N is round: C28 calls it while a request is in flight. Nil
+	// skips C28.
+	Crash func(ctx context.Context, round int, origin time.Time) history.NemesisWindow
 }
 
 // Auditor runs the checks of one Config. It is not safe for concurrent

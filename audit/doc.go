@@ -1,5 +1,5 @@
 // Package audit runs the contract checks of docs/audit.md (C01–C18, the
-// distinct-keys probe and C24–C27) against one endpoint and returns a
+// distinct-keys probe and C24–C28) against one endpoint and returns a
 // scorecard: for each check its severity, its result (pass, fail, unknown
 // or skipped) with the reason, and the evidence (the requests sent,
 // secrets redacted, the answers and the effect counts).
@@ -9,7 +9,7 @@
 //	                   └──Run──▶ calibrate: 2 requests, both 2xx; the
 //	                               │         oracle counts 1 effect each
 //	                               ▼
-//	                   C01 … C18, DK, C24 … C27   fresh UUID v4 keys, bounded
+//	                   C01 … C18, DK, C24 … C28   fresh UUID v4 keys, bounded
 //	                               │         requests, several rounds (C06:
 //	                               │         more while a round is
 //	                               │         inconclusive or near a race);

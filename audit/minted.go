@@ -26,6 +26,7 @@ const mintedField = checks.MintedField
 var mintChecks = map[string]string{
 	"C01": "the API mints the keys (--key-from-answer): a request without a key is the first request of every op",
 	"C02": "the API mints the keys (--key-from-answer): the client sends no key of its own shape",
+	"C28": "the API mints the keys (--key-from-answer): a request cut by a crash got no key to retry with",
 	"C27": "the API mints the keys (--key-from-answer): the client sends no key of its own shape",
 	"C06": "the API mints the keys (--key-from-answer): concurrent first requests cannot share a key not minted yet",
 	"C07": "the API mints the keys (--key-from-answer): concurrent first requests cannot share a key not minted yet",

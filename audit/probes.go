@@ -180,6 +180,15 @@ func probes() []probe {
 			probes: "2 rounds of a request without a key from the first customer, then from the second (--as): each processed on its own (or refused), the second never served the first's answer"},
 		{id: "C27", requests: fixed(2 * len(checks.PrefixLengths)), run: probeC27,
 			probes: "pairs of keys equal for 32, 50, 64, 128 and 255 characters, then differing: both processed, neither refused nor replayed for the other"},
+		{id: "C28", run: probeC28,
+			requests: func(a *Auditor) int { return c28MaxRounds * (1 + a.settleTries(20*time.Millisecond)) },
+			needs: func(a *Auditor) string {
+				if a.cfg.Crash == nil {
+					return "give --kill-cmd (with --start-cmd unless the platform restarts the API, and --ready) to crash the API while a request is in flight"
+				}
+				return ""
+			},
+			probes: fmt.Sprintf("%d requests each in flight when --kill-cmd kills the API (up to 4 crashes to catch them), retried once --start-cmd brought it back and --ready answers: processed once (a replay, or a first execution if the crash lost the key), never 409 past the lease, never twice", c28Rounds)},
 	}
 	for i, c := range checks.ContractChecks() {
 		if ps[i].id != c.ID {

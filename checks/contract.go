@@ -225,7 +225,8 @@ func JudgeContract(h *history.History) *Scorecard {
 				Summary: fmt.Sprintf("this idemcheck knows no check %q", cc.ID)})
 			continue
 		}
-		j := &contractRun{ct: ct, cc: cc, prof: prof, oracle: ct.Oracle != "", reading: readings[cc.ID], readings: readings, minted: minted}
+		j := &contractRun{ct: ct, cc: cc, prof: prof, oracle: ct.Oracle != "", reading: readings[cc.ID], readings: readings, minted: minted,
+			nemesis: h.Meta.Nemesis}
 		switch ops := byCheck[cc.ID]; {
 		case cc.Skip != "":
 			j.skip = cc.Skip
@@ -349,6 +350,10 @@ type contractRun struct {
 	// minted are, where the API minted the keys, every key an op's
 	// answers minted, by the op's key: the op's effects are theirs.
 	minted map[string][]string
+
+	// nemesis are the audit's crashes of the API (C28), window N being
+	// round N's.
+	nemesis []history.NemesisWindow
 
 	skip     string
 	findings []finding

@@ -44,6 +44,10 @@ const (
 	RoleFirstKey      = "first key"
 	RoleNewKey        = "a new key with the same body"
 	RoleCalibration   = "calibration"
+	// C28: the request in flight when the API's process was killed, and
+	// its retries once the API was back.
+	RoleCrashed      = "in flight when the API was killed"
+	RoleAfterRestart = "retry after the restart"
 	// RoleOriginal is C04's original request sent again after the
 	// mismatch; RoleWinnerAgain C07's processed body sent again after the
 	// round: each must get the first answer, not the refusal.
@@ -106,6 +110,7 @@ var contractDefs = []contractDef{
 	{id: "C25", name: "concurrent-distinct-keys", severity: Critical, judge: judgeC25},
 	{id: "C26", name: "keyless-two-customers", severity: Critical, judge: judgeC26},
 	{id: "C27", name: "long-shared-prefix", severity: High, judge: judgeC27},
+	{id: "C28", name: "crash-in-flight", severity: Critical, judge: judgeC28},
 }
 
 // roundOf is the round a label names, 0 for none.
@@ -1085,4 +1090,77 @@ func judgeDK(c *contractRun, ops []probeOp) {
 	} else {
 		c.pass = "the same body under two fresh keys: two operations, two resources (judged from the answers alone)"
 	}
+}
+
+// judgeC28 judges requests the API's process was killed under (the
+// user's --kill-cmd, then --start-cmd and --ready): once the API is back,
+// the retry must be processed once, as a replay or as a first execution
+// if the crash lost the key. A key still answered in flight past the
+// lease (an in-progress record that outlived the process that held it)
+// is stuck; a second effect is the request executed again. A round whose
+// request was answered, or not yet sent, when the kill landed had nothing
+// in flight, and says so; a crash that did not go as planned (a command
+// failed, the API not ready in time) judges nothing.
+func judgeC28(c *contractRun, ops []probeOp) {
+	var keys []string
+	inFlight := 0
+	for _, o := range ops {
+		round := roundOfOp(o)
+		first := o.one(RoleCrashed)
+		c.show(first)
+		w := c.window(round)
+		switch {
+		case w == nil:
+			c.unknown("round %d: no crash of the API was recorded", round)
+			continue
+		case w.Err != "":
+			c.unknown("round %d: the crash did not go as planned: %s", round, w.Err)
+			continue
+		case first == nil:
+			c.unknown("round %d: no request was sent before the crash", round)
+			continue
+		case first.Outcome == history.OK:
+			c.note("round %d: the request was answered %d before the kill landed: nothing was in flight", round, first.Status)
+			continue
+		case first.Outcome == history.Fail:
+			c.note("round %d: the request had not reached the API when it was killed: nothing was in flight", round)
+			continue
+		}
+		inFlight++
+		last := o.last(RoleAfterRestart)
+		switch {
+		case c.bad(last, fmt.Sprintf("round %d: the retry after the restart", round)):
+		case busy(last):
+			c.show(last)
+			c.fail(High, "round %d: the key still answered %d %v after the API was back (the lease %v): its in-flight record outlived the crash and is stuck",
+				round, last.Status, (last.End - w.Ready).Round(100*time.Millisecond), c.ct.Lease)
+		case !last.Acked():
+			c.show(last)
+			c.fail(High, "round %d: the retry after the restart was answered %d", round, last.Status)
+		default:
+			c.show(last)
+			keys = append(keys, o.Key)
+		}
+	}
+	if inFlight == 0 {
+		c.unknown("no request was in flight when the API was killed: nothing was judged")
+	}
+	if n := c.count(keys...); n != nil {
+		for _, k := range keys {
+			if n[k] >= 2 {
+				c.fail(Critical, "key %s has %d effects: the request the crash cut was executed again by its retry", k, n[k])
+			}
+		}
+	}
+	c.pass = fmt.Sprintf("requests in flight when the API was killed: once it was back, each retry was processed once within the lease (%v)", c.ct.Lease)
+}
+
+// window is the crash of round, nil when none was recorded.
+func (c *contractRun) window(round int) *history.NemesisWindow {
+	for i := range c.nemesis {
+		if c.nemesis[i].N == round {
+			return &c.nemesis[i]
+		}
+	}
+	return nil
 }

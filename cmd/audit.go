@@ -16,10 +16,12 @@ import (
 
 	"github.com/idemcheck/idemcheck/audit"
 	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/termsafe"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/scenarios"
+	"github.com/idemcheck/idemcheck/trial"
 )
 
 // AuditOptions are the inputs of `idemcheck audit`.
@@ -63,6 +65,11 @@ type AuditOptions struct {
 	// Client is how the audit connects: TLS trust, client certificates,
 	// --http-debug.
 	Client clientFlags
+	// KillCmd, StartCmd and Ready are C28's crash: shell commands that
+	// kill the API's process and start it again, and the request that
+	// answers 2xx once it is back ("GET /healthz"), within ReadyTimeout.
+	KillCmd, StartCmd, Ready string
+	ReadyTimeout             time.Duration
 
 	// Transport replaces the HTTP transport (tests).
 	Transport http.RoundTripper
@@ -74,7 +81,7 @@ func NewCmdAudit(f *Factory, runF func(context.Context, *AuditOptions) error) *c
 	opts := &AuditOptions{Streams: f.Streams, Getenv: f.Getenv}
 	c := &cobra.Command{
 		Use:   "audit METHOD URL | audit FILE",
-		Short: "Audit one endpoint against the idempotency contract (C01–C27) and print a scorecard",
+		Short: "Audit one endpoint against the idempotency contract (C01–C28) and print a scorecard",
 		Long: `Audit sends a battery of probes to one endpoint and scores it against the
 idempotency contract (docs/audit.md): a missing key, malformed keys, replays,
 another payload under a used key, the same JSON reordered, concurrent copies
@@ -82,8 +89,16 @@ released together, a 409 retried, a dropped answer, a request abandoned
 mid-flight, a reset, an error retried, key expiry, another user's key,
 another endpoint, replay fidelity, a GET with a key, two keys with one
 body, a key retried after many others, different keys at once, keyless
-requests from two customers, and keys equal on a long prefix. Every probe
-key is a fresh UUID v4 (C02 and C27 send other shapes on purpose).
+requests from two customers, keys equal on a long prefix, and (with
+--kill-cmd) the API's process killed while a request is in flight. Every
+probe key is a fresh UUID v4 (C02 and C27 send other shapes on purpose).
+
+--kill-cmd runs a shell command that kills the API (kill -9, docker kill,
+kubectl delete pod) while a request is in flight, --start-cmd one that
+starts it again (leave it out when the platform restarts it), and the
+audit waits until --ready (METHOD /path) answers 2xx before it retries:
+C28 then requires the retry processed once, never 409 past --lease (an
+in-progress record that outlived the crash), never executed twice.
 
 The request is METHOD URL with -d, -H and --key-header/--key-field, or a
 scenario FILE (its operation, key placement, volatile fields, profile and
@@ -114,6 +129,11 @@ interrupted.`,
 
   # what would be sent, without sending it
   idemcheck audit POST https://staging.example.com/v1/charges -d '{"amount":100}' --dry-run
+
+  # crash the API mid-request (C28): kill it, start it again, wait for /healthz
+  idemcheck audit POST http://127.0.0.1:8080/charges -d '{"amount":100,"currency":"usd"}' \
+    -H 'Authorization: Bearer alice' --effects 'GET /charges?idempotency_key={{.Key}}' --effects-path '$.count' \
+    --kill-cmd 'kill -9 "$(cat api.pid)"' --start-cmd './start-api.sh' --ready 'GET /healthz' --checks C28
 
   # the request, key and oracle of a scenario file; two replicas
   idemcheck audit charges.yaml --target http://10.0.0.1:8080 --target http://10.0.0.2:8080 --across sum`,
@@ -190,6 +210,10 @@ interrupted.`,
 	fl.DurationVar(&opts.Quiet, "quiet-period", 0, "wait before each effects reading, so effects can land (default: the file's quiet, 200ms)")
 	fl.StringVar(&opts.FailOn, "fail-on", "", "also exit 1 on medium findings (deviations from the profile): medium")
 	fl.StringSliceVar(&opts.Checks, "checks", nil, "run only these checks: C06,C09,DK")
+	fl.StringVar(&opts.KillCmd, "kill-cmd", "", `C28: a shell command that kills the API's process while a request is in flight: 'kill -9 "$(cat api.pid)"'`)
+	fl.StringVar(&opts.StartCmd, "start-cmd", "", "C28: a shell command that starts the API again after --kill-cmd (none: the platform restarts it)")
+	fl.StringVar(&opts.Ready, "ready", "", "C28: the request that answers 2xx once the API is back, METHOD /path: 'GET /healthz'")
+	fl.DurationVar(&opts.ReadyTimeout, "ready-timeout", faults.DefaultReadyTimeout, "C28: how long each command, and the wait for --ready, may take")
 	return c
 }
 
@@ -237,11 +261,15 @@ func auditRunOnce(ctx context.Context, opts *AuditOptions) (*checks.Scorecard, e
 			return nil, err
 		}
 	}
+	crash, err := auditCrash(opts, targets)
+	if err != nil {
+		return nil, err
+	}
 	a, err := audit.New(audit.Config{
 		Scenario: sc, Targets: targets, Getenv: opts.Getenv, Secrets: opts.Streams.Secrets, As: as, Volatile: opts.Volatile,
 		Errors: opts.Errors, ErrorBody: opts.ErrorData, Retention: opts.Retention, RetentionKeys: opts.RetentionKeys, KeyFromAnswer: opts.KeyFromAnswer, Lease: opts.Lease,
 		MaxRequests: opts.MaxRequests, Checks: opts.Checks, FailOn: opts.FailOn, Quiet: opts.Quiet,
-		Transport: opts.Transport,
+		Transport: opts.Transport, Crash: crash,
 	})
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
@@ -367,4 +395,34 @@ func writePlan(opts *AuditOptions, a *audit.Auditor) error {
 		return withCode(ExitRuntime, err)
 	}
 	return nil
+}
+
+// auditCrash is C28's crash from --kill-cmd, --start-cmd and --ready: a
+// nemesis window struck by trial.Strike, as a run's nemesis is; nil
+// without --kill-cmd.
+func auditCrash(opts *AuditOptions, targets []*url.URL) (func(context.Context, int, time.Time) history.NemesisWindow, error) {
+	if opts.KillCmd == "" {
+		if opts.StartCmd != "" || opts.Ready != "" {
+			return nil, withHint(ExitUsage, errors.New("--start-cmd and --ready go with --kill-cmd"), "give --kill-cmd, the command that kills the API's process, for C28")
+		}
+		return nil, nil
+	}
+	if opts.Ready == "" {
+		return nil, withHint(ExitUsage, errors.New("--kill-cmd needs --ready, the request that answers 2xx once the API is back"), "e.g. --ready 'GET /healthz'")
+	}
+	method, path, err := faults.ParseReady(opts.Ready)
+	if err != nil {
+		return nil, withHint(ExitUsage, fmt.Errorf("--ready %q: %w", opts.Ready, err), "METHOD /path, e.g. --ready 'GET /healthz'")
+	}
+	if opts.ReadyTimeout <= 0 {
+		return nil, usageError("--ready-timeout %v: want a positive duration", opts.ReadyTimeout)
+	}
+	n := faults.Nemesis{Stop: []string{"sh", "-c", opts.KillCmd}, ReadyMethod: method, ReadyPath: path, ReadyTimeout: opts.ReadyTimeout}
+	if opts.StartCmd != "" {
+		n.Start = []string{"sh", "-c", opts.StartCmd}
+	}
+	transport := opts.Transport
+	return func(ctx context.Context, round int, origin time.Time) history.NemesisWindow {
+		return trial.Strike(ctx, n, round, trial.NemesisOptions{Targets: targets, Transport: transport, Origin: origin, Secrets: opts.Streams.Secrets})
+	}, nil
 }

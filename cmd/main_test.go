@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemcheck/idemcheck/internal/childlab"
 	"github.com/idemcheck/idemcheck/internal/testenv"
 	"github.com/idemcheck/idemcheck/internal/testsvc"
 )
@@ -20,6 +21,7 @@ import (
 // tests are bound by the CPU instead, and 16 at once are plenty. An
 // explicit -parallel wins.
 func TestMain(m *testing.M) {
+	childlab.Serve() // the lab C28's tests kill and restart, when this process is one
 	if testenv.Race {
 		testenv.Parallel(16)
 	} else {

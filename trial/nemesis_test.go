@@ -6,126 +6,27 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/childlab"
 	"github.com/idemcheck/idemcheck/internal/testenv"
 	"github.com/idemcheck/idemcheck/internal/testsvc"
-	"github.com/idemcheck/idemcheck/lab"
 )
-
-// labEnv, when set (to an address), makes the test binary serve the lab
-// there instead of running tests: the child process a nemesis kills and
-// restarts. labLedgerEnv, labNamespaceEnv and labBugsEnv configure it.
-const (
-	labEnv          = "TRIAL_NEMESIS_LAB"
-	labLedgerEnv    = "TRIAL_NEMESIS_LAB_LEDGER"
-	labNamespaceEnv = "TRIAL_NEMESIS_LAB_NAMESPACE"
-	labBugsEnv      = "TRIAL_NEMESIS_LAB_BUGS"
-)
-
-// childLockTTL is the in-flight lease of the child lab: a correct lab's
-// key in flight when it was killed is usable again this soon.
-const childLockTTL = time.Second
 
 func TestMain(m *testing.M) {
-	if addr := os.Getenv(labEnv); addr != "" {
-		serveLab(addr)
-		return
-	}
+	childlab.Serve() // the child lab a nemesis kills and restarts, when this process is one
 	os.Exit(m.Run())
-}
-
-// serveLab serves the lab on addr until the process is killed.
-func serveLab(addr string) {
-	cfg := lab.Config{LockTTL: childLockTTL} // a charge takes 20 ms at the processor
-	if bugs := os.Getenv(labBugsEnv); bugs != "" {
-		cfg.Bugs = strings.Split(bugs, ",")
-	}
-	b := lab.Backends{Store: "memory", Ledger: "memory", Namespace: os.Getenv(labNamespaceEnv)}
-	if l := os.Getenv(labLedgerEnv); l != "" {
-		b.Ledger = l
-	}
-	if _, err := lab.Start(context.Background(), cfg, b, 1, addr); err != nil {
-		fmt.Fprintln(os.Stderr, "lab:", err)
-		os.Exit(1)
-	}
-	select {}
-}
-
-// childLab is the lab served by a child process of this test binary,
-// started (and restarted) by a command a nemesis runs too.
-type childLab struct {
-	URL         string
-	pidFile     string
-	start, stop []string
-}
-
-// startChildLab starts the lab in a child process on a free port, waits
-// until it answers, and kills whichever child serves it when the test
-// ends. ledger and namespace choose its ledger ("" for memory); bugs are
-// its seeded bugs.
-func startChildLab(t *testing.T, ledger, namespace string, bugs ...string) *childLab {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	dir := t.TempDir()
-	c := &childLab{URL: "http://" + addr, pidFile: filepath.Join(dir, "lab.pid")}
-	// The start command leaves the lab running in the background, its
-	// output in a file, its pid in another: as a user's start script would.
-	c.start = []string{"sh", "-c", `env ` + labEnv + `="$1" ` + labLedgerEnv + `="$2" ` + labNamespaceEnv + `="$3" ` + labBugsEnv + `="$4" "$0" -test.run='^$' >>"$5" 2>&1 & echo $! >"$6"`,
-		os.Args[0], addr, ledger, namespace, strings.Join(bugs, ","), filepath.Join(dir, "lab.log"), c.pidFile}
-	c.stop = []string{"sh", "-c", `kill -9 "$(cat "$0")"`, c.pidFile}
-	t.Cleanup(func() {
-		if pid := c.pid(t); pid > 0 {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
-	if out, err := exec.Command(c.start[0], c.start[1:]...).CombinedOutput(); err != nil {
-		t.Fatalf("starting the lab: %v\n%s", err, out)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get(c.URL + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return c
-			}
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "lab.log"))
-			t.Fatalf("the child lab did not answer within 10s: %v\n%s", err, log)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// pid is the pid of the child serving the lab now; 0 when unknown.
-func (c *childLab) pid(t *testing.T) int {
-	b, err := os.ReadFile(c.pidFile)
-	if err != nil {
-		return 0
-	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	return pid
 }
 
 // yamlList writes argv as a YAML flow list of quoted strings.
@@ -139,7 +40,7 @@ func yamlList(argv []string) string {
 
 // chargesNemesis is a scenario of the lab's protected charges with a
 // nemesis that stops and starts c at 40% of the load.
-func chargesNemesis(c *childLab, expect string, ops int, invariants string) string {
+func chargesNemesis(c *childlab.Lab, expect string, ops int, invariants string) string {
 	return fmt.Sprintf(`name: charges-nemesis
 expect: %s
 users: [alice, bob]
@@ -170,7 +71,7 @@ oracles:
     effects:
       bulk: {path: /charges/counts, value: $.counts}
 invariants:
-%s`, expect, ops, yamlList(c.stop), yamlList(c.start), invariants)
+%s`, expect, ops, yamlList(c.Stop), yamlList(c.Start), invariants)
 }
 
 // The nemesis kills the lab's process (kill -9 of a real child) while
@@ -179,8 +80,8 @@ invariants:
 // was ready again.
 func TestNemesisKillsAndRestartsTheLab(t *testing.T) {
 	t.Parallel()
-	c := startChildLab(t, "", "")
-	before := c.pid(t)
+	c := childlab.Start(t, "", "")
+	before := c.PID()
 	// The memory lab forgets everything when killed: same_response alone
 	// (a key answered before the kill is never asked again).
 	sc := load(t, chargesNemesis(c, "pass", 200, "  - {check: same_response}\n"))
@@ -199,7 +100,7 @@ func TestNemesisKillsAndRestartsTheLab(t *testing.T) {
 	if w.Err != "" || w.Stop == nil || w.Stop.Exit != 0 || w.Restart == nil || w.Restart.Exit != 0 || w.Ready <= w.Start {
 		t.Fatalf("window = %+v (stop %+v, start %+v), want both commands exit 0 and ready after the stop", w, w.Stop, w.Restart)
 	}
-	if after := c.pid(t); after == before || after == 0 {
+	if after := c.PID(); after == before || after == 0 {
 		t.Errorf("the lab's pid is %d after the window, %d before: it was not restarted", after, before)
 	}
 	var cut, afterReady, doneBefore int
@@ -249,7 +150,7 @@ func TestNemesisCrashStuck(t *testing.T) {
 	pg := testsvc.Postgres(t)
 	invariants := "  - {check: exactly_once, oracle: ledger}\n  - {check: same_response}\n  - {check: settles}\n"
 	t.Run("correct lab holds", func(t *testing.T) {
-		c := startChildLab(t, pg, "nemesis_ok")
+		c := childlab.Start(t, pg, "nemesis_ok")
 		sc := load(t, chargesNemesis(c, "pass", 200, invariants))
 		for seed := range uint64(3) {
 			j, err := Run(context.Background(), sc, Options{Target: c.URL, Seed: seed, KeyNonce: seed + 1})
@@ -262,7 +163,7 @@ func TestNemesisCrashStuck(t *testing.T) {
 		}
 	})
 	t.Run("crash-stuck is caught", func(t *testing.T) {
-		c := startChildLab(t, pg, "nemesis_stuck", "crash-stuck")
+		c := childlab.Start(t, pg, "nemesis_stuck", "crash-stuck")
 		sc := load(t, chargesNemesis(c, "violation", 200, invariants))
 		j, err := Run(context.Background(), sc, Options{Target: c.URL, Seed: 1, KeyNonce: 2})
 		if err != nil {

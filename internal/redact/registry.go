@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // A run's Secrets are its one registry: every command makes one, every
@@ -71,13 +72,21 @@ func (s *Secrets) Writer(w io.Writer) io.Writer {
 	return &scrubWriter{s: s, w: w}
 }
 
+// scrubWriter serialises its writes: a command's stderr is written by its
+// progress, a run's checkpoint and its messages from several goroutines,
+// and a writer that is not safe for concurrent use (a buffer in a test,
+// a pipe wrapper) must see one line at a time.
 type scrubWriter struct {
-	s *Secrets
-	w io.Writer
+	s  *Secrets
+	mu sync.Mutex
+	w  io.Writer
 }
 
 func (sw *scrubWriter) Write(p []byte) (int, error) {
-	if _, err := io.WriteString(sw.w, sw.s.Scrub(string(p))); err != nil {
+	out := sw.s.Scrub(string(p))
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if _, err := io.WriteString(sw.w, out); err != nil {
 		return 0, err
 	}
 	return len(p), nil
