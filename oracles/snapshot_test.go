@@ -110,6 +110,7 @@ func TestSaveAndLoadBefore(t *testing.T) {
 // another, judge as one process would have (the reading a sharded run's
 // prepare phase hands its judge).
 func TestSaveAndLoadBeforeStores(t *testing.T) {
+	t.Parallel()
 	rurl, dsn := testsvc.Redis(t), testsvc.Postgres(t)
 	ctx := testCtx(t)
 	rdb := redisClient(t, rurl)

@@ -15,6 +15,7 @@ import (
 var quick = Options{Concurrency: []int{1, 4}, Duration: 100 * time.Millisecond, ValueSize: 300, Samples: 10}
 
 func TestRedisMeasuresAndCleansUp(t *testing.T) {
+	t.Parallel()
 	url := testsvc.Redis(t)
 	ctx := context.Background()
 	opt, _ := redis.ParseURL(url)
@@ -49,6 +50,7 @@ func TestRedisMeasuresAndCleansUp(t *testing.T) {
 }
 
 func TestPostgresMeasuresAndCleansUp(t *testing.T) {
+	t.Parallel()
 	url := testsvc.Postgres(t)
 	ctx := context.Background()
 	// A transaction with fsync on can take over 100 ms on a busy
