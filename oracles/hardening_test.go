@@ -60,3 +60,19 @@ func TestReflectedSecretsNotInReadError(t *testing.T) {
 		t.Errorf("Observe error %v, want a *ReadError wrapping ErrStatus", err)
 	}
 }
+
+// A per-key read whose value is an object (no value path given, the
+// whole answer read) says where in it a count may be.
+func TestPerKeyObjectSuggestsCountPaths(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"charges":[{"id":"ch_1"}],"count":1,"key":"k1","meta":{"n":1}}`)
+	}))
+	defer srv.Close()
+	for value, want := range map[string]string{"": "a count may be at $.charges or $.count", "$": "a count may be at $.charges or $.count"} {
+		o := &HTTPEffects{OracleName: "ledger", PerKey: get(srv.URL, "/c?key={key}"), Value: value}
+		r := Observe(context.Background(), o, keysHistory("k1"))
+		if !strings.Contains(r.Err, want) {
+			t.Errorf("value %q: Observe error %q, want it to say %q", value, r.Err, want)
+		}
+	}
+}

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/idemcheck/idemcheck/history"
 )
@@ -107,10 +110,41 @@ func (o *HTTPEffects) readKey(ctx context.Context, key string, p *path) (int64, 
 	}
 	n, err := toInt64(v, p)
 	if err != nil {
-		return 0, a.fail(fmt.Errorf("%w or an array", err))
+		return 0, a.fail(fmt.Errorf("%w or an array%s", err, countFields(v, p)))
 	}
 	return n, nil
 }
+
+// countFields suggests, when a per-key read's value is an object, the
+// paths of its fields that could hold the count: its numbers and arrays
+// ("; a count may be at $.count or $.charges").
+func countFields(v any, p *path) string {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return ""
+	}
+	base := "$"
+	if p != nil && p.src != "" {
+		base = strings.TrimSuffix(p.src, ".")
+	}
+	var paths []string
+	for k, x := range obj {
+		switch x.(type) {
+		case json.Number, float64, int, int64, []any:
+			if jsonName.MatchString(k) {
+				paths = append(paths, base+"."+k)
+			}
+		}
+	}
+	if len(paths) == 0 {
+		return ""
+	}
+	slices.Sort(paths)
+	return "; a count may be at " + strings.Join(paths, " or ")
+}
+
+// jsonName is a field name a dotted JSONPath can name.
+var jsonName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (o *HTTPEffects) bulk(ctx context.Context, keys []string, p *path) (map[string]int, error) {
 	used := keySet(keys)

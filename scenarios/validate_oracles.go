@@ -128,7 +128,15 @@ func (c *checker) redisEffects(at string, r *RedisEffects) {
 		if len(c.s.Users) > 0 {
 			sample.User = c.s.Users[0]
 		}
-		if out, ok := c.render(at+".pattern", r.Pattern, sample); ok && !strings.Contains(out, sample.Key) {
+		out, ok := c.render(at+".pattern", r.Pattern, sample)
+		switch {
+		case !ok || strings.Contains(out, sample.Key):
+		case strings.Contains(r.Pattern, "%s"):
+			// A template ({{env …}}) and a printf-style %s: in a template
+			// the key is {{.Key}}.
+			c.add(at+".pattern", fmt.Sprintf("pattern %q is a template (it holds {{…}}), where the key is written {{.Key}}, not %%s", r.Pattern),
+				"pattern: '"+strings.Replace(r.Pattern, "%s", "{{.Key}}", 1)+"'")
+		default:
 			c.add(at+".pattern", fmt.Sprintf("pattern %q never uses {{.Key}}: every op would read one store key", r.Pattern), "pattern: 'idem:{{.User}}:{{.Key}}'")
 		}
 	case r.Pattern != "" && strings.Count(r.Pattern, "%s") != 1:

@@ -338,6 +338,8 @@ func TestRedisPatternTemplate(t *testing.T) {
 	checkDiags(t, diagnose(t, base("idem:{{.User}}")), []want{{12, "oracles[0].effects.redis.pattern", "never uses {{.Key}}"}})
 	checkDiags(t, diagnose(t, base("idem:{{.Kye}}")), []want{{12, "oracles[0].effects.redis.pattern", "did you mean .Key?"}})
 	checkDiags(t, diagnose(t, base("idem:%s:%s")), []want{{12, "oracles[0].effects.redis.pattern", "exactly once"}})
+	// A template with a printf-style %s: the key is {{.Key}} there.
+	checkDiags(t, diagnose(t, base(`tok:{{.User}}:%s`)), []want{{12, "oracles[0].effects.redis.pattern", "written {{.Key}}, not %s"}})
 }
 
 func TestKeyFromAnswer(t *testing.T) {
