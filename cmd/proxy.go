@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -130,35 +131,46 @@ func proxyRun(ctx context.Context, opts *ProxyOptions) error {
 	if err != nil {
 		return withHint(ExitRuntime, fmt.Errorf("proxy: %w", err), "choose another --listen address")
 	}
+	banner := fmt.Sprintf("proxy on http://%s → %s (faults: %s; seed %d); Ctrl-C to stop", ln.Addr(), redaction.URL(target), faultList(opts.Faults), opts.Seed)
+	if err := serveProxy(ctx, "proxy", ln, p.Serve, opts.API, faults.ProxyAPI(p), banner, opts.Streams.Err); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.Streams.Err, "proxy stopped: %s\n", p.Stats().StatsLine())
+	return interrupted(ctx)
+}
+
+// serveProxy serves a proxy on ln until ctx ends (serve) and, when
+// apiAddr is set, its control API (api) beside it, saying where on errw
+// (banner first). Either failing stops both: an error with its exit code.
+func serveProxy(ctx context.Context, name string, ln net.Listener, serve func(context.Context, net.Listener) error, apiAddr string, api http.Handler, banner string, errw io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	apiDone := make(chan error, 1)
-	if opts.API != "" {
-		aln, err := net.Listen("tcp", opts.API)
+	if apiAddr != "" {
+		aln, err := net.Listen("tcp", apiAddr)
 		if err != nil {
 			ln.Close()
-			return withHint(ExitRuntime, fmt.Errorf("proxy: control API: %w", err), "choose another --api address")
+			return withHint(ExitRuntime, fmt.Errorf("%s: control API: %w", name, err), "choose another --api address")
 		}
-		api := &http.Server{Handler: faults.ProxyAPI(p), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
-		go func() { apiDone <- api.Serve(aln) }()
-		defer api.Close()
-		fmt.Fprintf(opts.Streams.Err, "control API on http://%s/faults\n", aln.Addr())
+		hs := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
+		go func() { apiDone <- hs.Serve(aln) }()
+		defer hs.Close()
+		fmt.Fprintf(errw, "control API on http://%s/faults\n", aln.Addr())
 	}
-	fmt.Fprintf(opts.Streams.Err, "proxy on http://%s → %s (faults: %s; seed %d); Ctrl-C to stop\n", ln.Addr(), redaction.URL(target), faultList(opts.Faults), opts.Seed)
+	fmt.Fprintln(errw, banner)
 	done := make(chan error, 1)
-	go func() { done <- p.Serve(ctx, ln) }()
+	go func() { done <- serve(ctx, ln) }()
 	select {
 	case err := <-done:
 		if err != nil {
-			return withCode(ExitRuntime, fmt.Errorf("proxy: %w", err))
+			return withCode(ExitRuntime, fmt.Errorf("%s: %w", name, err))
 		}
 	case err := <-apiDone:
 		cancel()
 		<-done
-		return withCode(ExitRuntime, fmt.Errorf("proxy: control API: %w", err))
+		return withCode(ExitRuntime, fmt.Errorf("%s: control API: %w", name, err))
 	}
-	fmt.Fprintf(opts.Streams.Err, "proxy stopped: %s\n", p.Stats().StatsLine())
-	return interrupted(ctx)
+	return nil
 }
 
 // interrupted is the exit of a proxy that served until it was stopped: 130
@@ -276,34 +288,10 @@ func proxyTCPRun(ctx context.Context, opts *ProxyTCPOptions) error {
 	if err != nil {
 		return withHint(ExitRuntime, fmt.Errorf("proxy tcp: %w", err), "choose another --listen address")
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var api *http.Server
-	apiDone := make(chan error, 1)
-	if opts.API != "" {
-		aln, err := net.Listen("tcp", opts.API)
-		if err != nil {
-			ln.Close()
-			return withHint(ExitRuntime, fmt.Errorf("proxy tcp: control API: %w", err), "choose another --api address")
-		}
-		api = &http.Server{Handler: faults.TCPAPI(p), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
-		go func() { apiDone <- api.Serve(aln) }()
-		defer api.Close()
-		fmt.Fprintf(opts.Streams.Err, "control API on http://%s/faults\n", aln.Addr())
-	}
-	fmt.Fprintf(opts.Streams.Err, "tcp proxy on %s → %s (latency %v, jitter %v, down %v, reset after %d B, bandwidth %d B/s; seed %d); Ctrl-C to stop\n",
+	banner := fmt.Sprintf("tcp proxy on %s → %s (latency %v, jitter %v, down %v, reset after %d B, bandwidth %d B/s; seed %d); Ctrl-C to stop",
 		ln.Addr(), opts.Upstream, f.Latency, f.Jitter, f.Down, f.ResetAfter, f.Bandwidth, opts.Seed)
-	done := make(chan error, 1)
-	go func() { done <- p.Serve(ctx, ln) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			return withCode(ExitRuntime, fmt.Errorf("proxy tcp: %w", err))
-		}
-	case err := <-apiDone:
-		cancel()
-		<-done
-		return withCode(ExitRuntime, fmt.Errorf("proxy tcp: control API: %w", err))
+	if err := serveProxy(ctx, "proxy tcp", ln, p.Serve, opts.API, faults.TCPAPI(p), banner, opts.Streams.Err); err != nil {
+		return err
 	}
 	st := p.Stats()
 	fmt.Fprintf(opts.Streams.Err, "tcp proxy stopped after %d connections, %d exchanges\n", st.Conns, st.Exchanges)
