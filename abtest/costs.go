@@ -1,12 +1,14 @@
 package abtest
 
 import (
-	"github.com/idemcheck/idemcheck/internal/redact"
-
 	"context"
 	"math/rand/v2"
+	"net/url"
+	"time"
 
+	"github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -56,4 +58,23 @@ func Costs(ctx context.Context, pairs []string, o Options, resamples int, seed u
 		}
 	}
 	return out
+}
+
+// CostsOn is Costs against the lab at target (and targets, its
+// instances behind a balancer, when several), with o's runner pointed
+// at them and new keys from a random source, so that a stateful lab
+// never meets an earlier demo's keys.
+func CostsOn(ctx context.Context, pairs []string, o Options, target string, targets []string, getenv func(string) string, seed uint64) []reports.DemoCost {
+	base, err := url.Parse(target)
+	if err != nil {
+		return nil
+	}
+	o.Runner = runner.Options{Target: base, Env: getenv, Seed: seed, RequestTimeout: 10 * time.Second}
+	for _, t := range targets {
+		if u, err := url.Parse(t); err == nil {
+			o.Runner.Targets = append(o.Runner.Targets, u)
+		}
+	}
+	o.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	return Costs(ctx, pairs, o, 400, seed)
 }

@@ -65,9 +65,8 @@ type AuditOptions struct {
 	// Client is how the audit connects: TLS trust, client certificates,
 	// --http-debug.
 	Client clientFlags
-	// KillCmd, StartCmd and Ready are C28's crash: shell commands that
-	// kill the API's process and start it again, and the request that
-	// answers 2xx once it is back ("GET /healthz"), within ReadyTimeout.
+	// KillCmd, StartCmd, Ready and ReadyTimeout are C28's crash
+	// (trial.Crash).
 	KillCmd, StartCmd, Ready string
 	ReadyTimeout             time.Duration
 
@@ -261,9 +260,9 @@ func auditRunOnce(ctx context.Context, opts *AuditOptions) (*checks.Scorecard, e
 			return nil, err
 		}
 	}
-	crash, err := auditCrash(opts, targets)
+	crash, err := trial.Crash{Kill: opts.KillCmd, Start: opts.StartCmd, Ready: opts.Ready, ReadyTimeout: opts.ReadyTimeout}.Strikes(targets, opts.Transport, opts.Streams.Secrets)
 	if err != nil {
-		return nil, err
+		return nil, withCode(ExitUsage, err)
 	}
 	a, err := audit.New(audit.Config{
 		Scenario: sc, Targets: targets, Getenv: opts.Getenv, Secrets: opts.Streams.Secrets, As: as, Volatile: opts.Volatile,
@@ -395,34 +394,4 @@ func writePlan(opts *AuditOptions, a *audit.Auditor) error {
 		return withCode(ExitRuntime, err)
 	}
 	return nil
-}
-
-// auditCrash is C28's crash from --kill-cmd, --start-cmd and --ready: a
-// nemesis window struck by trial.Strike, as a run's nemesis is; nil
-// without --kill-cmd.
-func auditCrash(opts *AuditOptions, targets []*url.URL) (func(context.Context, int, time.Time) history.NemesisWindow, error) {
-	if opts.KillCmd == "" {
-		if opts.StartCmd != "" || opts.Ready != "" {
-			return nil, withHint(ExitUsage, errors.New("--start-cmd and --ready go with --kill-cmd"), "give --kill-cmd, the command that kills the API's process, for C28")
-		}
-		return nil, nil
-	}
-	if opts.Ready == "" {
-		return nil, withHint(ExitUsage, errors.New("--kill-cmd needs --ready, the request that answers 2xx once the API is back"), "e.g. --ready 'GET /healthz'")
-	}
-	method, path, err := faults.ParseReady(opts.Ready)
-	if err != nil {
-		return nil, withHint(ExitUsage, fmt.Errorf("--ready %q: %w", opts.Ready, err), "METHOD /path, e.g. --ready 'GET /healthz'")
-	}
-	if opts.ReadyTimeout <= 0 {
-		return nil, usageError("--ready-timeout %v: want a positive duration", opts.ReadyTimeout)
-	}
-	n := faults.Nemesis{Stop: []string{"sh", "-c", opts.KillCmd}, ReadyMethod: method, ReadyPath: path, ReadyTimeout: opts.ReadyTimeout}
-	if opts.StartCmd != "" {
-		n.Start = []string{"sh", "-c", opts.StartCmd}
-	}
-	transport := opts.Transport
-	return func(ctx context.Context, round int, origin time.Time) history.NemesisWindow {
-		return trial.Strike(ctx, n, round, trial.NemesisOptions{Targets: targets, Transport: transport, Origin: origin, Secrets: opts.Streams.Secrets})
-	}, nil
 }

@@ -218,15 +218,7 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 	sum := abtest.Report(plan.What, res, abtest.Compare(res, opts.Resamples, rand.New(rand.NewPCG(opts.Seed, 0xb007))), budget)
 	sum.MaxA, sum.MaxB = maxA, maxB
 	// The summary first: files that fail to write must not hide it.
-	switch opts.Format {
-	case "json":
-		err = sum.WriteJSON(streams.Out)
-	case "markdown":
-		err = sum.WriteMarkdown(streams.Out)
-	default:
-		err = sum.WriteText(streams.Out)
-	}
-	if err != nil {
+	if err := sum.Write(streams.Out, opts.Format); err != nil {
 		return withCode(ExitRuntime, err)
 	}
 	if opts.Out != "" {

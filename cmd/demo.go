@@ -3,8 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,7 +12,6 @@ import (
 	"github.com/idemcheck/idemcheck/abtest"
 	"github.com/idemcheck/idemcheck/lab"
 	"github.com/idemcheck/idemcheck/reports"
-	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 	"github.com/idemcheck/idemcheck/trial"
 )
@@ -123,49 +120,36 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	var rows []reports.DemoRow
 	code := ExitOK
 	var errs []error
-	for _, pair := range pairs {
-		variants := []string{"protected"}
-		if scenarios.HasNaive(pair) {
-			variants = []string{"naive", "protected"}
+	for _, run := range scenarios.ShowcaseRuns(pairs) {
+		sc, err := scenarios.Builtin(run.Name)
+		if err != nil {
+			return withCode(ExitRuntime, err)
 		}
-		for _, variant := range variants {
-			name := pair
-			if variant == "naive" {
-				name += "-naive"
-			}
-			sc, err := scenarios.Builtin(name)
-			if err != nil {
-				return withCode(ExitRuntime, err)
-			}
-			if err := applyOverrides(sc, opts.Ops, 0, 0, 0, false); err != nil {
-				return err
-			}
-			prog := newProgressMode(streams, progressModeOf(streams, opts.Quiet), name)
-			// With several instances (in-process-lock) the run spreads its
-			// attempts over all of them, as a balancer would.
-			var targets []string
-			if len(rl.URLs) > 1 {
-				targets = rl.URLs
-			}
-			var rerun string
-			if opts.rerun != nil {
-				rerun = opts.rerun(opts.Seed, opts.KeyNonce)
-			}
-			ex, err := execute(ctx, sc, execOptions{Out: filepath.Join(opts.Out, name), Base: opts.Out, Rerun: rerun,
-				Options: trial.Options{Target: rl.URL, Targets: targets, Seed: opts.Seed, KeyNonce: opts.KeyNonce, Getenv: opts.Getenv, Secrets: opts.Lab.Streams.Secrets, Observer: prog}})
-			prog.Close()
-			if err != nil {
-				return err
-			}
-			rows = append(rows, reports.DemoRow{Pair: pair, Variant: variant, Summary: ex.Summary,
-				Met: ex.Code == ExitOK, Inconclusive: ex.Code == ExitInconclusive, ChargeCents: sc.ChargeCents()})
-			code = worst(code, ex.Code)
-			if ex.Err != nil {
-				errs = append(errs, ex.Err)
-			}
-			if ctx.Err() != nil {
-				break
-			}
+		if err := applyOverrides(sc, opts.Ops, 0, 0, 0, false); err != nil {
+			return err
+		}
+		prog := newProgressMode(streams, progressModeOf(streams, opts.Quiet), run.Name)
+		// With several instances (in-process-lock) the run spreads its
+		// attempts over all of them, as a balancer would.
+		var targets []string
+		if len(rl.URLs) > 1 {
+			targets = rl.URLs
+		}
+		var rerun string
+		if opts.rerun != nil {
+			rerun = opts.rerun(opts.Seed, opts.KeyNonce)
+		}
+		ex, err := execute(ctx, sc, execOptions{Out: filepath.Join(opts.Out, run.Name), Base: opts.Out, Rerun: rerun,
+			Options: trial.Options{Target: rl.URL, Targets: targets, Seed: opts.Seed, KeyNonce: opts.KeyNonce, Getenv: opts.Getenv, Secrets: opts.Lab.Streams.Secrets, Observer: prog}})
+		prog.Close()
+		if err != nil {
+			return err
+		}
+		rows = append(rows, reports.DemoRow{Pair: run.Pair, Variant: run.Variant, Summary: ex.Summary,
+			Met: ex.Code == ExitOK, Inconclusive: ex.Code == ExitInconclusive, ChargeCents: sc.ChargeCents()})
+		code = worst(code, ex.Code)
+		if ex.Err != nil {
+			errs = append(errs, ex.Err)
 		}
 		if ctx.Err() != nil {
 			break
@@ -178,7 +162,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 		if len(rl.URLs) > 1 {
 			targets = rl.URLs
 		}
-		costs = demoCosts(ctx, pairs, rl.URL, targets, opts)
+		costs = abtest.CostsOn(ctx, pairs, demoAB, rl.URL, targets, opts.Getenv, opts.Seed)
 	}
 	demo := reports.Demo{Rows: rows, Costs: costs, Rate: demoAB.Rate, Seed: opts.Seed, KeyNonce: opts.KeyNonce, Out: opts.Out}
 	if err := demo.WriteText(streams.Out); err != nil {
@@ -198,21 +182,3 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 // demoAB is the demo's A/B: short, so its intervals are wide, and it says
 // so ("within noise") rather than print noise as a cost.
 var demoAB = abtest.Options{Rate: 100, Duration: time.Second, Warmup: 200 * time.Millisecond, Block: 100 * time.Millisecond}
-
-// demoCosts measures what the protection of each pair's operation
-// costs (abtest.Costs) on the lab at target (and targets, its instances).
-func demoCosts(ctx context.Context, pairs []string, target string, targets []string, opts *DemoOptions) []reports.DemoCost {
-	base, err := url.Parse(target)
-	if err != nil {
-		return nil
-	}
-	o := demoAB
-	o.Runner = runner.Options{Target: base, Env: opts.Getenv, Seed: opts.Seed, RequestTimeout: 10 * time.Second}
-	for _, t := range targets {
-		if u, err := url.Parse(t); err == nil {
-			o.Runner.Targets = append(o.Runner.Targets, u)
-		}
-	}
-	o.Rand = rand.New(rand.NewPCG(randomSeed(), randomSeed())) // new keys on every demo
-	return abtest.Costs(ctx, pairs, o, 400, opts.Seed)
-}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -26,10 +25,9 @@ type ProxyOptions struct {
 	Target  string
 	Faults  []string
 	Seed    uint64
-	// API is the control API's address; "" for none.
-	API string
-	// Log is the request log's path ("-" for stdout); "" for none.
-	Log        string
+	// API is the control API's address, Log the request log's path ("-"
+	// for stdout); "" for none.
+	API, Log   string
 	KeyHeader  string
 	RedactPath bool
 }
@@ -115,11 +113,9 @@ func proxyRun(ctx context.Context, opts *ProxyOptions) error {
 		s.AddURL(target)
 		p.Scrub = s.Scrub
 	}
-	switch opts.Log {
-	case "":
-	case "-":
+	if opts.Log == "-" {
 		p.RequestLog = opts.Streams.Out
-	default:
+	} else if opts.Log != "" {
 		f, err := os.OpenFile(opts.Log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
 			return withHint(ExitRuntime, fmt.Errorf("proxy: request log: %w", err), "give --log a file in a directory that exists and can be written")
@@ -143,32 +139,21 @@ func proxyRun(ctx context.Context, opts *ProxyOptions) error {
 // apiAddr is set, its control API (api) beside it, saying where on errw
 // (banner first). Either failing stops both: an error with its exit code.
 func serveProxy(ctx context.Context, name string, ln net.Listener, serve func(context.Context, net.Listener) error, apiAddr string, api http.Handler, banner string, errw io.Writer) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	apiDone := make(chan error, 1)
+	var aln net.Listener
 	if apiAddr != "" {
-		aln, err := net.Listen("tcp", apiAddr)
-		if err != nil {
+		var err error
+		if aln, err = net.Listen("tcp", apiAddr); err != nil {
 			ln.Close()
 			return withHint(ExitRuntime, fmt.Errorf("%s: control API: %w", name, err), "choose another --api address")
 		}
-		hs := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
-		go func() { apiDone <- hs.Serve(aln) }()
-		defer hs.Close()
 		fmt.Fprintf(errw, "control API on http://%s/faults\n", aln.Addr())
 	}
 	fmt.Fprintln(errw, banner)
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, ln) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			return withCode(ExitRuntime, fmt.Errorf("%s: %w", name, err))
-		}
-	case err := <-apiDone:
-		cancel()
-		<-done
+	switch fromAPI, err := faults.ServeWithAPI(ctx, ln, serve, aln, api); {
+	case err != nil && fromAPI:
 		return withCode(ExitRuntime, fmt.Errorf("%s: control API: %w", name, err))
+	case err != nil:
+		return withCode(ExitRuntime, fmt.Errorf("%s: %w", name, err))
 	}
 	return nil
 }

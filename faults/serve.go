@@ -50,3 +50,28 @@ func ParseBytes(s string) (int64, error) {
 	}
 	return int64(n * float64(mult)), nil
 }
+
+// ServeWithAPI runs serve (a proxy's Serve) on ln until ctx ends and,
+// when apiLn is not nil, the proxy's control API (api) on apiLn beside
+// it; the first to fail stops both. It says whether the error, if any,
+// was the API's.
+func ServeWithAPI(ctx context.Context, ln net.Listener, serve func(context.Context, net.Listener) error, apiLn net.Listener, api http.Handler) (apiFailed bool, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	apiDone := make(chan error, 1)
+	if apiLn != nil {
+		hs := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
+		go func() { apiDone <- hs.Serve(apiLn) }()
+		defer hs.Close()
+	}
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, ln) }()
+	select {
+	case err := <-done:
+		return false, err
+	case err := <-apiDone:
+		cancel()
+		<-done
+		return true, err
+	}
+}

@@ -177,6 +177,17 @@ func (b *Bench) WriteText(w io.Writer) error {
 }
 
 // WriteMarkdown writes b for a CI step summary or a pull request comment.
+// Write writes b in format: "json", "markdown", else text.
+func (b *Bench) Write(w io.Writer, format string) error {
+	switch format {
+	case "json":
+		return b.WriteJSON(w)
+	case "markdown":
+		return b.WriteMarkdown(w)
+	}
+	return b.WriteText(w)
+}
+
 func (b *Bench) WriteMarkdown(w io.Writer) error {
 	var out bytes.Buffer
 	fmt.Fprintf(&out, "### Idempotency overhead: %s\n\n", b.Verdict)

@@ -102,3 +102,20 @@ func Showcase() []string {
 // built-in NAME-naive: the same load and faults against an endpoint
 // without the protection.
 func HasNaive(name string) bool { return slices.Contains(BuiltinNames(), name+"-naive") }
+
+// ShowcaseRun is one scenario the demo runs: a pair of Showcase and its
+// variant ("naive" or "protected"), and the built-in scenario's name.
+type ShowcaseRun struct{ Pair, Variant, Name string }
+
+// ShowcaseRuns are the scenarios the demo runs for pairs, in order: each
+// pair's naive variant (when it has one), then its protected one.
+func ShowcaseRuns(pairs []string) []ShowcaseRun {
+	var out []ShowcaseRun
+	for _, p := range pairs {
+		if HasNaive(p) {
+			out = append(out, ShowcaseRun{p, "naive", p + "-naive"})
+		}
+		out = append(out, ShowcaseRun{p, "protected", p})
+	}
+	return out
+}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/hint"
 	"github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
@@ -529,4 +530,43 @@ func (n *nemesis) wait(d time.Duration) bool {
 	case <-n.ctx.Done():
 		return false
 	}
+}
+
+// Crash is an audit's crash of the API (C28), from its flags: a shell
+// command that kills the API's process, one that starts it again (""
+// when the platform restarts it), the request that answers 2xx once it
+// is back ("GET /healthz") and how long each may take.
+type Crash struct {
+	Kill, Start, Ready string
+	ReadyTimeout       time.Duration
+}
+
+// Strikes returns the crash as audit.Config.Crash wants it: each call a
+// window struck now (Strike), numbered by its round, its offsets from
+// origin; nil when no kill command is given. Its error (a hint error)
+// says which flag is wrong and what to write.
+func (c Crash) Strikes(targets []*url.URL, transport http.RoundTripper, secrets *redact.Secrets) (func(context.Context, int, time.Time) history.NemesisWindow, error) {
+	if c.Kill == "" {
+		if c.Start != "" || c.Ready != "" {
+			return nil, hint.New("give --kill-cmd, the command that kills the API's process, for C28", errors.New("--start-cmd and --ready go with --kill-cmd"))
+		}
+		return nil, nil
+	}
+	if c.Ready == "" {
+		return nil, hint.New("e.g. --ready 'GET /healthz'", errors.New("--kill-cmd needs --ready, the request that answers 2xx once the API is back"))
+	}
+	method, path, err := faults.ParseReady(c.Ready)
+	if err != nil {
+		return nil, hint.New("METHOD /path, e.g. --ready 'GET /healthz'", fmt.Errorf("--ready %q: %w", c.Ready, err))
+	}
+	if c.ReadyTimeout <= 0 {
+		return nil, hint.New("e.g. --ready-timeout 30s", fmt.Errorf("--ready-timeout %v: want a positive duration", c.ReadyTimeout))
+	}
+	n := faults.Nemesis{Stop: []string{"sh", "-c", c.Kill}, ReadyMethod: method, ReadyPath: path, ReadyTimeout: c.ReadyTimeout}
+	if c.Start != "" {
+		n.Start = []string{"sh", "-c", c.Start}
+	}
+	return func(ctx context.Context, round int, origin time.Time) history.NemesisWindow {
+		return Strike(ctx, n, round, NemesisOptions{Targets: targets, Transport: transport, Origin: origin, Secrets: secrets})
+	}, nil
 }
