@@ -3,7 +3,9 @@ package checks
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/idemcheck/idemcheck/history"
 )
@@ -109,5 +111,24 @@ func TestEveryPerOpCheckerBlames(t *testing.T) {
 		if !isBlamer {
 			t.Errorf("%s does not blame the faults of its violations", name)
 		}
+	}
+}
+
+// A load abort_on_fail stopped is judged as any other on what was sent:
+// a failure stands; a judgement that finds none (the live judge saw what
+// the whole run does not) is inconclusive, never met.
+func TestAbortedLoadIsNeverMet(t *testing.T) {
+	build := func(ofB int) *history.History {
+		h := hist(o("a", ok(201)), o("b", ok(201)))
+		h.Meta.Judge = history.Judge{Expect: "pass", Invariants: []history.Invariant{{Check: AtMostOnce, Oracle: "ledger"}}}
+		h.Readings = []history.Reading{*effects(map[string]int{"a": 1, "b": ofB})}
+		h.Meta.Aborted, h.Meta.AbortedAt = "at_most_once on ledger failed on ops that had ended", time.Second
+		return h
+	}
+	if j := Judge(build(1), Measured{}); j.Result != Inconclusive || !strings.Contains(j.Why, "stopped early") {
+		t.Errorf("aborted, nothing found: %s (%s), want inconclusive", j.Result, j.Why)
+	}
+	if j := Judge(build(2), Measured{}); j.Result != NotMet || !strings.Contains(j.Why, "stopped early") {
+		t.Errorf("aborted on a duplicate: %s (%s), want not met", j.Result, j.Why)
 	}
 }

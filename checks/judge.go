@@ -188,6 +188,11 @@ func (j *Judger) Judgement(m Measured) Judgement {
 	}
 	judgeNemesis(&out, meta) // nemesis.go
 	if meta.Aborted != "" {
+		if out.Result == Met && meta.Judge.Expect != "violation" {
+			// The live judge saw a failure the whole run does not show
+			// (effects a store took back): a load cut short proves nothing.
+			out.Result, out.Why = Inconclusive, "the load was stopped early, but the whole run's judgement found no failure"
+		}
 		out.Why += fmt.Sprintf(" (the load was stopped early, %s in, by abort_on_fail: %s)", meta.AbortedAt.Round(time.Millisecond), meta.Aborted)
 	}
 	return out

@@ -87,7 +87,7 @@ client got (0 and outcome "closed" when its connection was closed), ms.
 	fl.StringVarP(&opts.Target, "target", "t", "", "base URL of the API to forward to")
 	fl.StringArrayVar(&opts.Faults, "fault", nil, "a fault to inject, KIND=RATE[,PARAM=VALUE...] (repeatable): "+strings.Join(faults.Kinds(), ", "))
 	fl.Uint64Var(&opts.Seed, "seed", 1, "seed for fault placement")
-	fl.StringVar(&opts.API, "api", "", "address of the control API (GET/PUT /faults, GET /stats); empty for none")
+	fl.StringVar(&opts.API, "api", "", "address of the control API (GET/PUT /faults, GET /stats; no authentication: keep it on loopback); empty for none")
 	fl.StringVar(&opts.Log, "log", "", "write a JSON line per request to this file (appended; - for stdout); empty for none")
 	fl.StringVar(&opts.KeyHeader, "key-header", "Idempotency-Key", "the request header the log and the stats read the idempotency key from")
 	fl.BoolVar(&opts.RedactPath, "redact-path", false, "mask every path segment in the request log, for paths that carry a credential")

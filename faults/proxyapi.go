@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/idemcheck/idemcheck/internal/canon"
 	"github.com/idemcheck/idemcheck/internal/redact"
 )
 
@@ -77,17 +78,19 @@ type ProxyStats struct {
 	Repeated int64 `json:"repeated"`
 }
 
-// maxStatKeys bounds the keys the statistics remember: past it, new keys
-// are counted but no longer told apart from each other.
+// maxStatKeys bounds the keys the statistics remember (as 64-bit
+// hashes: 8 bytes a key, whatever its length): past it, new keys are
+// counted but no longer told apart from each other.
 const maxStatKeys = 1 << 20
 
 type proxyStats struct {
 	mu       sync.Mutex
 	faults   map[string]int64
 	answers  map[string]int64
-	keys     map[string]struct{}
+	keys     map[uint64]struct{}
 	keyCount int64
 	repeated int64
+	logMu    sync.Mutex // one request log line at a time, apart from the counts
 }
 
 // record counts a request as it ends and writes its line to the request
@@ -109,27 +112,30 @@ func (p *Proxy) record(r *http.Request, op int, f Fault, w *statusWriter, start 
 	s := &p.stats
 	s.mu.Lock()
 	if s.faults == nil {
-		s.faults, s.answers, s.keys = map[string]int64{}, map[string]int64{}, map[string]struct{}{}
+		s.faults, s.answers, s.keys = map[string]int64{}, map[string]int64{}, map[uint64]struct{}{}
 	}
 	if rec.Fault != "" {
 		s.faults[rec.Fault]++
 	}
 	s.answers[answer]++
 	if rec.Key != "" {
-		if _, seen := s.keys[rec.Key]; seen {
+		k := canon.FNV1a([]byte(rec.Key))
+		if _, seen := s.keys[k]; seen {
 			s.repeated++
 		} else {
 			s.keyCount++
 			if len(s.keys) < maxStatKeys {
-				s.keys[rec.Key] = struct{}{}
+				s.keys[k] = struct{}{}
 			}
 		}
 	}
+	s.mu.Unlock()
 	if p.RequestLog != nil {
 		line, _ := json.Marshal(rec)
-		_, _ = p.RequestLog.Write(append(line, '\n')) // under s.mu: one line at a time
+		s.logMu.Lock()
+		_, _ = p.RequestLog.Write(append(line, '\n'))
+		s.logMu.Unlock()
 	}
-	s.mu.Unlock()
 }
 
 func (p *Proxy) keyHeader() string {

@@ -238,3 +238,18 @@ func retries(as []history.Attempt) int {
 	}
 	return n
 }
+
+// SlowAllowed is how many of n ops may be slower than a latency limit
+// while the percentile (50, 90, 99, 99.9; 100 for the max) of n ops, as
+// PercentilesOf reads it from an HDR histogram, stays within it: the
+// percentile is the value of the op at rank round(p/100 × n), clamped to
+// [1, n], so it passes the limit once more than n − rank ops are slower.
+// It never decreases as n grows: a count proven over a bound on n holds
+// for every smaller load.
+func SlowAllowed(percentile float64, n int) int {
+	if n <= 0 {
+		return 0
+	}
+	rank := min(max(int64(percentile/100*float64(n)+0.5), 1), int64(n))
+	return n - int(rank)
+}

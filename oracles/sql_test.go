@@ -56,7 +56,7 @@ func pgExec(t *testing.T, dsn string, stmts ...string) {
 }
 
 func TestSQL(t *testing.T) {
-	t.Parallel()
+	// not parallel: it checks for leaked goroutines
 	dsn := testsvc.Postgres(t)
 	// 30 keys x0..x29 with i%3 charges each, k1 once, k2 twice (a
 	// duplicate), a key of another run, and rows with no key.

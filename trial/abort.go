@@ -3,6 +3,7 @@ package trial
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/measure"
 	"github.com/idemcheck/idemcheck/oracles"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
@@ -27,15 +29,28 @@ import (
 //     op (its answers are all in);
 //   - a threshold that can no longer hold, whatever the rest of the load
 //     does: more ops without a 2xx, or slower than a latency limit, than
-//     the limit allows of all the load's ops. Judged when the load's size
-//     is known (load.ops, or an open model's rate and duration).
+//     the limit allows of all the load's ops (measure.SlowAllowed, as the
+//     final percentiles are read). Judged when the load's size is known
+//     (load.ops, or an open model's rate and duration): the most ops the
+//     load can send, so that what is proven over it holds for the ops it
+//     did send.
+//
+// The effects oracles are read at most once a second (effectsEvery), on
+// the keys of the ops that ended since the last read: the live judge
+// must not load the target it measures. A run the live judge stopped
+// whose final judgement finds nothing (effects a store took back, say)
+// is inconclusive, never met: checks.Judger.
 //
 // What needs the whole run (exact_counter, conditional_update, settles,
 // processes, missing effects that may still come) is judged at the end,
 // as without abort_on_fail.
 
-// abortTick is how often the live judge looks at the ops that ended.
-const abortTick = 200 * time.Millisecond
+// abortTick is how often the live judge looks at the ops that ended;
+// effectsEvery how often it reads the effects oracles.
+const (
+	abortTick    = 200 * time.Millisecond
+	effectsEvery = time.Second
+)
 
 // abortSlack is how far over a latency limit an op must be to count as
 // slower than it: the HDR histograms the final percentiles come from
@@ -65,7 +80,10 @@ type abortWatch struct {
 	why     string
 	at      time.Duration
 	stopped chan struct{}
+	cancel  context.CancelFunc // ends an oracle read under way at stop
 	wg      sync.WaitGroup
+	read    time.Time // the last effects read
+	pending []endedOp // ended ops whose effects are not read yet
 }
 
 type endedOp struct {
@@ -111,17 +129,19 @@ func newAbortWatch(sc *scenarios.Scenario, ors []oracles.Oracle) *abortWatch {
 	case l.Ops > 0:
 		w.total = l.Ops
 	case l.Rate > 0 && l.Duration > 0 && len(l.Stages) == 0:
-		w.total = int(float64(l.Rate) * time.Duration(l.Duration).Seconds())
+		// Op k is due at k/rate and sent when due before the end: the
+		// ceiling of rate × duration ops at the most.
+		w.total = int(math.Ceil(float64(l.Rate) * time.Duration(l.Duration).Seconds()))
 	}
 	if w.total > 0 {
 		t := w.meta.Judge.Thresholds
 		for _, x := range []struct {
 			name  string
 			limit time.Duration
-			q     float64
-		}{{"p50", t.P50, 0.5}, {"p90", t.P90, 0.9}, {"p99", t.P99, 0.99}, {"p99.9", t.P999, 0.999}, {"max", t.Max, 1}} {
+			pct   float64
+		}{{"p50", t.P50, 50}, {"p90", t.P90, 90}, {"p99", t.P99, 99}, {"p99.9", t.P999, 99.9}, {"max", t.Max, 100}} {
 			if x.limit > 0 {
-				w.limits = append(w.limits, latencyLimit{name: x.name, limit: x.limit, allowed: int((1 - x.q) * float64(w.total))})
+				w.limits = append(w.limits, latencyLimit{name: x.name, limit: x.limit, allowed: measure.SlowAllowed(x.pct, w.total)})
 			}
 		}
 		w.rate = t.ErrorRate
@@ -134,6 +154,7 @@ func newAbortWatch(sc *scenarios.Scenario, ors []oracles.Oracle) *abortWatch {
 func (w *abortWatch) run(ctx context.Context) {
 	w.start = time.Now()
 	ctx, cancel := context.WithCancel(ctx)
+	w.cancel = cancel
 	w.wg.Go(func() {
 		defer cancel()
 		tick := time.NewTicker(abortTick)
@@ -153,13 +174,18 @@ func (w *abortWatch) run(ctx context.Context) {
 	})
 }
 
-// stop ends the live judge; what it found is in Meta's Aborted.
+// stop ends the live judge, an oracle read under way included; what it
+// found is in Meta's Aborted, unless it came once the load had ended of
+// its own accord (it stopped nothing).
 func (w *abortWatch) stop(h *history.History) {
 	close(w.stopped)
+	w.cancel()
 	w.wg.Wait()
 	if h != nil && w.halted.Load() {
 		w.mu.Lock()
-		h.Meta.Aborted, h.Meta.AbortedAt = w.why, w.at
+		if w.at < h.Meta.Ended.Sub(h.Meta.Started) {
+			h.Meta.Aborted, h.Meta.AbortedAt = w.why, w.at
+		}
 		w.mu.Unlock()
 	}
 }
@@ -216,7 +242,9 @@ func (w *abortWatch) OpDone(id int, state history.OpState) {
 	}
 	if state != history.Acked {
 		w.failed++
-		if r := w.rate; r != nil && float64(w.failed) > *r*float64(w.total) {
+		// As the final error rate is judged (failed/ops > limit), over the
+		// most ops the load can send: fewer sent makes it only higher.
+		if r := w.rate; r != nil && float64(w.failed)/float64(w.total) > *r {
 			w.abort(fmt.Sprintf("threshold error_rate: %d ops without a 2xx already exceed the limit %g of the load's %d ops",
 				w.failed, *r, w.total))
 			return
@@ -237,18 +265,35 @@ func (w *abortWatch) OpDone(id int, state history.OpState) {
 	}
 }
 
-// judge judges the ops that ended since the last look.
+// judge judges the ops that ended since the last look on their answers,
+// and, once a second, the ops ended since the last read on their effects.
 func (w *abortWatch) judge(ctx context.Context) {
 	w.mu.Lock()
 	batch := w.ended
 	w.ended = nil
 	w.mu.Unlock()
-	if len(batch) == 0 || w.halted.Load() {
+	if w.halted.Load() {
 		return
 	}
-	slices.SortFunc(batch, func(a, b endedOp) int { return a.op.ID - b.op.ID })
+	w.judgeOn(ctx, batch, false)
+	w.pending = append(w.pending, batch...)
+	if len(w.pending) > 0 && time.Since(w.read) >= effectsEvery {
+		w.read = time.Now()
+		pending := w.pending
+		w.pending = nil
+		w.judgeOn(ctx, pending, true)
+	}
+}
+
+// judgeOn judges ops on the invariants that read an effects oracle
+// (effects) or on those that read the answers alone.
+func (w *abortWatch) judgeOn(ctx context.Context, ops []endedOp, effects bool) {
+	if len(ops) == 0 || w.halted.Load() {
+		return
+	}
+	slices.SortFunc(ops, func(a, b endedOp) int { return a.op.ID - b.op.ID })
 	h := &history.History{Meta: w.meta}
-	for i, e := range batch {
+	for i, e := range ops {
 		h.Ops = append(h.Ops, e.op)
 		for _, a := range e.atts {
 			a.Op = i
@@ -257,8 +302,12 @@ func (w *abortWatch) judge(ctx context.Context) {
 	}
 	h.Sort()
 	for _, inv := range w.invs {
+		o := w.oracles[inv.Oracle]
+		if (o != nil) != effects {
+			continue
+		}
 		var obs *history.Reading
-		if o := w.oracles[inv.Oracle]; o != nil {
+		if o != nil {
 			if obs = oracles.Observe(ctx, o, h); obs.Err != "" {
 				continue // judged at the end, as ever
 			}

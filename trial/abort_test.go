@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/oracles"
@@ -80,5 +81,29 @@ thresholds: {error_rate: 0.1}
 	}
 	if !w.halted.Load() || !strings.Contains(w.why, "threshold error_rate: 11 ops without a 2xx") {
 		t.Errorf("after 11 failed ops of 100: halted %v, why %q", w.halted.Load(), w.why)
+	}
+}
+
+// A latency limit stops the load only once the final percentile, read
+// as measure reads it, can no longer hold: p99 over 160 ops allows 2
+// slower ops (rank round(158.9) = 158), the third proves it.
+func TestAbortWatchLatencyProof(t *testing.T) {
+	sc := load(t, `name: w
+target: http://127.0.0.1:1
+operation: {method: POST, path: /c, key: {header: Idempotency-Key}}
+load: {ops: 160, concurrency: 2, abort_on_fail: true}
+thresholds: {p99: 100ms}
+`)
+	w := newAbortWatch(sc, nil)
+	for i := range 3 {
+		if w.halted.Load() {
+			t.Fatalf("halted after %d slow ops of 160 under p99: %s", i, w.why)
+		}
+		w.OpStarted(history.Op{ID: i, Key: "k"})
+		w.AttemptDone(history.Attempt{Op: i, N: 1, Outcome: history.OK, Status: 201, End: 300 * time.Millisecond})
+		w.OpDone(i, history.Acked)
+	}
+	if !w.halted.Load() || !strings.Contains(w.why, "threshold p99: 3 ops slower than 100ms") {
+		t.Errorf("after 3 slow ops of 160: halted %v, why %q", w.halted.Load(), w.why)
 	}
 }
