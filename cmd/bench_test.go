@@ -15,7 +15,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -363,7 +362,7 @@ func TestProxyTCPCommand(t *testing.T) { // alone, for its bench store steps (se
 	url := testsvc.Redis(t)
 	listen, api := closedAddr(t), closedAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	var errb benchSyncBuf
+	var errb syncBuffer
 	done := make(chan ExitCode, 1)
 	go func() {
 		done <- Main(ctx, []string{"proxy", "tcp", "--listen", listen, "--upstream", strings.TrimSuffix(strings.TrimPrefix(url, "redis://"), "/0"), "--api", api, "--latency", "1ms"},
@@ -517,17 +516,4 @@ func TestBenchOverheadSeesRoundtrips(t *testing.T) {
 	if g < 0.7*n || g > 1.4*n+0.3 {
 		t.Errorf("Δp50 grew by %.2f ms with 1ms per roundtrip and %.2f roundtrips per request, want about %.2f", g, n, n)
 	}
-}
-
-// benchSyncBuf is a strings.Builder safe for a command's goroutine and the
-// test.
-type benchSyncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *benchSyncBuf) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
 }

@@ -306,24 +306,8 @@ func TestSecondInterruptExitsAtOnce(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader in two
-// goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is testenv.SyncBuffer: a command's output read while it runs.
+type syncBuffer = testenv.SyncBuffer
 
 // A file is written whole or not at all: a failed write leaves the old
 // file and no temporary one.

@@ -2,33 +2,15 @@ package faults
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/idemcheck/idemcheck/internal/testenv"
 )
-
-// syncBuffer is a log a test reads while the proxy writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // The HTTP proxy's control API changes the faults from the next request
 // on, refuses an invalid set without changing anything, and its stats
@@ -37,7 +19,7 @@ func (s *syncBuffer) String() string {
 func TestProxyAPIAndRequestLog(t *testing.T) {
 	up := newServer(t, 0)
 	p, front, c := newProxy(t, up, []Spec{{Kind: KindDropAck, Rate: 1}})
-	var log syncBuffer
+	var log testenv.SyncBuffer
 	p.RequestLog = &log
 	api := httptest.NewServer(ProxyAPI(p))
 	defer api.Close()
