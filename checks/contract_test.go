@@ -239,8 +239,25 @@ func TestContractChecks(t *testing.T) {
 			{label: r(1, RoleFirst), fault: "timeout", out: history.Info}, {label: r(1, RoleImmediate), status: 201, id: "ch_2"},
 			{label: r(1, RoleLater), status: 201, id: "ch_1"}}}}, want: Fail, sev: Critical},
 		{name: "C10 the answers cannot tell", check: "C10", ops: []top{{"k1", []ans{
-			{label: r(1, RoleFirst), fault: "timeout", out: history.Info}, {label: r(1, RoleImmediate), status: 201, id: "ch_1"},
+			{label: r(1, RoleFirst), fault: "timeout", out: history.Info}, {label: r(1, RoleImmediate), status: 409}, {label: r(1, RoleImmediate), status: 201, id: "ch_1"},
 			{label: r(1, RoleLater), status: 201, id: "ch_1"}}}}, want: Unknown, says: "the abandoned request's answer was lost"},
+		// A retry answered the replay at once met nothing in flight: one
+		// effect proves nothing about the overlap, and is no pass.
+		{name: "C10 the retry came after the first ended", check: "C10", oracle: true, effects: map[string]int{"k1": 1}, ops: []top{{"k1", []ans{
+			{label: r(1, RoleFirst), fault: "timeout", out: history.Info, start: 0, end: 10 * time.Millisecond},
+			{label: r(1, RoleImmediate), status: 201, id: "ch_1", start: 20 * time.Millisecond, end: 21 * time.Millisecond},
+			{label: r(1, RoleLater), status: 201, id: "ch_1"}}}}, want: Skipped, says: "ended before its retry arrived"},
+		// ... but a second effect is a failure, overlap shown or not.
+		{name: "C10 executed twice, no overlap shown", check: "C10", oracle: true, effects: map[string]int{"k1": 2}, ops: []top{{"k1", []ans{
+			{label: r(1, RoleFirst), fault: "timeout", out: history.Info, start: 0, end: 10 * time.Millisecond},
+			{label: r(1, RoleImmediate), status: 201, id: "ch_2", start: 20 * time.Millisecond, end: 21 * time.Millisecond},
+			{label: r(1, RoleLater), status: 201, id: "ch_2"}}}}, want: Fail, sev: Critical, says: "2 effects"},
+		// A server that holds the retry until the first ends: the retry
+		// waited half the first's time or more.
+		{name: "C10 the retry held", check: "C10", oracle: true, effects: map[string]int{"k1": 1}, ops: []top{{"k1", []ans{
+			{label: r(1, RoleFirst), fault: "timeout", out: history.Info, start: 0, end: 10 * time.Millisecond},
+			{label: r(1, RoleImmediate), status: 201, id: "ch_1", start: 12 * time.Millisecond, end: 19 * time.Millisecond},
+			{label: r(1, RoleLater), status: 201, id: "ch_1"}}}}, want: Pass, says: "1 of 1"},
 		{name: "C10 no overlap", check: "C10", mod: func(c *history.Contract) { c.Checks[0].Cut = 3 * time.Millisecond }, ops: []top{{"k1", []ans{
 			{label: r(1, RoleFirst), fault: "timeout", status: 201, id: "ch_1"}}}}, want: Skipped, says: "within 3ms"},
 		// C11 reset-before-send
