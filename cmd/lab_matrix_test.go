@@ -59,7 +59,13 @@ func startTestLab(t *testing.T, be backend, bugs ...string) string {
 // behind a balancer) and returns their URLs.
 func startTestLabs(t *testing.T, be backend, n int, bugs ...string) []string {
 	t.Helper()
-	opts := &LabOptions{Store: be.store, Ledger: be.ledger, Bugs: bugs, ProcessorLatency: 20 * time.Millisecond, Instances: n}
+	return startLabsWith(t, be, n, 20*time.Millisecond, bugs...)
+}
+
+// startLabsWith is startTestLabs with the card processor's latency.
+func startLabsWith(t *testing.T, be backend, n int, processor time.Duration, bugs ...string) []string {
+	t.Helper()
+	opts := &LabOptions{Store: be.store, Ledger: be.ledger, Bugs: bugs, ProcessorLatency: processor, Instances: n}
 	if be.name != "memory" {
 		opts.Namespace = fmt.Sprintf("t%d", labNS.Add(1))
 	}
