@@ -295,8 +295,7 @@ func unusable(inv history.Invariant, obs *history.Reading, kind string) string {
 	return ""
 }
 
-// sorted reports whether h's attempts are in (op, attempt number) order,
-// which History.AttemptsOf relies on.
+// plural is n and the word for n of a thing: "1 key", "2 keys".
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return fmt.Sprintf("%d %s", n, one)
