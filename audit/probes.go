@@ -128,7 +128,7 @@ func probes() []probe {
 			},
 			probes: fmt.Sprintf("2 keys sent first with --error-data (an error), then with the normal body (up to %d times while not processed): the declared --errors policy (cached: the error again; re-executed: processed), never an effect of the error, never a key burnt (refused for good, the error not replayed)", c12Tries)},
 		{id: "C13", run: probeC13,
-			requests: func(a *Auditor) int { return c13Rounds*(1+a.settleTries(20*time.Millisecond)) + c10Retries },
+			requests: func(a *Auditor) int { return (c13Rounds + c10Retries) * (1 + a.settleTries(20*time.Millisecond)) },
 			probes:   "a request (with Cache-Control: no-cache) the client abandons mid-flight, then retries: a replay (or the key usable again) within the lease, never 409 past it"},
 		{id: "C14", requests: fixed(2 + c14Copies), run: probeC14,
 			needs: func(a *Auditor) string {
@@ -521,15 +521,8 @@ func probeC13(ctx context.Context, a *Auditor) time.Duration {
 		if first.Outcome == history.OK && first.Status >= 500 {
 			continue
 		}
-		if first.Outcome == history.OK && retries < c10Retries && took(first) > 0 {
-			// Answered before the client gave up: nothing was left in
-			// flight. Try the round again, giving up at half this
-			// answer's time, as C10 does.
-			retries++
-			round--
-			cut = max(min(cut, took(first)/2), time.Millisecond)
-			continue
-		}
+		// The retries go even when the first was answered in time: a key
+		// an answered request left in flight is stuck all the same.
 		tries := a.settle(ctx, req{label: label(round, checks.RoleRetry, ""), op: o}, start, 20*time.Millisecond, a.settleTries(20*time.Millisecond))
 		last := tries[len(tries)-1]
 		if last.Acked() {
@@ -537,6 +530,14 @@ func probeC13(ctx context.Context, a *Auditor) time.Duration {
 		}
 		if busy(last) {
 			break // each round stuck in flight waits out the lease
+		}
+		if first.Outcome == history.OK && retries < c10Retries && took(first) > 0 {
+			// Answered before the client gave up: nothing was left in
+			// flight. One more round, giving up at half this answer's
+			// time, as C10 does.
+			retries++
+			round--
+			cut = max(min(cut, took(first)/2), time.Millisecond)
 		}
 	}
 	a.effects(ctx, "C13", keys...)

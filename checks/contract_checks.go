@@ -796,9 +796,6 @@ func judgeC13(c *contractRun, ops []probeOp) {
 		if first != nil && first.Outcome == history.OK && c.bad(first, "the first request") {
 			continue
 		}
-		if first != nil && first.Outcome == history.OK && o.last(RoleRetry) == nil {
-			continue // answered before the client gave up: the probe tried the round again
-		}
 		if first != nil && first.Outcome != history.OK {
 			abandoned++
 		}

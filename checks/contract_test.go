@@ -280,9 +280,14 @@ func TestContractChecks(t *testing.T) {
 			{label: r(1, RoleFirst), fault: "timeout", status: 201, id: "ch_1"}, {label: r(1, RoleRetry), status: 201, id: "ch_1"}}}},
 			want: Skipped, says: "nothing was left in flight"},
 		{name: "C13 answered in time, then abandoned", check: "C13", ops: []top{
-			{"k1", []ans{{label: r(1, RoleFirst), fault: "timeout", status: 201, id: "ch_1"}}},
+			{"k1", []ans{{label: r(1, RoleFirst), fault: "timeout", status: 201, id: "ch_1"}, {label: r(1, RoleRetry), status: 201, id: "ch_1"}}},
 			{"k2", []ans{{label: r(1, RoleFirst), fault: "timeout", out: history.Info}, {label: r(1, RoleRetry), status: 409}, {label: r(1, RoleRetry), status: 201, id: "ch_2"}}}},
 			want: Pass, says: "1 request abandoned"},
+		// A first answered in time that left its key in flight: stuck all
+		// the same, abandoned or not (the no-cache-skips bug).
+		{name: "C13 answered, and stuck", check: "C13", ops: []top{{"k1", []ans{
+			{label: r(1, RoleFirst), fault: "timeout", status: 200, start: 0}, {label: r(1, RoleRetry), status: 409, end: 5 * time.Second}}}},
+			want: Fail, sev: High, says: "stuck in flight"},
 		{name: "C13 stuck", check: "C13", ops: []top{{"k1", []ans{
 			{label: r(1, RoleFirst), fault: "timeout", out: history.Info, start: 0}, {label: r(1, RoleRetry), status: 409, end: 5 * time.Second}}}},
 			want: Fail, sev: High, says: "stuck in flight"},
