@@ -55,7 +55,8 @@ duplicate=0.05,copies=3; delay=0.2,delay=20ms.
 
 --log FILE writes a JSON line per request as it ends: time, op, method,
 path (query values masked), key (--key-header), fault, the status the
-client got (0 and outcome "closed" when its connection was closed), ms.
+client got (0 and outcome "closed" when its connection was closed before
+an answer; outcome "cut" when it was closed mid-answer), ms.
 
 --api ADDR serves a control API, so a test can change the faults mid-run:
   GET  /faults   the faults in force: {"faults":["drop_ack=0.1"],"seed":1}

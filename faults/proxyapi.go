@@ -58,8 +58,11 @@ type RequestRecord struct {
 	// Status is the status the client was answered; 0 when its
 	// connection was closed without an answer (drop_ack, reset, a client
 	// that went away), as Outcome says.
-	Status  int     `json:"status"`
-	Outcome string  `json:"outcome"` // "answered", "closed"
+	Status int `json:"status"`
+	// Outcome is "answered"; "closed" when the connection was closed
+	// before an answer; "cut" when it was closed after Status was sent
+	// but before the answer's end (the upstream reset mid-body).
+	Outcome string  `json:"outcome"`
 	MS      float64 `json:"ms"`
 }
 
@@ -69,7 +72,8 @@ type ProxyStats struct {
 	// Faults counts the requests each fault kind was injected into.
 	Faults map[string]int64 `json:"faults"`
 	// Answers counts the statuses the clients were answered, by status,
-	// and "closed" for a connection closed without an answer.
+	// "closed" for a connection closed without an answer, and "cut" for
+	// one closed after its status, before the answer's end.
 	Answers map[string]int64 `json:"answers"`
 	// Keys is how many distinct idempotency keys were seen (at most
 	// maxStatKeys are told apart), Repeated how many requests carried a
@@ -95,8 +99,14 @@ type proxyStats struct {
 
 // record counts a request as it ends and writes its line to the request
 // log. It runs deferred, also when the handler panics to close the
-// client's connection.
+// client's connection: it recovers the panic to tell a connection closed
+// after its status (the answer cut) from an answered one, and panics
+// again once recorded, so that the server still closes the connection.
 func (p *Proxy) record(r *http.Request, op int, f Fault, w *statusWriter, start time.Time) {
+	aborted := recover()
+	if aborted != nil {
+		defer panic(aborted)
+	}
 	rec := RequestRecord{Time: start.UTC(), Op: op, Method: r.Method, Path: p.maskedPath(r.URL), Key: r.Header.Get(p.keyHeader()),
 		Status: w.status, Outcome: "answered", MS: float64(time.Since(start).Microseconds()) / 1000}
 	if p.Scrub != nil {
@@ -106,8 +116,11 @@ func (p *Proxy) record(r *http.Request, op int, f Fault, w *statusWriter, start 
 		rec.Fault = f.Kind()
 	}
 	answer := strconv.Itoa(w.status)
-	if w.status == 0 {
+	switch {
+	case w.status == 0:
 		rec.Outcome, answer = "closed", "closed"
+	case aborted != nil:
+		rec.Outcome, answer = "cut", "cut"
 	}
 	s := &p.stats
 	s.mu.Lock()

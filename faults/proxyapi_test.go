@@ -105,3 +105,41 @@ func TestProxyAPIAndRequestLog(t *testing.T) {
 		t.Errorf("the log keeps a query value, or lost the path:\n%s", log.String())
 	}
 }
+
+// An upstream that resets after its status and part of its body: the
+// client's connection is closed after the status was sent, and the request
+// log and stats say the answer was cut, not answered.
+func TestProxyLogsACutAnswer(t *testing.T) {
+	up := newServer(t, 0)
+	up.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		w.Header().Set("Content-Length", "100")
+		w.WriteHeader(http.StatusCreated)
+		w.Write([]byte(`{"id":`))
+		w.(http.Flusher).Flush()
+		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+			conn.Close()
+		}
+	})
+	p, front, c := newProxy(t, up, nil)
+	var log testenv.SyncBuffer
+	p.RequestLog = &log
+	resp, err := c.Post(front+"/charges", "application/json", strings.NewReader(`{"amount":1}`))
+	if err == nil {
+		_, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	if err == nil {
+		t.Fatal("the client read a whole answer from an upstream that reset mid-body")
+	}
+	var rec RequestRecord
+	if err := json.Unmarshal([]byte(strings.TrimSpace(log.String())), &rec); err != nil {
+		t.Fatalf("request log %q: %v", log.String(), err)
+	}
+	if rec.Outcome != "cut" || rec.Status != http.StatusCreated {
+		t.Errorf("logged %+v; want outcome cut after status 201", rec)
+	}
+	if st := p.Stats(); st.Answers["cut"] != 1 || st.Answers["201"] != 0 {
+		t.Errorf("stats answers = %v; want one cut, no 201", st.Answers)
+	}
+}
