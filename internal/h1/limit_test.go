@@ -134,8 +134,9 @@ func TestLimitFallback(t *testing.T) {
 	tr := New(fallback, 1)
 	for _, path := range []string{"/header", "/body"} {
 		// The headers of /body come at once: its limit leaves a loaded
-		// machine the time to read them, so that it cuts the body.
-		limit := map[string]time.Duration{"/header": 50 * time.Millisecond, "/body": 500 * time.Millisecond}[path]
+		// machine the time to read them, so that it cuts the body (500ms
+		// did not, once, beside a race suite).
+		limit := map[string]time.Duration{"/header": 50 * time.Millisecond, "/body": 2 * time.Second}[path]
 		l := &Limit{Deadline: time.Now().Add(limit), Cause: cause}
 		req, _ := http.NewRequestWithContext(WithLimit(ctx(t), l), "POST", "http://"+addr+path, strings.NewReader("x"))
 		req.Header.Set("Expect", "100-continue") // the fallback's
