@@ -351,7 +351,7 @@ func TestCanaryEveryPath(t *testing.T) {
 			args := append([]string{"bench", "overhead", "POST", wideTarget(srv) + "/pay?api_key=" + url.QueryEscape(canaryToken),
 				"--baseline-path", "/pay?api_key=" + url.QueryEscape(canaryToken) + "&no_key=" + canarySess,
 				"-H", `X-Api-Key: {{env "API_TOKEN"}}`, "-d", `{"note":"{{env "API_TOKEN"}}"}`, "--format", format, "--out", out,
-				"--http-debug=4"}, quickAB...)
+				"--http-debug=10000"}, quickAB...)
 			r := runMain(t, env, args...)
 			noSecretOut(t, "bench overhead --format "+format, r)
 			noSecretIn(t, "bench overhead --out", out)

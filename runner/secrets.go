@@ -73,6 +73,9 @@ func newKeeper(secrets *redact.Secrets, targets []*url.URL, reqs []scenarios.Req
 	}
 	seen := map[string]bool{}
 	for _, r := range reqs {
+		// Masked in every URL printed, a literal query value must be
+		// masked where a server reflects it too.
+		k.secrets.Add(scenarios.LiteralQueryValues(r.Path)...)
 		for name, v := range r.Headers {
 			if !strings.Contains(v, "{{") {
 				k.secrets.AddHeader(name, v)

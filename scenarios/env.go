@@ -3,9 +3,12 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	tparse "text/template/parse"
+
+	"github.com/idemcheck/idemcheck/internal/redact"
 )
 
 // fieldText is one template of a scenario and the field it is written in.
@@ -200,5 +203,50 @@ func envNames(n tparse.Node) []string {
 		}
 	}
 	walk(n)
+	return out
+}
+
+// QueryValues are the literal query values of every path the scenario
+// sends (setup, operation, before, oracles): the values the reports mask
+// in each URL they print, which a server that reflects its request may
+// echo in an answer. A value a template writes is left out: its secrets,
+// if any, come from the environment and are masked as such.
+func (s *Scenario) QueryValues() []string {
+	var out []string
+	for _, f := range s.templates() {
+		if strings.HasSuffix(f.field, ".path") {
+			out = append(out, LiteralQueryValues(f.text)...)
+		}
+	}
+	return out
+}
+
+// minReflected is the shortest literal query value masked in answers when
+// its name does not mark a credential: shorter ones ("true", "10", "desc")
+// are words an answer holds for its own reasons, and masking them would
+// blind the evidence.
+const minReflected = 8
+
+// LiteralQueryValues are the query values of a path template that no
+// template writes, unescaped, that may be credentials: those whose name
+// marks one (api_key, token) and those of minReflected bytes or more.
+func LiteralQueryValues(path string) []string {
+	_, query, ok := strings.Cut(path, "?")
+	if !ok {
+		return nil
+	}
+	var out []string
+	for part := range strings.SplitSeq(query, "&") {
+		name, v, _ := strings.Cut(part, "=")
+		if v == "" || strings.Contains(v, "{{") {
+			continue
+		}
+		if u, err := url.QueryUnescape(v); err == nil {
+			v = u
+		}
+		if redact.SecretHeader(name) || len(v) >= minReflected {
+			out = append(out, v)
+		}
+	}
 	return out
 }

@@ -218,6 +218,9 @@ func newTrial(sc *scenarios.Scenario, o Options) (*Trial, *http.Client, error) {
 	for _, u := range targets {
 		o.Secrets.AddURL(u)
 	}
+	// The paths' literal query values too: masked in every URL printed,
+	// they must be masked where a server reflects them.
+	o.Secrets.Add(sc.QueryValues()...)
 	env := o.Secrets.Env(o.Getenv) // what the templates read: the oracles' too
 	if ds := sc.MissingEnv(o.Getenv); len(ds) > 0 {
 		return nil, nil, fmt.Errorf("%w: %s: %w", ErrConfig, sc.Name, ds)
