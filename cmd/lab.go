@@ -32,6 +32,9 @@ type LabOptions struct {
 	// store, the ledger (so the namespace) and the card processor, and
 	// nothing else (the in-process-lock bug shows only then). 0 means 1.
 	Instances int
+	// RetentionKeys is how many keys the retention-by-count bug keeps:
+	// 0 means lab.RetentionKeys. No flag sets it; tests lower it.
+	RetentionKeys int
 }
 
 // NewCmdLab builds `idemcheck lab`.
@@ -124,7 +127,7 @@ type runningLab struct {
 // startLab starts the lab of opts on addr (lab.Start), its errors given
 // their exit codes and hints.
 func startLab(ctx context.Context, opts *LabOptions, addr string) (*runningLab, error) {
-	cfg := lab.Config{ProcessorLatency: opts.ProcessorLatency, KeyTTL: opts.KeyTTL, Bugs: opts.Bugs, AllowReset: opts.AllowReset}
+	cfg := lab.Config{ProcessorLatency: opts.ProcessorLatency, KeyTTL: opts.KeyTTL, Bugs: opts.Bugs, AllowReset: opts.AllowReset, RetentionKeys: opts.RetentionKeys}
 	if cfg.ProcessorLatency == 0 {
 		cfg.ProcessorLatency = lab.NoProcessorLatency // the flag's 0 means none; lab.Config's 0 means its default
 	}

@@ -161,7 +161,11 @@ func keyBugProbes() []bugProbe {
 				}
 				var wg sync.WaitGroup
 				wg.Go(func() { bl.do(t, charge("alice", "late", body1)) })
+				// The later copy goes once the first has marked its key
+				// in flight (10 ms at least): a sleep alone raced the
+				// first's start on a loaded machine.
 				time.Sleep(10 * time.Millisecond)
+				markedInFlight(t, bl, KeyID{User: "alice", Key: "late"})
 				late := bl.do(t, charge("alice", "late", body1))
 				wg.Wait()
 				return fmt.Sprintf("copies at once charged twice=%v; 10 ms later: %d processor=%d",
@@ -262,4 +266,20 @@ func crashProbe(t *testing.T, cfg Config, b Backends) string {
 		t.Fatal(err)
 	}
 	return fmt.Sprintf("after restart: %d; after the lock's lease: %d ledger=%d processor=%d", early, late, len(rows), len(srv.Processor().Charges("k1")))
+}
+
+// markedInFlight waits, up to 10 s, until the key id has a record in
+// bl's ledger that is not completed.
+func markedInFlight(t *testing.T, bl *bugLab, id KeyID) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		rec, found, err := bl.ledger.LookupKey(t.Context(), id, bl.now())
+		if err != nil {
+			t.Fatalf("lookup %v: %v", id, err)
+		}
+		if found && rec.State != KeyCompleted {
+			return
+		}
+	}
+	t.Fatalf("%v was not marked in flight within 10 s", id)
 }

@@ -102,8 +102,9 @@ func truncate(s string, n int) string {
 }
 
 // recentKeys are the retention-by-count bug's keys, the most recently
-// used first: RetentionKeys of them, in the process.
+// used first: limit of them (Config.RetentionKeys), in the process.
 type recentKeys struct {
+	limit int
 	mu    sync.Mutex
 	order list.List // of recentKey
 	byCK  map[string]*list.Element
@@ -128,7 +129,7 @@ func (k *recentKeys) keep(ck string, rec KeyRecord) (KeyRecord, bool) {
 	} else {
 		k.byCK[ck] = k.order.PushFront(recentKey{ck, rec})
 	}
-	if k.order.Len() <= RetentionKeys {
+	if k.order.Len() <= k.limit {
 		return KeyRecord{}, false
 	}
 	old := k.order.Remove(k.order.Back()).(recentKey)
@@ -146,7 +147,7 @@ func (k *recentKeys) touch(ck string) {
 }
 
 // retain is the retention-by-count bug: the completed record rec of op is
-// kept among the last RetentionKeys keys, and the key it pushes out is
+// kept among the last Config.RetentionKeys keys, and the key it pushes out is
 // forgotten (its record expires now), so a retry of that key charges
 // again. Its keys are never cached (cachePut).
 func (s *Server) retain(ctx context.Context, op chargeOp, rec KeyRecord) {

@@ -148,7 +148,7 @@
 //	                 and replays carry the minted key) is deduplicated on
 //	                 every retry it heard the key for, and charged again
 //	                 where a drop_ack hid it → at_most_once.
-//	retention-by-count the store keeps the last 100 keys (RetentionKeys),
+//	retention-by-count the store keeps the last 100 keys (Config.RetentionKeys),
 //	                 an LRU in the process; the key it pushes out is
 //	                 expired in the ledger, and nothing is cached, so its
 //	                 retry charges again. charges-replay (200 keys, each

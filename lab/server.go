@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -73,6 +74,9 @@ type Config struct {
 	Processor *Processor
 	// Bugs are seeded bug names (see Bugs); unknown names make New fail.
 	Bugs []string
+	// RetentionKeys is how many keys the retention-by-count bug keeps:
+	// 0 means RetentionKeys. Fewer make the bug show at a lower rate.
+	RetentionKeys int
 	// Clock stamps charges and measures TTLs: nil means time.Now.
 	Clock func() time.Time
 	// Logger receives backend errors and crashes: nil discards them.
@@ -303,6 +307,7 @@ func New(cfg Config, ledger Ledger, cache Cache) (*Server, error) {
 		s.keyTTL = ShortKeyTTL
 	}
 	s.lockTTL = cfg.LockTTL
+	s.recent.limit = cmp.Or(max(cfg.RetentionKeys, 0), RetentionKeys)
 	s.crashEvery = int64(cfg.CrashEvery)
 	if cfg.StoreLatency > 0 {
 		s.cache = slowCache{Cache: cache, latency: cfg.StoreLatency}
