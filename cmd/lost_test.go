@@ -15,7 +15,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
@@ -184,17 +183,17 @@ func TestBenchOverheadOutCheckedFirst(t *testing.T) {
 // met, and check of its directory says why.
 func TestInterruptedAfterLoadIsNotMet(t *testing.T) {
 	t.Parallel()
-	srv, requests := countingServer(t)
+	srv, _ := countingServer(t)
 	y := strings.Replace(payScenario, "quiet: 10ms", "quiet: 1h", 1)
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	var errb syncBuffer
 	done := make(chan ExitCode, 1)
 	go func() {
-		done <- Main(ctx, []string{"run", writeScenario(t, y), "--target", srv.URL, "--out", dir, "-q"},
+		done <- Main(ctx, []string{"run", writeScenario(t, y), "--target", srv.URL, "--out", dir},
 			Streams{In: strings.NewReader(""), Out: &syncBuffer{}, Err: &errb}, func(string) string { return "" })
 	}()
-	settled(t, requests)
+	inQuiet(t, &errb)
 	cancel()
 	if code := <-done; code != ExitInterrupted {
 		t.Fatalf("exit %d, want %d\n%s", code, ExitInterrupted, errb.String())
@@ -219,9 +218,17 @@ func TestSecondInterruptKeepsTheLoad(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name, yaml, phase string
+		// under way waits until the run is in the phase
+		underWay func(t *testing.T, requests interface{ Load() int64 }, errb *syncBuffer)
 	}{
-		{"in the load", strings.Replace(payScenario, "load: {ops: 60, concurrency: 4}", "load: {duration: 1h, concurrency: 2}", 1), history.PhaseLoad},
-		{"in the quiet period", strings.Replace(payScenario, "quiet: 10ms", "quiet: 1h", 1), history.PhaseQuiet},
+		{"in the load", strings.Replace(payScenario, "load: {ops: 60, concurrency: 4}", "load: {duration: 1h, concurrency: 2}", 1), history.PhaseLoad,
+			func(t *testing.T, requests interface{ Load() int64 }, _ *syncBuffer) {
+				// 200 requests: 60 ops ended at least, though a third
+				// of the attempts lose their answer and are retried
+				waitFor(t, func() bool { return requests.Load() >= 200 })
+			}},
+		{"in the quiet period", strings.Replace(payScenario, "quiet: 10ms", "quiet: 1h", 1), history.PhaseQuiet,
+			func(t *testing.T, _ interface{ Load() int64 }, errb *syncBuffer) { inQuiet(t, errb) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv, requests := countingServer(t)
@@ -231,10 +238,10 @@ func TestSecondInterruptKeepsTheLoad(t *testing.T) {
 			var errb syncBuffer
 			done := make(chan ExitCode, 1)
 			go func() {
-				done <- Main(ctx, []string{"run", writeScenario(t, c.yaml), "--target", srv.URL, "--out", dir, "-q"},
+				done <- Main(ctx, []string{"run", writeScenario(t, c.yaml), "--target", srv.URL, "--out", dir},
 					Streams{In: strings.NewReader(""), Out: &syncBuffer{}, Err: &errb}, func(string) string { return "" })
 			}()
-			settled(t, requests)
+			c.underWay(t, requests, &errb)
 			sigs <- syscall.SIGINT
 			waitFor(t, func() bool { return strings.Contains(errb.String(), "history is saved to") })
 			// What a second Ctrl-C, which ends the process, leaves:
@@ -254,20 +261,12 @@ func TestSecondInterruptKeepsTheLoad(t *testing.T) {
 	}
 }
 
-// settled waits until the server has had requests (the reading before
-// and more than one op) and then none for 150ms: a load bound by its ops
-// is over, one bound by its duration is under way.
-func settled(t *testing.T, requests interface{ Load() int64 }) {
+// inQuiet waits until the run says on stderr that its quiet period has
+// begun: its load is over. (Waiting for the requests to stop for a while
+// took a pause of a loaded machine for the load's end.)
+func inQuiet(t *testing.T, errb *syncBuffer) {
 	t.Helper()
-	waitFor(t, func() bool { return requests.Load() >= 61 })
-	for n := requests.Load(); ; {
-		time.Sleep(150 * time.Millisecond)
-		m := requests.Load()
-		if m == n || m > 1000 {
-			return
-		}
-		n = m
-	}
+	waitFor(t, func() bool { return strings.Contains(errb.String(), "quiet period 1h") })
 }
 
 // An audit interrupted mid-way is never held: its scorecard says it was
