@@ -287,7 +287,7 @@ func TestHostileTarget(t *testing.T) {
 			r := runMain(t, nil, args...)
 			took, grew := time.Since(start), watch()
 			t.Logf("run %s: exit %d in %v, heap +%d MiB", mode, r.code, took.Round(time.Millisecond), grew>>20)
-			if took > 30*time.Second {
+			if took > testenv.Bound(30*time.Second) {
 				t.Errorf("run against a %s target took %v", mode, took)
 			}
 			if over(grew, maxHeapGrowth) {
@@ -302,7 +302,7 @@ func TestHostileTarget(t *testing.T) {
 			}
 			start = time.Now()
 			c := runMain(t, nil, "check", dir)
-			if took := time.Since(start); took > 10*time.Second || c.code == ExitUsage || c.code == ExitRuntime {
+			if took := time.Since(start); took > testenv.Bound(10*time.Second) || c.code == ExitUsage || c.code == ExitRuntime {
 				t.Errorf("check of the %s run: exit %d in %v\n%s", mode, c.code, took, c.err)
 			}
 		})
@@ -334,7 +334,7 @@ func TestHostileTarget(t *testing.T) {
 			start := time.Now()
 			r := runMain(t, nil, "check", dir)
 			took, grew := time.Since(start), watch()
-			if r.code != ExitUsage || took > 10*time.Second || over(grew, maxCheckGrowth) {
+			if r.code != ExitUsage || took > testenv.Bound(10*time.Second) || over(grew, maxCheckGrowth) {
 				t.Errorf("check of %s: exit %d in %v, heap +%d MiB; want 2, bounded\n%s", name, r.code, took, grew>>20, r.err)
 			}
 		})
