@@ -297,7 +297,7 @@ func TestHostileTarget(t *testing.T) {
 				t.Errorf("run against a %s target: exit %d, want inconclusive, failed or runtime error\n%s%s", mode, r.code, r.out, r.err)
 			}
 			if _, err := os.Stat(filepath.Join(dir, "history.jsonl")); err != nil {
-				t.Errorf("run against a %s target wrote no history: %v", mode, err)
+				t.Errorf("run against a %s target wrote no history: %v\n%s", mode, err, r.err)
 				return
 			}
 			start = time.Now()
