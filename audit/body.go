@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/idemcheck/idemcheck/internal/jsonobj"
@@ -28,6 +29,16 @@ func setField(body []byte, field, key string) ([]byte, error) {
 		}
 	}
 	return jsonobj.Encode(append(ms, jsonobj.Member{Name: field, Value: v}), false), nil
+}
+
+// withoutField returns body, a JSON object, without its member field.
+func withoutField(body []byte, field string) ([]byte, error) {
+	ms, ok := jsonobj.Members(body)
+	if !ok {
+		return nil, fmt.Errorf("the key goes in body field %q, but the body is not a JSON object", field)
+	}
+	ms = slices.DeleteFunc(ms, func(m jsonobj.Member) bool { return m.Name == field })
+	return jsonobj.Encode(ms, false), nil
 }
 
 // mutate returns body with one value changed, n (>= 1) steps away: the

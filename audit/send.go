@@ -140,6 +140,16 @@ func (a *Auditor) build(ctx context.Context, r req) *built {
 	if r.body != nil {
 		body = r.body
 	}
+	if noKey && a.keyField != "" {
+		// a request without a key has no key field: the op's body holds
+		// its key there
+		stripped, err := withoutField(body, a.keyField)
+		if err != nil {
+			b.err = fmt.Errorf("%w: %w", ErrConfig, err)
+			return b
+		}
+		body = stripped
+	}
 	target := r.target % len(a.targets)
 	base := a.targets[target]
 	hr, err := a.tmpl.BuildWithBody(ctx, base, v, body)
