@@ -210,6 +210,7 @@ func JudgeContract(h *history.History) *Scorecard {
 		byCheck[op.Check] = append(byCheck[op.Check], probeOp{Op: op, atts: h.AttemptsOf(i)})
 	}
 	minted := mintedKeys(h)
+	shared := sharedIdentity(byCheck[history.CheckCalibration])
 	readings := map[string]*history.Reading{}
 	for i := range h.Readings {
 		readings[h.Readings[i].Oracle] = &h.Readings[i]
@@ -226,7 +227,7 @@ func JudgeContract(h *history.History) *Scorecard {
 			continue
 		}
 		j := &contractRun{ct: ct, cc: cc, prof: prof, oracle: ct.Oracle != "", reading: readings[cc.ID], readings: readings, minted: minted,
-			nemesis: h.Meta.Nemesis}
+			nemesis: h.Meta.Nemesis, shared: shared}
 		switch ops := byCheck[cc.ID]; {
 		case cc.Skip != "":
 			j.skip = cc.Skip
@@ -354,6 +355,12 @@ type contractRun struct {
 	// nemesis are the audit's crashes of the API (C28), window N being
 	// round N's.
 	nemesis []history.NemesisWindow
+	// shared is the identity the answers of the calibration's fresh keys
+	// shared ("id post_1": a like answers with the post it counts), ""
+	// when they named two resources: an answer then does not tell one
+	// execution from another across keys (sharedAnswer).
+	shared     string
+	sharedSaid bool
 
 	skip     string
 	findings []finding
@@ -787,6 +794,49 @@ func hiddenOf(a *history.Attempt) *history.Attempt {
 		}
 	}
 	return nil
+}
+
+// sharedIdentity is the identity every 2xx answer of the calibration's
+// fresh keys had, when there were two or more and they had one; "" when
+// they named different resources.
+func sharedIdentity(ops []probeOp) string {
+	var ids []string
+	for _, o := range ops {
+		for i := range o.atts {
+			if a := &o.atts[i]; a.Acked() {
+				ids = append(ids, identity(a))
+				break
+			}
+		}
+	}
+	if len(ids) < 2 {
+		return ""
+	}
+	for _, id := range ids[1:] {
+		if id != ids[0] {
+			return ""
+		}
+	}
+	return ids[0]
+}
+
+// sharedAnswer reports whether a and b, the answers of two keys (or
+// principals), are alike only because every answer of the endpoint is:
+// both name the resource the calibration's two fresh keys were both
+// answered with. Their likeness is then no evidence that one key was
+// served the other's execution.
+func (c *contractRun) sharedAnswer(a, b *history.Attempt) bool {
+	return c.shared != "" && a != nil && b != nil && identity(a) == c.shared && identity(b) == c.shared
+}
+
+// unknownShared says a cross-key likeness cannot be judged from the
+// answers (sharedAnswer).
+func (c *contractRun) unknownShared(what string) {
+	if c.sharedSaid {
+		return
+	}
+	c.sharedSaid = true
+	c.unknown("%s named the same resource (%s), but so did the calibration's two fresh keys: this endpoint's answers name a shared resource, not an execution, and cannot tell keys apart; give --effects to judge it", what, c.shared)
 }
 
 // IDField is the name under which an audit keeps an answer's top-level

@@ -171,6 +171,10 @@ func judgeC25(c *contractRun, ops []probeOp) {
 			case c.bad(f, fmt.Sprintf("round %d: a key sent at once with others", r)):
 			case f.Acked():
 				for _, g := range firsts {
+					if c.sharedAnswer(f, g.first) {
+						c.unknownShared("keys sent at once")
+						break
+					}
 					if c.sameAnswer(f, g.first) {
 						c.show(g.first)
 						c.fail(High, "round %d: keys %s and %s sent at once got the same answer (%s): concurrent keys share one record", r, g.key, o.Key, identity(g.first))
@@ -260,6 +264,8 @@ func judgeC26(c *contractRun, ops []probeOp) {
 		case c.bad(b, "the second customer's request without a key"):
 		case b.Status == 401 || b.Status == 403:
 			c.unknown("the second customer was refused (%d): check --as", b.Status)
+		case c.sharedAnswer(b, p.a):
+			c.unknownShared("two customers' requests without a key")
 		case c.sameAnswer(b, p.a):
 			c.fail(Critical, "round %d: the second customer's request without a key was served the first customer's answer (%s): keyless requests share one record, a data leak", r, identity(p.a))
 		case b.Acked():
@@ -320,6 +326,8 @@ func judgeC27(c *contractRun, ops []probeOp) {
 		c.show(b)
 		switch {
 		case c.bad(b, fmt.Sprintf("a key sharing its first %d characters with another", shared)):
+		case c.sharedAnswer(b, a):
+			c.unknownShared("two keys with a long shared prefix")
 		case c.sameAnswer(b, a):
 			merged++
 			c.fail(High, "a key sharing only its first %d characters with a used key got that key's answer (%s): keys are cut to %d characters or fewer, two operations merged into one", shared, identity(a), shared)
