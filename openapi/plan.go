@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -182,6 +183,16 @@ func (s *Spec) planOp(o PlanOptions, item *openapi3.PathItem, op *openapi3.Opera
 	}
 	if ctype == "application/x-www-form-urlencoded" && out.Key.BodyField != "" {
 		return nil, &GenError{ptr + "/requestBody", "the key goes in a body field of a form body: idemcheck puts keys in JSON bodies and headers only (--key-header, if the API takes one)"}
+	}
+	if out.Key.BodyField != "" && out.BodyFrom != "fixtures" && out.Request.Body != "" {
+		// the audit sets the key's field, and leaves it out of a request
+		// sent without a key: a generated or example value must not stand
+		// in for it there
+		body, err := withoutField(out.Request.Body, out.Key.BodyField)
+		if err != nil {
+			return nil, &GenError{ptr + "/requestBody", err.Error()}
+		}
+		out.Request.Body = body
 	}
 	// parameters
 	pathVals := map[string]string{}
@@ -714,4 +725,16 @@ func firstMatch(gs []glob, op *openapi3.Operation, name string) string {
 		}
 	}
 	return ""
+}
+
+// withoutField is the JSON object body without its top-level field.
+func withoutField(body, field string) (string, error) {
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return "", fmt.Errorf("the key goes in body field %q, but the body is not a JSON object: %v", field, err)
+	}
+	delete(m, field)
+	return compact(m)
 }
