@@ -175,6 +175,23 @@ func writeScorecardMarkdown(w io.Writer, sc *checks.Scorecard) error {
 // severity, an error (a failure with unknownFails) for an unknown one,
 // skipped for a skipped one, the summary as system-out for the others.
 func writeScorecardJUnit(w io.Writer, sc *checks.Scorecard, h *history.History, unknownFails bool) error {
+	suite := scorecardSuite(sc, h, unknownFails, "idemcheck.audit")
+	doc := junitSuites{Name: "idemcheck audit", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Time: suite.Time, Suites: []junitSuite{suite}}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// scorecardSuite is the JUnit suite of one scorecard, its cases of
+// class classname.
+func scorecardSuite(sc *checks.Scorecard, h *history.History, unknownFails bool, classname string) junitSuite {
 	suite := junitSuite{Name: "idemcheck audit " + sc.Method + " " + sc.Target, Time: "0.000",
 		Properties: []junitProperty{{"profile", sc.Profile}, {"oracle", sc.Oracle}, {"target", sc.Target}, {"requests", fmt.Sprint(sc.Requests)}}}
 	if h != nil {
@@ -187,7 +204,7 @@ func writeScorecardJUnit(w io.Writer, sc *checks.Scorecard, h *history.History, 
 		suite.Properties = append(suite.Properties, junitProperty{"run_id", h.Meta.RunID})
 	}
 	for _, c := range sc.Checks {
-		tc := junitCase{Name: c.ID + " " + c.Name, Classname: "idemcheck.audit", Time: "0.000"}
+		tc := junitCase{Name: c.ID + " " + c.Name, Classname: classname, Time: "0.000"}
 		var lines []string
 		for _, e := range c.Evidence {
 			lines = append(lines, evidenceLine(e))
@@ -215,7 +232,7 @@ func writeScorecardJUnit(w io.Writer, sc *checks.Scorecard, h *history.History, 
 	if sc.Interrupted {
 		// The checks the interrupt skipped would read as skipped (green):
 		// the audit itself did not finish.
-		tc := junitCase{Name: "interrupted", Classname: "idemcheck.audit", Time: "0.000"}
+		tc := junitCase{Name: "interrupted", Classname: classname, Time: "0.000"}
 		msg := &junitMessage{Message: "the audit was interrupted before its end: " + sc.Why, Type: "interrupted"}
 		if unknownFails {
 			tc.Failure = msg
@@ -228,15 +245,5 @@ func writeScorecardJUnit(w io.Writer, sc *checks.Scorecard, h *history.History, 
 		suite.Tests++
 		suite.Cases = append(suite.Cases, tc)
 	}
-	doc := junitSuites{Name: "idemcheck audit", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Time: suite.Time, Suites: []junitSuite{suite}}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return suite
 }
