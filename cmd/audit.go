@@ -70,6 +70,17 @@ type AuditOptions struct {
 	KillCmd, StartCmd, Ready string
 	ReadyTimeout             time.Duration
 
+	// OpenAPI is --openapi: a document whose operations are audited, each
+	// as METHOD URL would be; Include, Exclude, Fixtures and Auth shape
+	// its plan.
+	OpenAPI          string
+	Include, Exclude []string
+	Fixtures         string
+	Auth             []string
+	// MaxRequestsSet is true when --max-requests was given: with
+	// --openapi it then caps the whole audit.
+	MaxRequestsSet bool
+
 	// Transport replaces the HTTP transport (tests).
 	Transport http.RoundTripper
 }
@@ -79,7 +90,7 @@ type AuditOptions struct {
 func NewCmdAudit(f *Factory, runF func(context.Context, *AuditOptions) error) *cobra.Command {
 	opts := &AuditOptions{Streams: f.Streams, Getenv: f.Getenv}
 	c := &cobra.Command{
-		Use:   "audit METHOD URL | audit FILE",
+		Use:   "audit METHOD URL | audit FILE | audit --openapi SPEC",
 		Short: "Audit one endpoint against the idempotency contract (C01–C28) and print a scorecard",
 		Long: `Audit sends a battery of probes to one endpoint and scores it against the
 idempotency contract (docs/audit.md): a missing key, malformed keys, replays,
@@ -105,6 +116,20 @@ first effects oracle). With --effects, checks count the effects of each key
 (its path resolves against the audited URL's scheme, host and port);
 without it they judge from the answers alone and say so, and where the
 answers cannot tell, the result is unknown.
+
+With --openapi, the audit covers a whole API: every POST, PUT, PATCH and
+DELETE operation of an OpenAPI 3.x or Swagger 2.0 document (--include and
+--exclude select by operationId, tag or 'METHOD /path' glob) is audited as
+METHOD URL would be. Its key is the header parameter the document declares
+(Idempotency-Key, X-Idempotency-Key, PayPal-Request-Id, or one marked
+x-idempotency-key), its body the document's example or one generated from
+its schema, its credentials the --auth value of each security scheme, and
+its effects are counted where a link of its answer names a read-back.
+--fixtures overrides any of these per operation. An operation that cannot
+be planned (no key, a $ref that does not resolve, a body that cannot be
+generated) is left out with the reason and its JSON pointer; the scorecard
+is a matrix of operations and checks, the worst operation first, and
+--max-requests, when given, caps the whole audit.
 
 An audit sends real requests that change state: it prints how many it may
 send before it starts, --max-requests caps them, --dry-run only prints the
@@ -134,9 +159,24 @@ interrupted.`,
     -H 'Authorization: Bearer alice' --effects 'GET /charges?idempotency_key={{.Key}}' --effects-path '$.count' \
     --kill-cmd 'kill -9 "$(cat api.pid)"' --start-cmd './start-api.sh' --ready 'GET /healthz' --checks C28
 
+  # a whole API from its OpenAPI document: the lab describes itself
+  idemcheck audit --openapi http://127.0.0.1:8080/openapi.json --target http://127.0.0.1:8080 \
+    --auth bearerAuth=alice --as 'Authorization: Bearer bob'
+
+  # your API's spec: a token from the environment, two tags left out, what would be sent
+  idemcheck audit --openapi api.yaml --target https://staging.example.com/v1 \
+    --auth 'bearerAuth={{env "API_TOKEN"}}' --exclude admin,webhooks --fixtures audit-fixtures.yaml --dry-run
+
   # the request, key and oracle of a scenario file; two replicas
   idemcheck audit charges.yaml --target http://10.0.0.1:8080 --target http://10.0.0.2:8080 --across sum`,
 		Args: func(c *cobra.Command, args []string) error {
+			if opts.OpenAPI != "" {
+				if len(args) > 0 {
+					return withHint(ExitUsage, errors.New("--openapi takes no METHOD URL or FILE: the operations come from the document"),
+						"idemcheck audit --openapi spec.yaml --target https://staging.example.com")
+				}
+				return nil
+			}
 			if len(args) != 1 && len(args) != 2 {
 				return withHint(ExitUsage, fmt.Errorf("audit takes METHOD URL or one scenario FILE, got %d arguments", len(args)),
 					"e.g. idemcheck audit POST http://127.0.0.1:8080/charges -d '{\"amount\":100,\"currency\":\"usd\"}'")
@@ -180,8 +220,15 @@ interrupted.`,
 					return withHint(ExitUsage, fmt.Errorf("--profile %q: unknown profile", opts.Profile), "use one of "+strings.Join(scenarios.ProfileNames(), ", "))
 				}
 			}
+			opts.MaxRequestsSet = c.Flags().Changed("max-requests")
+			if opts.OpenAPI == "" && (len(opts.Include) > 0 || len(opts.Exclude) > 0 || opts.Fixtures != "" || len(opts.Auth) > 0) {
+				return usageError("--include, --exclude, --fixtures and --auth go with --openapi")
+			}
 			if runF != nil {
 				return runF(c.Context(), opts)
+			}
+			if opts.OpenAPI != "" {
+				return auditAPIRun(c.Context(), opts)
 			}
 			return auditRun(c.Context(), opts)
 		},
@@ -209,6 +256,11 @@ interrupted.`,
 	fl.DurationVar(&opts.Quiet, "quiet-period", 0, "wait before each effects reading, so effects can land (default: the file's quiet, 200ms)")
 	fl.StringVar(&opts.FailOn, "fail-on", "", "also exit 1 on medium findings (deviations from the profile): medium")
 	fl.StringSliceVar(&opts.Checks, "checks", nil, "run only these checks: C06,C09,DK")
+	fl.StringVar(&opts.OpenAPI, "openapi", "", "audit every mutating operation of this OpenAPI 3.x or Swagger 2.0 document (a file or an http(s) URL), sent to --target (default: its first server)")
+	fl.StringSliceVar(&opts.Include, "include", nil, "with --openapi: audit only these operations, by operationId, tag or 'METHOD /path' glob (any method then): createCharge,payments,'POST /v1/*'")
+	fl.StringSliceVar(&opts.Exclude, "exclude", nil, "with --openapi: leave out these operations (operationId, tag or 'METHOD /path' glob)")
+	fl.StringVar(&opts.Fixtures, "fixtures", "", "with --openapi: a YAML file of per-operation bodies, headers, path parameters, key placement and effects read-backs (docs/audit.md)")
+	fl.StringArrayVar(&opts.Auth, "auth", nil, `with --openapi: a value for a security scheme of the document, SCHEME=VALUE (repeatable): 'bearerAuth={{env "API_TOKEN"}}'`)
 	fl.StringVar(&opts.KillCmd, "kill-cmd", "", `C28: a shell command that kills the API's process while a request is in flight: 'kill -9 "$(cat api.pid)"'`)
 	fl.StringVar(&opts.StartCmd, "start-cmd", "", "C28: a shell command that starts the API again after --kill-cmd (none: the platform restarts it)")
 	fl.StringVar(&opts.Ready, "ready", "", "C28: the request that answers 2xx once the API is back, METHOD /path: 'GET /healthz'")

@@ -55,7 +55,9 @@ Endpoints: POST /charges (protected) and /naive/charges; PUT/GET
 /naive/accounts/{id}/debit; POST /posts/{id}/like (deduplicated by op_id) and
 /naive/posts/{id}/like; read-backs for the oracles (GET /charges?idempotency_key=K,
 /charges/counts, /processor/charges/counts, /accounts/{id}/debits,
-/posts/{id}); GET /healthz; POST /reset with --allow-reset.
+/posts/{id}); GET /openapi.json, the OpenAPI 3.1 document of the charges and
+likes (idemcheck audit --openapi audits them in one command); GET /healthz;
+POST /reset with --allow-reset.
 
 Seeded bugs (--bug NAME, repeatable) break the protected endpoints the
 classic ways, so you can watch idemcheck catch each one:

@@ -26,6 +26,7 @@ func (s *Server) routes() {
 
 	// Operations.
 	s.mux.Handle("GET /healthz", s.handleHealthz())
+	s.mux.Handle("GET /openapi.json", s.handleOpenAPI())
 	s.mux.Handle("POST /reset", s.handleReset())
 }
 

@@ -1,0 +1,480 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/idemcheck/idemcheck/audit"
+	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/history"
+	redaction "github.com/idemcheck/idemcheck/internal/redact"
+	"github.com/idemcheck/idemcheck/internal/termsafe"
+	"github.com/idemcheck/idemcheck/openapi"
+	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/scenarios"
+	"github.com/idemcheck/idemcheck/trial"
+)
+
+// specTimeout bounds reading an OpenAPI document and the documents its
+// $refs name.
+const specTimeout = 30 * time.Second
+
+// apiPlan is what audit --openapi will audit: the planned operations,
+// each as the audit of one request, and those left out.
+type apiPlan struct {
+	spec    *openapi.Spec
+	plan    *openapi.Plan
+	base    *url.URL // scheme and host
+	prefix  string   // the target's path, put before every operation's
+	targets []*url.URL
+	auth    []string // the --auth values, masked in the dry run
+}
+
+// auditAPIRun audits every operation the --openapi document selects.
+func auditAPIRun(ctx context.Context, opts *AuditOptions) error {
+	card, err := auditAPIOnce(ctx, opts)
+	if err != nil && card == nil {
+		if werr := opts.Reports.writeNotRun("audit --openapi "+redactArg(opts.OpenAPI), "", err); werr != nil {
+			return errors.Join(err, werr)
+		}
+	}
+	return err
+}
+
+func auditAPIOnce(ctx context.Context, opts *AuditOptions) (*checks.APIScorecard, error) {
+	r := opts.Req
+	switch {
+	case len(opts.Args) > 0:
+		return nil, withHint(ExitUsage, errors.New("--openapi takes no METHOD URL or FILE"), "the operations come from the document: idemcheck audit --openapi spec.yaml --target https://staging.example.com")
+	case r.Data != "" || opts.Effects != "" || opts.EffectsPath != "" || opts.ErrorData != "":
+		return nil, withHint(ExitUsage, errors.New("-d, --effects, --effects-path and --error-data are per operation"),
+			"give them per operation in --fixtures: operations: {createCharge: {body: '{...}', effects: {request: 'GET /charges?key={{.Key}}', value: '$.count'}}}")
+	case r.KeyHeader != "" && r.KeyField != "":
+		return nil, usageError("--key-header and --key-field both set: the key goes in a header or in a JSON body field")
+	}
+	if opts.Transport == nil {
+		idle, rt, err := opts.Client.transport(opts.Streams.Err, 64)
+		if err != nil {
+			return nil, err
+		}
+		defer idle.CloseIdleConnections()
+		opts.Transport = rt
+	}
+	p, err := planAPI(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	as, err := scenarios.ParseHeaders("--as", opts.As)
+	if err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	if opts.DryRun {
+		return nil, writeAPIPlan(opts, p, as)
+	}
+	if opts.Out != "" {
+		if err := checkOut(opts.Out); err != nil {
+			return nil, err
+		}
+	}
+	crash, err := trial.Crash{Kill: opts.KillCmd, Start: opts.StartCmd, Ready: opts.Ready, ReadyTimeout: opts.ReadyTimeout}.Strikes(p.targets, opts.Transport, opts.Streams.Secrets)
+	if err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	budget := opts.MaxRequests
+	if !opts.MaxRequestsSet {
+		budget = audit.DefaultMaxRequests * len(p.plan.Ops)
+	}
+	termsafe.Fprintf(opts.Streams.Err, "audit: %d operations of %s on %s, up to %d requests in all (--max-requests)\n",
+		len(p.plan.Ops), redactArg(opts.OpenAPI), p.targetName(), budget)
+	api := &checks.APIScorecard{Spec: redactArg(opts.OpenAPI), Target: p.targetName(), FailOn: opts.FailOn}
+	for _, sk := range p.plan.Skipped {
+		api.Skipped = append(api.Skipped, checks.SkippedOperation{Operation: sk.Name(), Pointer: sk.Pointer, Reason: sk.Reason})
+	}
+	start := time.Now()
+	for i, op := range p.plan.Ops {
+		oc := checks.OperationCard{Operation: op.Name(), Method: op.Method, Path: op.Path, Pointer: op.Pointer, Plan: planLines(op)}
+		a, sc, err := p.auditor(opts, op, as, budget, crash)
+		switch {
+		case err != nil:
+			oc.Error = err.Error()
+		case budget <= audit.CalibrationRequests:
+			oc.Error = fmt.Sprintf("--max-requests %d is spent", opts.MaxRequests)
+		}
+		if oc.Error != "" {
+			termsafe.Fprintf(opts.Streams.Err, "audit: [%d/%d] %s: not audited: %s\n", i+1, len(p.plan.Ops), op.Name(), oc.Error)
+			api.Operations = append(api.Operations, oc)
+			continue
+		}
+		api.Profile = sc.Profile().Name
+		t0 := time.Now()
+		res, err := a.Run(ctx)
+		if res != nil && res.Scorecard != nil {
+			oc.Card = res.Scorecard
+			budget -= oc.Card.Requests
+			if opts.Out != "" {
+				if werr := writeAudit(filepath.Join(opts.Out, opDir(i, op)), res.History, oc.Card); werr != nil {
+					return nil, withCode(ExitRuntime, werr)
+				}
+			}
+			termsafe.Fprintf(opts.Streams.Err, "audit: [%d/%d] %s: %s in %v, %d requests\n", i+1, len(p.plan.Ops), op.Name(), oc.Card.Result, time.Since(t0).Round(10*time.Millisecond), oc.Card.Requests)
+		} else if err != nil {
+			oc.Error = err.Error()
+			if errors.Is(err, audit.ErrTarget) {
+				oc.Error = "its plain request must succeed (2xx) before it can be audited: " + err.Error()
+			}
+			termsafe.Fprintf(opts.Streams.Err, "audit: [%d/%d] %s: not audited: %s\n", i+1, len(p.plan.Ops), op.Name(), oc.Error)
+		}
+		api.Operations = append(api.Operations, oc)
+		if ctx.Err() != nil {
+			api.Interrupted = true
+			break
+		}
+	}
+	api.Decide()
+	ropts := reports.Options{JUnitInconclusive: opts.Reports.Inconclusive}
+	if werr := reports.WriteAPIScorecard(opts.Streams.Out, opts.Format, api, ropts); werr != nil {
+		return api, withCode(ExitRuntime, fmt.Errorf("writing the scorecard: %w", werr))
+	}
+	for _, f := range opts.Reports.files {
+		if werr := writeFile(f.Path, func(out *os.File) error { return reports.WriteAPIScorecard(out, f.Format, api, ropts) }); werr != nil {
+			return api, withCode(ExitRuntime, werr)
+		}
+	}
+	if opts.Out != "" {
+		for _, f := range []string{"json", "html"} {
+			name := map[string]string{"json": "scorecard.json", "html": "report.html"}[f]
+			if werr := writeFile(filepath.Join(opts.Out, name), func(out *os.File) error { return reports.WriteAPIScorecard(out, f, api, ropts) }); werr != nil {
+				return api, withCode(ExitRuntime, werr)
+			}
+		}
+		fmt.Fprintf(opts.Streams.Err, "audit written to %s (each operation's history in its own directory: idemcheck check DIR/NN-name judges it again)\n", opts.Out)
+	}
+	fmt.Fprintf(opts.Streams.Err, "audit: %s in %v, %d requests\n", api.Result, time.Since(start).Round(10*time.Millisecond), api.Requests)
+	if api.Interrupted {
+		return api, withCode(ExitInterrupted, context.Cause(ctx))
+	}
+	switch api.Result {
+	case checks.NotMet:
+		return api, silentExit{ExitFailed}
+	case checks.Inconclusive:
+		return api, silentExit{ExitInconclusive}
+	}
+	return api, nil
+}
+
+// opDir is the directory of operation i's history under --out.
+func opDir(i int, op openapi.Operation) string {
+	name := op.ID
+	if name == "" {
+		name = op.Method + op.Path
+	}
+	name = strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '_'
+	}, name)
+	return fmt.Sprintf("%02d-%s", i+1, name)
+}
+
+// planAPI reads the document, the fixtures and the flags, and plans.
+func planAPI(ctx context.Context, opts *AuditOptions) (*apiPlan, error) {
+	auth := map[string]string{}
+	var authValues []string
+	for _, a := range opts.Auth {
+		name, value, ok := strings.Cut(a, "=")
+		if !ok || strings.TrimSpace(name) == "" {
+			return nil, withHint(ExitUsage, fmt.Errorf("--auth %q: want SCHEME=VALUE", redactArg(strings.SplitN(a, "=", 2)[0])),
+				`the name of a security scheme of the document: --auth 'bearerAuth={{env "API_TOKEN"}}'`)
+		}
+		auth[strings.TrimSpace(name)] = value
+		authValues = append(authValues, value)
+	}
+	var fx *openapi.Fixtures
+	if opts.Fixtures != "" {
+		var err error
+		if fx, err = openapi.ReadFixtures(opts.Fixtures); err != nil {
+			return nil, withHint(ExitUsage, err, "docs/audit.md describes the fixtures file")
+		}
+	}
+	lctx, cancel := context.WithTimeout(ctx, specTimeout)
+	defer cancel()
+	spec, err := openapi.Load(lctx, opts.OpenAPI, &http.Client{Transport: opts.Transport})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, withCode(ExitInterrupted, err)
+		}
+		return nil, withHint(ExitUsage, err, "--openapi takes an OpenAPI 3.x or Swagger 2.0 document, a file or an http(s) URL")
+	}
+	plan, err := spec.Plan(openapi.PlanOptions{Include: opts.Include, Exclude: opts.Exclude, KeyHeader: opts.Req.KeyHeader,
+		KeyField: opts.Req.KeyField, Fixtures: fx, Auth: auth})
+	if err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	if un := fx.Unused(plan); len(un) > 0 {
+		return nil, withHint(ExitUsage, errors.New(strings.Join(un, "\n")), "fixtures name operations by operationId, or as \"POST /path\" with the document's path")
+	}
+	for name := range auth {
+		if spec.Doc.Components == nil || spec.Doc.Components.SecuritySchemes[name] == nil {
+			return nil, withHint(ExitUsage, fmt.Errorf("--auth %s: the document has no security scheme %q", name, name),
+				"its schemes: "+strings.Join(schemeNames(spec), ", "))
+		}
+	}
+	p := &apiPlan{spec: spec, plan: plan, auth: authValues}
+	if err := p.locate(opts, spec); err != nil {
+		return nil, err
+	}
+	if len(plan.Ops) == 0 {
+		var why []string
+		for _, s := range plan.Skipped {
+			why = append(why, s.Name()+": "+s.Reason)
+		}
+		return nil, withHint(ExitUsage, fmt.Errorf("%s: no operation to audit%s", redactArg(opts.OpenAPI), bullet(why)),
+			"--include selects operations (operationId, tag, or 'POST /path*'); --key-header names a key the document does not declare")
+	}
+	return p, nil
+}
+
+func bullet(lines []string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	return "\n  " + strings.Join(lines, "\n  ")
+}
+
+func schemeNames(s *openapi.Spec) []string {
+	var out []string
+	if s.Doc.Components != nil {
+		for n := range s.Doc.Components.SecuritySchemes {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	if len(out) == 0 {
+		return []string{"none"}
+	}
+	return out
+}
+
+// locate sets where the operations are sent: --target (or
+// IDEMCHECK_TARGET), else the document's first server.
+func (p *apiPlan) locate(opts *AuditOptions, spec *openapi.Spec) error {
+	raw := opts.Req.Targets
+	if len(raw) == 0 {
+		if t := opts.Getenv("IDEMCHECK_TARGET"); t != "" {
+			raw = []string{t}
+		}
+	}
+	from := "--target"
+	if len(raw) == 0 {
+		if len(spec.Doc.Servers) == 0 {
+			return withHint(ExitUsage, errors.New("--openapi: no --target, and the document names no server"), "give the API's base URL: --target https://staging.example.com/v1")
+		}
+		raw, from = []string{spec.Doc.Servers[0].URL}, "the document's first server"
+	}
+	for i, t := range raw {
+		u, err := url.Parse(strings.TrimRight(t, "/"))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return withHint(ExitUsage, fmt.Errorf("%s %q is not an http(s) URL", from, redactArg(t)), "give the API's base URL: --target https://staging.example.com/v1")
+		}
+		if i == 0 {
+			p.base = &url.URL{Scheme: u.Scheme, Host: u.Host, User: u.User}
+			p.prefix = u.EscapedPath()
+		} else if u.EscapedPath() != p.prefix {
+			return usageError("every --target must have the same path: the replicas of one API")
+		}
+		p.targets = append(p.targets, &url.URL{Scheme: u.Scheme, Host: u.Host, User: u.User})
+	}
+	return nil
+}
+
+func (p *apiPlan) targetName() string {
+	return redactArg(p.base.String() + p.prefix)
+}
+
+// spec is op as the scenario of an audit.
+func (p *apiPlan) scenario(opts *AuditOptions, op openapi.Operation) (*scenarios.Scenario, error) {
+	headers := map[string]string{}
+	for k, v := range op.Request.Headers {
+		headers[k] = v
+	}
+	given, err := scenarios.ParseHeaders("-H", opts.Req.Headers)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range given {
+		headers[k] = v
+	}
+	cop := &scenarios.CommandOp{Method: op.Method, Base: p.base, Path: p.prefix + op.Request.Path, Headers: headers, Body: op.Request.Body, Key: op.Key}
+	for _, t := range p.targets {
+		cop.Targets = append(cop.Targets, t.String())
+	}
+	var effects, value string
+	if op.Effects != nil {
+		m, path := scenarios.SplitMethod(op.Effects.Request)
+		if m == "" {
+			m = http.MethodGet
+		}
+		effects, value = m+" "+p.prefix+path, op.Effects.Value
+	}
+	spec, err := cop.AuditSpec(opts.Profile, effects, value, opts.Across)
+	if err != nil {
+		return nil, err
+	}
+	spec.Name = "audit " + op.Name()
+	return scenarios.FromRequest(op.Name(), spec)
+}
+
+// auditor builds the audit of op, within budget requests.
+func (p *apiPlan) auditor(opts *AuditOptions, op openapi.Operation, as map[string]string, budget int, crash func(context.Context, int, time.Time) history.NemesisWindow) (*audit.Auditor, *scenarios.Scenario, error) {
+	sc, err := p.scenario(opts, op)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids := opts.Checks
+	if !op.KeyRequired {
+		// the spec makes the key optional: a keyless request may be
+		// processed, so C01 has nothing to hold it to
+		if len(ids) == 0 {
+			ids = audit.IDs()
+		}
+		ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return id == "C01" })
+	}
+	a, err := audit.New(audit.Config{
+		Scenario: sc, Targets: p.targets, Getenv: opts.Getenv, Secrets: opts.Streams.Secrets, As: as, Volatile: opts.Volatile,
+		Errors: opts.Errors, Retention: opts.Retention, RetentionKeys: opts.RetentionKeys, KeyFromAnswer: opts.KeyFromAnswer, Lease: opts.Lease,
+		MaxRequests: max(budget, 1), Checks: ids, FailOn: opts.FailOn, Quiet: opts.Quiet,
+		Transport: opts.Transport, Crash: crash,
+	})
+	return a, sc, err
+}
+
+// planLines say where an operation's key and body came from, and what
+// the plan could not fill in.
+func planLines(op openapi.Operation) []string {
+	key := "key in header " + op.Key.Header
+	if op.Key.BodyField != "" {
+		key = "key in body field " + op.Key.BodyField
+	}
+	req := "optional"
+	if op.KeyRequired {
+		req = "required"
+	}
+	out := []string{fmt.Sprintf("%s (%s; from %s)", key, req, op.KeyFrom)}
+	if op.BodyFrom != "" {
+		out = append(out, "body from the "+op.BodyFrom)
+	}
+	if op.Effects != nil {
+		out = append(out, fmt.Sprintf("effects: %s at %s (from %s)", op.Effects.Request, op.Effects.Value, op.Effects.From))
+	} else {
+		out = append(out, "effects: none known (judged from the answers; --fixtures can name a read-back)")
+	}
+	if !op.KeyRequired {
+		out = append(out, "C01 not run: the spec makes the key optional")
+	}
+	return append(out, op.Notes...)
+}
+
+// writeAPIPlan prints what audit --openapi would send (--dry-run):
+// every operation, its first request with secrets masked, and how many
+// requests its checks send.
+func writeAPIPlan(opts *AuditOptions, p *apiPlan, as map[string]string) error {
+	var b strings.Builder
+	total := 0
+	for i, op := range p.plan.Ops {
+		termsafe.Fprintf(&b, "%d. %s\n", i+1, op.Name())
+		a, _, err := p.auditor(opts, op, as, audit.DefaultMaxRequests, nil)
+		if err != nil {
+			termsafe.Fprintf(&b, "   not auditable: %v\n\n", err)
+			continue
+		}
+		termsafe.Fprintf(&b, "   %s %s%s\n", op.Method, p.targetName(), p.mask(op.Request.Path))
+		for _, k := range sortedHeaderNames(op.Request.Headers, opts.Req.Headers) {
+			termsafe.Fprintf(&b, "   %s: %s\n", k, p.maskHeader(k, headerValue(op.Request.Headers, opts.Req.Headers, k)))
+		}
+		if op.Request.Body != "" {
+			termsafe.Fprintf(&b, "   %s\n", p.mask(op.Request.Body))
+		}
+		for _, l := range planLines(op) {
+			termsafe.Fprintf(&b, "   %s\n", l)
+		}
+		n := a.MaxPlanned()
+		total += n
+		var run []string
+		for _, c := range a.Plan() {
+			if c.Skip == "" {
+				run = append(run, c.ID)
+			}
+		}
+		termsafe.Fprintf(&b, "   up to %d requests: %s\n\n", n, strings.Join(run, " "))
+	}
+	if len(p.plan.Skipped) > 0 {
+		fmt.Fprintf(&b, "left out (%d):\n", len(p.plan.Skipped))
+		for _, s := range p.plan.Skipped {
+			ptr := ""
+			if s.Pointer != "" {
+				ptr = " [" + s.Pointer + "]"
+			}
+			termsafe.Fprintf(&b, "  %s: %s%s\n", s.Name(), s.Reason, ptr)
+		}
+		b.WriteString("\n")
+	}
+	termsafe.Fprintf(&b, "dry run: nothing sent. %d operations of %s on %s; up to %d requests in all.\n", len(p.plan.Ops), redactArg(opts.OpenAPI), p.targetName(), total)
+	_, err := io.WriteString(opts.Streams.Out, opts.Streams.Secrets.Scrub(b.String()))
+	if err != nil {
+		return withCode(ExitRuntime, err)
+	}
+	return nil
+}
+
+func sortedHeaderNames(planned map[string]string, given []string) []string {
+	var out []string
+	for k := range planned {
+		out = append(out, k)
+	}
+	for _, h := range given {
+		if name, _, ok := strings.Cut(h, ":"); ok && !slices.Contains(out, strings.TrimSpace(name)) {
+			out = append(out, strings.TrimSpace(name))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func headerValue(planned map[string]string, given []string, name string) string {
+	v := planned[name]
+	for _, h := range given {
+		if n, val, ok := strings.Cut(h, ":"); ok && strings.TrimSpace(n) == name {
+			v = strings.TrimSpace(val)
+		}
+	}
+	return v
+}
+
+// mask hides the --auth values in s.
+func (p *apiPlan) mask(s string) string {
+	for _, v := range p.auth {
+		if len(v) >= 4 {
+			s = strings.ReplaceAll(s, v, "***")
+			s = strings.ReplaceAll(s, url.QueryEscape(v), "***")
+		}
+	}
+	return s
+}
+
+// maskHeader hides a credential header's value, and --auth values.
+func (p *apiPlan) maskHeader(name, v string) string {
+	if redaction.SecretHeader(name) {
+		return "***"
+	}
+	return p.mask(v)
+}
