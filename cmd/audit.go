@@ -70,13 +70,9 @@ type AuditOptions struct {
 	KillCmd, StartCmd, Ready string
 	ReadyTimeout             time.Duration
 
-	// OpenAPI is --openapi: a document whose operations are audited, each
-	// as METHOD URL would be; Include, Exclude, Fixtures and Auth shape
-	// its plan.
-	OpenAPI          string
-	Include, Exclude []string
-	Fixtures         string
-	Auth             []string
+	// API is --openapi and the flags that shape its plan: a document
+	// whose operations are audited, each as METHOD URL would be.
+	API openAPIFlags
 	// MaxRequestsSet is true when --max-requests was given: with
 	// --openapi it then caps the whole audit.
 	MaxRequestsSet bool
@@ -170,7 +166,7 @@ interrupted.`,
   # the request, key and oracle of a scenario file; two replicas
   idemcheck audit charges.yaml --target http://10.0.0.1:8080 --target http://10.0.0.2:8080 --across sum`,
 		Args: func(c *cobra.Command, args []string) error {
-			if opts.OpenAPI != "" {
+			if opts.API.Spec != "" {
 				if len(args) > 0 {
 					return withHint(ExitUsage, errors.New("--openapi takes no METHOD URL or FILE: the operations come from the document"),
 						"idemcheck audit --openapi spec.yaml --target https://staging.example.com")
@@ -221,13 +217,13 @@ interrupted.`,
 				}
 			}
 			opts.MaxRequestsSet = c.Flags().Changed("max-requests")
-			if opts.OpenAPI == "" && (len(opts.Include) > 0 || len(opts.Exclude) > 0 || opts.Fixtures != "" || len(opts.Auth) > 0) {
-				return usageError("--include, --exclude, --fixtures and --auth go with --openapi")
+			if err := opts.API.check(); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
-			if opts.OpenAPI != "" {
+			if opts.API.Spec != "" {
 				return auditAPIRun(c.Context(), opts)
 			}
 			return auditRun(c.Context(), opts)
@@ -256,11 +252,7 @@ interrupted.`,
 	fl.DurationVar(&opts.Quiet, "quiet-period", 0, "wait before each effects reading, so effects can land (default: the file's quiet, 200ms)")
 	fl.StringVar(&opts.FailOn, "fail-on", "", "also exit 1 on medium findings (deviations from the profile): medium")
 	fl.StringSliceVar(&opts.Checks, "checks", nil, "run only these checks: C06,C09,DK")
-	fl.StringVar(&opts.OpenAPI, "openapi", "", "audit every mutating operation of this OpenAPI 3.x or Swagger 2.0 document (a file or an http(s) URL), sent to --target (default: its first server)")
-	fl.StringSliceVar(&opts.Include, "include", nil, "with --openapi: audit only these operations, by operationId, tag or 'METHOD /path' glob (any method then): createCharge,payments,'POST /v1/*'")
-	fl.StringSliceVar(&opts.Exclude, "exclude", nil, "with --openapi: leave out these operations (operationId, tag or 'METHOD /path' glob)")
-	fl.StringVar(&opts.Fixtures, "fixtures", "", "with --openapi: a YAML file of per-operation bodies, headers, path parameters, key placement and effects read-backs (docs/audit.md)")
-	fl.StringArrayVar(&opts.Auth, "auth", nil, `with --openapi: a value for a security scheme of the document, SCHEME=VALUE (repeatable): 'bearerAuth={{env "API_TOKEN"}}'`)
+	opts.API.register(fl, "audit")
 	fl.StringVar(&opts.KillCmd, "kill-cmd", "", `C28: a shell command that kills the API's process while a request is in flight: 'kill -9 "$(cat api.pid)"'`)
 	fl.StringVar(&opts.StartCmd, "start-cmd", "", "C28: a shell command that starts the API again after --kill-cmd (none: the platform restarts it)")
 	fl.StringVar(&opts.Ready, "ready", "", "C28: the request that answers 2xx once the API is back, METHOD /path: 'GET /healthz'")

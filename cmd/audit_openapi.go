@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/idemcheck/idemcheck/audit"
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
@@ -43,7 +45,7 @@ type apiPlan struct {
 func auditAPIRun(ctx context.Context, opts *AuditOptions) error {
 	card, err := auditAPIOnce(ctx, opts)
 	if err != nil && card == nil {
-		if werr := opts.Reports.writeNotRun("audit --openapi "+redactArg(opts.OpenAPI), "", err); werr != nil {
+		if werr := opts.Reports.writeNotRun("audit --openapi "+redactArg(opts.API.Spec), "", err); werr != nil {
 			return errors.Join(err, werr)
 		}
 	}
@@ -69,7 +71,7 @@ func auditAPIOnce(ctx context.Context, opts *AuditOptions) (*checks.APIScorecard
 		defer idle.CloseIdleConnections()
 		opts.Transport = rt
 	}
-	p, err := planAPI(ctx, opts)
+	p, err := planAPI(ctx, opts.API, opts.Req, opts.Getenv, opts.Transport)
 	if err != nil {
 		return nil, err
 	}
@@ -94,8 +96,8 @@ func auditAPIOnce(ctx context.Context, opts *AuditOptions) (*checks.APIScorecard
 		budget = audit.DefaultMaxRequests * len(p.plan.Ops)
 	}
 	termsafe.Fprintf(opts.Streams.Err, "audit: %d operations of %s on %s, up to %d requests in all (--max-requests)\n",
-		len(p.plan.Ops), redactArg(opts.OpenAPI), p.targetName(), budget)
-	api := &checks.APIScorecard{Spec: redactArg(opts.OpenAPI), Target: p.targetName(), FailOn: opts.FailOn}
+		len(p.plan.Ops), redactArg(opts.API.Spec), p.targetName(), budget)
+	api := &checks.APIScorecard{Spec: redactArg(opts.API.Spec), Target: p.targetName(), FailOn: opts.FailOn}
 	for _, sk := range p.plan.Skipped {
 		api.Skipped = append(api.Skipped, checks.SkippedOperation{Operation: sk.Name(), Pointer: sk.Pointer, Reason: sk.Reason})
 	}
@@ -186,11 +188,39 @@ func opDir(i int, op openapi.Operation) string {
 	return fmt.Sprintf("%02d-%s", i+1, name)
 }
 
-// planAPI reads the document, the fixtures and the flags, and plans.
-func planAPI(ctx context.Context, opts *AuditOptions) (*apiPlan, error) {
+// openAPIFlags are --openapi and the flags that shape its plan, the same
+// in audit and init.
+type openAPIFlags struct {
+	Spec             string
+	Include, Exclude []string
+	Fixtures         string
+	Auth             []string
+}
+
+// register adds the flags; verb is the command ("audit", "init").
+func (f *openAPIFlags) register(fl *pflag.FlagSet, verb string) {
+	what := map[string]string{"audit": "audit every mutating operation", "init": "write a scenario for every mutating operation"}[verb]
+	fl.StringVar(&f.Spec, "openapi", "", what+" of this OpenAPI 3.x or Swagger 2.0 document (a file or an http(s) URL), sent to --target (default: its first server)")
+	fl.StringSliceVar(&f.Include, "include", nil, "with --openapi: only these operations, by operationId, tag or 'METHOD /path' glob (any method then): createCharge,payments,'POST /v1/*'")
+	fl.StringSliceVar(&f.Exclude, "exclude", nil, "with --openapi: leave out these operations (operationId, tag or 'METHOD /path' glob)")
+	fl.StringVar(&f.Fixtures, "fixtures", "", "with --openapi: a YAML file of per-operation bodies, headers, path parameters, key placement and effects read-backs (docs/audit.md)")
+	fl.StringArrayVar(&f.Auth, "auth", nil, `with --openapi: a value for a security scheme of the document, SCHEME=VALUE (repeatable): 'bearerAuth={{env "API_TOKEN"}}'`)
+}
+
+// check refuses the plan's flags without --openapi.
+func (f *openAPIFlags) check() error {
+	if f.Spec == "" && (len(f.Include) > 0 || len(f.Exclude) > 0 || f.Fixtures != "" || len(f.Auth) > 0) {
+		return usageError("--include, --exclude, --fixtures and --auth go with --openapi")
+	}
+	return nil
+}
+
+// planAPI reads the document and the fixtures, and plans with the flags;
+// req gives -H, --key-header, --key-field and --target.
+func planAPI(ctx context.Context, f openAPIFlags, req requestFlags, getenv func(string) string, transport http.RoundTripper) (*apiPlan, error) {
 	auth := map[string]string{}
 	var authValues []string
-	for _, a := range opts.Auth {
+	for _, a := range f.Auth {
 		name, value, ok := strings.Cut(a, "=")
 		if !ok || strings.TrimSpace(name) == "" {
 			return nil, withHint(ExitUsage, fmt.Errorf("--auth %q: want SCHEME=VALUE", redactArg(strings.SplitN(a, "=", 2)[0])),
@@ -200,23 +230,23 @@ func planAPI(ctx context.Context, opts *AuditOptions) (*apiPlan, error) {
 		authValues = append(authValues, value)
 	}
 	var fx *openapi.Fixtures
-	if opts.Fixtures != "" {
+	if f.Fixtures != "" {
 		var err error
-		if fx, err = openapi.ReadFixtures(opts.Fixtures); err != nil {
+		if fx, err = openapi.ReadFixtures(f.Fixtures); err != nil {
 			return nil, withHint(ExitUsage, err, "docs/audit.md describes the fixtures file")
 		}
 	}
 	lctx, cancel := context.WithTimeout(ctx, specTimeout)
 	defer cancel()
-	spec, err := openapi.Load(lctx, opts.OpenAPI, &http.Client{Transport: opts.Transport})
+	spec, err := openapi.Load(lctx, f.Spec, &http.Client{Transport: transport})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, withCode(ExitInterrupted, err)
 		}
 		return nil, withHint(ExitUsage, err, "--openapi takes an OpenAPI 3.x or Swagger 2.0 document, a file or an http(s) URL")
 	}
-	plan, err := spec.Plan(openapi.PlanOptions{Include: opts.Include, Exclude: opts.Exclude, KeyHeader: opts.Req.KeyHeader,
-		KeyField: opts.Req.KeyField, Fixtures: fx, Auth: auth})
+	plan, err := spec.Plan(openapi.PlanOptions{Include: f.Include, Exclude: f.Exclude, KeyHeader: req.KeyHeader,
+		KeyField: req.KeyField, Fixtures: fx, Auth: auth})
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
 	}
@@ -230,7 +260,7 @@ func planAPI(ctx context.Context, opts *AuditOptions) (*apiPlan, error) {
 		}
 	}
 	p := &apiPlan{spec: spec, plan: plan, auth: authValues}
-	if err := p.locate(opts, spec); err != nil {
+	if err := p.locate(req.Targets, getenv, spec); err != nil {
 		return nil, err
 	}
 	if len(plan.Ops) == 0 {
@@ -238,7 +268,7 @@ func planAPI(ctx context.Context, opts *AuditOptions) (*apiPlan, error) {
 		for _, s := range plan.Skipped {
 			why = append(why, s.Name()+": "+s.Reason)
 		}
-		return nil, withHint(ExitUsage, fmt.Errorf("%s: no operation to audit%s", redactArg(opts.OpenAPI), bullet(why)),
+		return nil, withHint(ExitUsage, fmt.Errorf("%s: no operation to plan%s", redactArg(f.Spec), bullet(why)),
 			"--include selects operations (operationId, tag, or 'POST /path*'); --key-header names a key the document does not declare")
 	}
 	return p, nil
@@ -267,10 +297,9 @@ func schemeNames(s *openapi.Spec) []string {
 
 // locate sets where the operations are sent: --target (or
 // IDEMCHECK_TARGET), else the document's first server.
-func (p *apiPlan) locate(opts *AuditOptions, spec *openapi.Spec) error {
-	raw := opts.Req.Targets
+func (p *apiPlan) locate(raw []string, getenv func(string) string, spec *openapi.Spec) error {
 	if len(raw) == 0 {
-		if t := opts.Getenv("IDEMCHECK_TARGET"); t != "" {
+		if t := getenv("IDEMCHECK_TARGET"); t != "" {
 			raw = []string{t}
 		}
 	}
@@ -428,7 +457,7 @@ func writeAPIPlan(opts *AuditOptions, p *apiPlan, as map[string]string) error {
 		}
 		b.WriteString("\n")
 	}
-	termsafe.Fprintf(&b, "dry run: nothing sent. %d operations of %s on %s; up to %d requests in all.\n", len(p.plan.Ops), redactArg(opts.OpenAPI), p.targetName(), total)
+	termsafe.Fprintf(&b, "dry run: nothing sent. %d operations of %s on %s; up to %d requests in all.\n", len(p.plan.Ops), redactArg(opts.API.Spec), p.targetName(), total)
 	_, err := io.WriteString(opts.Streams.Out, opts.Streams.Secrets.Scrub(b.String()))
 	if err != nil {
 		return withCode(ExitRuntime, err)

@@ -173,3 +173,47 @@ func TestAuditOpenAPIDryRunAndFormats(t *testing.T) {
 		t.Errorf("a misspelt fixture: exit %d\n%s", r.code, r.err)
 	}
 }
+
+// TestInitOpenAPI: init writes a scenario per planned operation of the
+// lab's document, credentials from the environment, the charges with the
+// effects oracle their link names; run holds on the correct lab and
+// catches the no-key bug with it. A literal credential is refused.
+func TestInitOpenAPI(t *testing.T) {
+	t.Parallel()
+	target := startTestLab(t, memoryBackend())
+	dir := t.TempDir()
+	r := runMain(t, nil, "init", "--openapi", target+"/openapi.json", "--target", target, "--auth", `bearerAuth={{env "LAB_TOKEN"}}`, "--out", dir)
+	if r.code != ExitOK {
+		t.Fatalf("init: exit %d\n%s", r.code, r.err)
+	}
+	for _, want := range []string{"create-charge.yaml (createCharge (POST /charges))", "like-post.yaml", "left out createChargeNaive"} {
+		if !strings.Contains(r.err, want) {
+			t.Errorf("init says no %q:\n%s", want, r.err)
+		}
+	}
+	text, err := os.ReadFile(filepath.Join(dir, "create-charge.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"path: /charges?idempotency_key={{.Key}}", "check: exactly_once", `Authorization: Bearer {{env "LAB_TOKEN"}}`, "header: Idempotency-Key"} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("create-charge.yaml lacks %q:\n%s", want, text)
+		}
+	}
+	env := map[string]string{"LAB_TOKEN": "alice"}
+	file := filepath.Join(dir, "create-charge.yaml")
+	broken := startTestLab(t, memoryBackend(), "no-key")
+	done := make(chan result, 1)
+	go func() { done <- runMain(t, env, "run", file, "--target", broken, "--ops", "40", "--seed", "3") }()
+	if r := runMain(t, env, "run", file, "--target", target, "--ops", "40", "--seed", "3"); r.code != ExitOK {
+		t.Errorf("run on the correct lab: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	if r := <-done; r.code != ExitFailed || !strings.Contains(r.out, "exactly_once") {
+		t.Errorf("run on the no-key lab: exit %d, want %d\n%s%s", r.code, ExitFailed, r.out, r.err)
+	}
+
+	r = runMain(t, nil, "init", "--openapi", target+"/openapi.json", "--auth", "bearerAuth=alice", "--out", t.TempDir())
+	if r.code != ExitUsage || !strings.Contains(r.err, "literal value") {
+		t.Errorf("a literal credential: exit %d\n%s", r.code, r.err)
+	}
+}

@@ -4,18 +4,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemcheck/idemcheck/internal/termsafe"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
 // InitOptions are the inputs of `idemcheck init`.
 type InitOptions struct {
 	Streams Streams
+	Getenv  func(string) string
+	// API is --openapi and the flags of its plan: a scenario for each
+	// planned operation, written into Dir.
+	API openAPIFlags
+	Dir string
 	Method  string
 	URL     string
 	Request requestFlags
@@ -32,9 +40,9 @@ type InitOptions struct {
 
 // NewCmdInit builds `idemcheck init`.
 func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cobra.Command {
-	opts := &InitOptions{Streams: f.Streams}
+	opts := &InitOptions{Streams: f.Streams, Getenv: f.Getenv}
 	c := &cobra.Command{
-		Use:   "init METHOD URL",
+		Use:   "init METHOD URL | init --openapi SPEC --out DIR",
 		Short: "Write a starting scenario for your own API",
 		Long: `Init writes a scenario file for one operation of your API, from the same
 flags as a request on the command line: the method and URL, the body (-d), headers (-H),
@@ -51,7 +59,13 @@ Its timeout fault is relative to the API's latency (after: 0.5x, half the
 p50 that 'idemcheck run' measures with a few plain requests before the
 load), so that it fires on a fast API as on a slow one; init itself sends
 nothing. Edit the load, faults and thresholds to taste; docs/scenario.md
-describes every field.`,
+describes every field.
+
+With --openapi, init writes one scenario per operation of an OpenAPI
+document into --out DIR, planned as 'audit --openapi' plans them (docs/audit.md):
+the key the document declares, the body from its example or schema, the
+credentials of --auth (which must come from the environment), and an
+effects oracle where a link of the operation's answer names a read-back.`,
 		Example: `  # a charge endpoint with a count endpoint per key
   idemcheck init POST https://staging.example.com/v1/charges \
     -d '{"amount":100,"currency":"usd","customer":"cus_{{.Seq}}"}' \
@@ -60,8 +74,18 @@ describes every field.`,
   API_TOKEN=sk_test_... idemcheck run charges.yaml
 
   # the key in the body instead of a header
-  idemcheck init POST http://127.0.0.1:8080/likes -d '{"post":"p1"}' --key-field op_id`,
+  idemcheck init POST http://127.0.0.1:8080/likes -d '{"post":"p1"}' --key-field op_id
+
+  # a scenario for every operation of an OpenAPI document
+  idemcheck init --openapi http://127.0.0.1:8080/openapi.json --auth 'bearerAuth={{env "API_TOKEN"}}' --out scenarios/`,
 		Args: func(c *cobra.Command, args []string) error {
+			if opts.API.Spec != "" {
+				if len(args) > 0 {
+					return withHint(ExitUsage, errors.New("--openapi takes no METHOD URL: the operations come from the document"),
+						"idemcheck init --openapi spec.yaml --out scenarios/")
+				}
+				return nil
+			}
 			if len(args) != 2 {
 				return withHint(ExitUsage, fmt.Errorf("init takes METHOD and URL, got %d arguments", len(args)),
 					"e.g. idemcheck init POST https://staging.example.com/v1/charges -d '{\"amount\":100}'")
@@ -69,6 +93,18 @@ describes every field.`,
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
+			if err := opts.API.check(); err != nil {
+				return err
+			}
+			if opts.API.Spec != "" {
+				if runF != nil {
+					return runF(c.Context(), opts)
+				}
+				return initAPIRun(c.Context(), opts)
+			}
+			if opts.Dir != "" {
+				return usageError("--out DIR goes with --openapi: for one operation, --file names the scenario file")
+			}
 			opts.Method, opts.URL = args[0], args[1]
 			if runF != nil {
 				return runF(c.Context(), opts)
@@ -82,7 +118,9 @@ describes every field.`,
 	fl.StringVar(&opts.EffectsValue, "effects-path", "$.count", "the JSONPath to the count in the --effects answer (as audit's --effects-path)")
 	fl.StringVar(&opts.Name, "name", "", "the scenario's name (default: from the method and path, e.g. post-v1-charges)")
 	fl.StringVar(&opts.Output, "file", "", "the scenario file to write; stdout when not given (-o/--out is a directory in every command)")
-	fl.BoolVar(&opts.Force, "force", false, "overwrite --file if it exists")
+	fl.BoolVar(&opts.Force, "force", false, "overwrite --file (or the files in --out) if it exists")
+	opts.API.register(fl, "init")
+	fl.StringVar(&opts.Dir, "out", "", "with --openapi: the directory to write a scenario per operation into (created if need be)")
 	fl.VarP(fl.Lookup("file").Value, "output", "o", "same as --file")
 	_ = fl.MarkHidden("output")
 	_ = fl.SetAnnotation("output", oldSpelling, []string{"file"})
@@ -97,11 +135,8 @@ func initRun(_ context.Context, opts *InitOptions) error {
 	if err != nil {
 		return err
 	}
-	for name, value := range op.Headers {
-		if secretHeader.MatchString(name) && !strings.Contains(value, "{{") {
-			return withHint(ExitUsage, fmt.Errorf("-H %s holds a literal value: the scenario file would keep the secret", name),
-				fmt.Sprintf(`take it from the environment: -H '%s: Bearer {{env "API_TOKEN"}}'`, name))
-		}
+	if err := literalSecrets(op.Headers); err != nil {
+		return err
 	}
 	if op.Base.User != nil {
 		return withHint(ExitUsage, errors.New("the URL holds credentials: the scenario file would keep them"),
@@ -120,18 +155,10 @@ func initRun(_ context.Context, opts *InitOptions) error {
 	if len(st.Targets) == 0 {
 		st.Targets = []string{op.Base.String()}
 	}
-	// the oracle's reads carry the operation's credentials, nothing else
-	for k, v := range op.Headers {
-		if secretHeader.MatchString(k) {
-			st.Credentials[k] = v
-		}
-	}
-	text, err := scenarios.StarterYAML(st)
+	st.Credentials = credentials(op.Headers)
+	text, err := starterText(initSource(opts.Output), st)
 	if err != nil {
 		return err
-	}
-	if _, err := scenarios.Parse(initSource(opts.Output), text); err != nil {
-		return withCode(ExitUsage, err)
 	}
 	if opts.Output == "" || opts.Output == "-" {
 		_, err := opts.Streams.Out.Write(text)
@@ -152,4 +179,129 @@ func initSource(out string) string {
 		return "init"
 	}
 	return out
+}
+
+// camelWords splits an operationId's words: createCharge, create-charge.
+var camelWords = regexp.MustCompile(`([a-z0-9])([A-Z])`)
+
+// literalSecrets refuses credential headers with literal values: the
+// scenario file would keep the secret.
+func literalSecrets(headers map[string]string) error {
+	for name, value := range headers {
+		if secretHeader.MatchString(name) && !strings.Contains(value, "{{") {
+			return withHint(ExitUsage, fmt.Errorf("-H %s holds a literal value: the scenario file would keep the secret", name),
+				fmt.Sprintf(`take it from the environment: -H '%s: Bearer {{env "API_TOKEN"}}' (with --openapi: --auth 'SCHEME={{env "API_TOKEN"}}')`, name))
+		}
+	}
+	return nil
+}
+
+// credentials are the credential headers of headers: the oracle's reads
+// carry them, nothing else.
+func credentials(headers map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range headers {
+		if secretHeader.MatchString(k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// starterText writes st and checks it as run would.
+func starterText(source string, st scenarios.Starter) ([]byte, error) {
+	text, err := scenarios.StarterYAML(st)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := scenarios.Parse(source, text); err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	return text, nil
+}
+
+// initAPIRun writes a scenario per operation of the --openapi document.
+func initAPIRun(ctx context.Context, opts *InitOptions) error {
+	switch {
+	case opts.Dir == "":
+		return withHint(ExitUsage, errors.New("--openapi writes a scenario per operation: give the directory with --out DIR"), "idemcheck init --openapi spec.yaml --out scenarios/")
+	case opts.Request.Data != "" || opts.Effects != "" || opts.Output != "" || opts.Name != "":
+		return withHint(ExitUsage, errors.New("-d, --effects, --file and --name are per operation"), "give bodies and effects read-backs per operation in --fixtures (docs/audit.md)")
+	}
+	p, err := planAPI(ctx, opts.API, opts.Request, opts.Getenv, http.DefaultTransport)
+	if err != nil {
+		return err
+	}
+	given, err := scenarios.ParseHeaders("-H", opts.Request.Headers)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	type file struct {
+		path string
+		text []byte
+	}
+	var files []file
+	names := map[string]bool{}
+	for _, op := range p.plan.Ops {
+		headers := map[string]string{}
+		for k, v := range op.Request.Headers {
+			headers[k] = v
+		}
+		for k, v := range given {
+			headers[k] = v
+		}
+		if err := literalSecrets(headers); err != nil {
+			return err
+		}
+		name := scenarios.StarterName(op.Method, p.prefix+op.Path)
+		if op.ID != "" {
+			name = scenarios.StarterName("", camelWords.ReplaceAllString(op.ID, "$1-$2"))
+		}
+		for base, i := name, 2; names[name]; i++ {
+			name = fmt.Sprintf("%s-%d", base, i)
+		}
+		names[name] = true
+		st := scenarios.Starter{Name: name, Request: scenarios.Request{Method: op.Method, Path: p.prefix + op.Request.Path, Headers: headers, Body: op.Request.Body},
+			Key: op.Key, Targets: []string{p.targets[0].String()}, Credentials: credentials(headers)}
+		if len(headers) == 0 {
+			st.Request.Headers = nil
+		}
+		if op.Effects != nil {
+			m, path := scenarios.SplitMethod(op.Effects.Request)
+			if m == http.MethodGet {
+				m = ""
+			}
+			st.Effects, st.EffectsMethod, st.EffectsValue = p.prefix+path, m, op.Effects.Value
+		}
+		path := filepath.Join(opts.Dir, name+".yaml")
+		text, err := starterText(path, st)
+		if err != nil {
+			return fmt.Errorf("%s: %w", op.Name(), err)
+		}
+		if _, err := os.Stat(path); err == nil && !opts.Force {
+			return withHint(ExitUsage, fmt.Errorf("%s exists", path), "choose another --out, or --force to overwrite")
+		}
+		files = append(files, file{path, text})
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return withCode(ExitRuntime, err)
+	}
+	for i, f := range files {
+		if err := writeFile(f.path, func(out *os.File) error { _, err := out.Write(f.text); return err }); err != nil {
+			return withCode(ExitRuntime, err)
+		}
+		termsafe.Fprintf(opts.Streams.Err, "wrote %s (%s)\n", f.path, p.plan.Ops[i].Name())
+	}
+	for _, s := range p.plan.Skipped {
+		termsafe.Fprintf(opts.Streams.Err, "left out %s: %s%s\n", s.Name(), s.Reason, at(s.Pointer))
+	}
+	fmt.Fprintf(opts.Streams.Err, "%d scenarios in %s; run one with: idemcheck run %s\n", len(files), opts.Dir, files[0].path)
+	return nil
+}
+
+func at(ptr string) string {
+	if ptr == "" {
+		return ""
+	}
+	return " [" + ptr + "]"
 }
