@@ -22,8 +22,8 @@ type InitOptions struct {
 	Getenv  func(string) string
 	// API is --openapi and the flags of its plan: a scenario for each
 	// planned operation, written into Dir.
-	API openAPIFlags
-	Dir string
+	API     openAPIFlags
+	Dir     string
 	Method  string
 	URL     string
 	Request requestFlags
