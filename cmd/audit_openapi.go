@@ -121,6 +121,10 @@ func auditAPIOnce(ctx context.Context, opts *AuditOptions) (*checks.APIScorecard
 		res, err := a.Run(ctx)
 		if res != nil && res.Scorecard != nil {
 			oc.Card = res.Scorecard
+			if len(opts.Checks) == 0 || slices.Contains(opts.Checks, openapi.ConformanceID) {
+				oc.Card.Checks = append(oc.Card.Checks, p.spec.Conformance(op, res.History))
+				oc.Card.Decide()
+			}
 			budget -= oc.Card.Requests
 			if opts.Out != "" {
 				if werr := writeAudit(filepath.Join(opts.Out, opDir(i, op)), res.History, oc.Card); werr != nil {
@@ -369,7 +373,11 @@ func (p *apiPlan) auditor(opts *AuditOptions, op openapi.Operation, as map[strin
 	if err != nil {
 		return nil, nil, err
 	}
-	ids := opts.Checks
+	// OA judges the answers the contract's probes get: not a probe
+	ids := slices.DeleteFunc(slices.Clone(opts.Checks), func(id string) bool { return id == openapi.ConformanceID })
+	if len(opts.Checks) > 0 && len(ids) == 0 {
+		ids = []string{"C03"} // --checks OA alone: replays to judge
+	}
 	if !op.KeyRequired {
 		// the spec makes the key optional: a keyless request may be
 		// processed, so C01 has nothing to hold it to
@@ -443,6 +451,9 @@ func writeAPIPlan(opts *AuditOptions, p *apiPlan, as map[string]string) error {
 			if c.Skip == "" {
 				run = append(run, c.ID)
 			}
+		}
+		if len(opts.Checks) == 0 || slices.Contains(opts.Checks, openapi.ConformanceID) {
+			run = append(run, openapi.ConformanceID)
 		}
 		termsafe.Fprintf(&b, "   up to %d requests: %s\n\n", n, strings.Join(run, " "))
 	}

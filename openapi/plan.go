@@ -73,6 +73,10 @@ type Operation struct {
 	// Notes are what the plan could not fill in (a security scheme
 	// without --auth).
 	Notes []string
+
+	// op is the document's operation: its declared responses judge the
+	// answers (Spec.Conformance).
+	op *openapi3.Operation
 }
 
 // Name is the operation as a line names it.
@@ -157,7 +161,7 @@ func mutating(method string) bool {
 
 // planOp makes the request of one operation.
 func (s *Spec) planOp(o PlanOptions, item *openapi3.PathItem, op *openapi3.Operation, method, path, ptr string, fx *Fixture) (*Operation, *GenError) {
-	out := &Operation{ID: op.OperationID, Method: method, Path: path, Tags: op.Tags, Pointer: ptr,
+	out := &Operation{ID: op.OperationID, Method: method, Path: path, Tags: op.Tags, Pointer: ptr, op: op,
 		Request: scenarios.Request{Method: method, Headers: map[string]string{}}}
 	params := map[string]*openapi3.Parameter{} // in+name → the operation's, over the path item's
 	var order []string

@@ -56,6 +56,18 @@ func apiColumns(a *checks.APIScorecard) []string {
 	for _, c := range checks.ContractChecks() {
 		if seen[c.ID] {
 			out = append(out, c.ID)
+			delete(seen, c.ID)
+		}
+	}
+	// checks outside the contract (OA: the document's responses) last
+	for _, o := range a.Operations {
+		if o.Card != nil {
+			for _, c := range o.Card.Checks {
+				if seen[c.ID] {
+					out = append(out, c.ID)
+					delete(seen, c.ID)
+				}
+			}
 		}
 	}
 	return out
@@ -113,7 +125,7 @@ func writeAPIText(w io.Writer, a *checks.APIScorecard) error {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
-	fmt.Fprintf(&b, "(%s; columns are checks C01…)\n", apiLegend)
+	fmt.Fprintf(&b, "(%s; columns are checks C01…, OA the document's declared responses)\n", apiLegend)
 	for _, o := range a.Operations {
 		if o.Card == nil {
 			termsafe.Fprintf(&b, "\n%s: not audited: %s\n", o.Operation, o.Error)
