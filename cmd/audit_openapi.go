@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/spf13/pflag"
 
 	"github.com/idemcheck/idemcheck/audit"
@@ -104,7 +106,13 @@ func auditAPIOnce(ctx context.Context, opts *AuditOptions) (*checks.APIScorecard
 	start := time.Now()
 	for i, op := range p.plan.Ops {
 		oc := checks.OperationCard{Operation: op.Name(), Method: op.Method, Path: op.Path, Pointer: op.Pointer, Plan: planLines(op)}
-		a, sc, err := p.auditor(opts, op, as, budget, crash)
+		var a *audit.Auditor
+		var sc *scenarios.Scenario
+		sent, err := p.chain(ctx, opts, &op)
+		budget -= sent
+		if err == nil {
+			a, sc, err = p.auditor(opts, op, as, budget, crash)
+		}
 		switch {
 		case err != nil:
 			oc.Error = err.Error()
@@ -175,6 +183,75 @@ func auditAPIOnce(ctx context.Context, opts *AuditOptions) (*checks.APIScorecard
 		return api, silentExit{ExitInconclusive}
 	}
 	return api, nil
+}
+
+// chain fills in op's path parameters that other operations' answers give
+// (links): each source is sent once, with a fresh key where it declares
+// one, and the value its link names is put into op's path.
+// It returns how many requests it sent.
+func (p *apiPlan) chain(ctx context.Context, opts *AuditOptions, op *openapi.Operation) (sent int, err error) {
+	if len(op.Chains) == 0 {
+		return 0, nil
+	}
+	client := &http.Client{Transport: opts.Transport, Timeout: audit.DefaultRequestTimeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	values := map[string]string{}
+	for _, ch := range op.Chains {
+		given, err := scenarios.ParseHeaders("-H", opts.Req.Headers)
+		if err != nil {
+			return sent, err
+		}
+		req := ch.From.Request
+		req.Path = p.prefix + req.Path
+		req.Headers = map[string]string{}
+		for k, v := range ch.From.Request.Headers {
+			req.Headers[k] = v
+		}
+		for k, v := range given {
+			req.Headers[k] = v
+		}
+		tmpl, err := scenarios.NewTemplate("the links of "+op.Name(), req, http.MethodPost, opts.Getenv)
+		if err != nil {
+			return sent, err
+		}
+		vars := scenarios.Vars{Key: uuid.NewString()}
+		body, err := tmpl.Body(ctx, vars)
+		if err != nil {
+			return sent, err
+		}
+		if f := ch.From.Key.BodyField; f != "" {
+			var m map[string]any
+			if json.Unmarshal(body, &m) == nil {
+				m[f] = vars.Key
+				body, _ = json.Marshal(m)
+			}
+		}
+		hr, err := tmpl.BuildWithBody(ctx, p.base, vars, body)
+		if err != nil {
+			return sent, err
+		}
+		if h := ch.From.Key.Header; h != "" {
+			hr.Header.Set(h, vars.Key)
+		}
+		resp, err := client.Do(hr)
+		sent++
+		if err != nil {
+			return sent, fmt.Errorf("{%s} comes from %s's answer (links %s), which failed: %w", ch.Param, ch.From.Name(), ch.Link, err)
+		}
+		b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		if err != nil {
+			return sent, fmt.Errorf("{%s} comes from %s's answer (links %s), which failed: %w", ch.Param, ch.From.Name(), ch.Link, err)
+		}
+		v, err := ch.Value(resp.StatusCode, resp.Header, b)
+		if err != nil {
+			return sent, fmt.Errorf("{%s} comes from the answer its link %s names: %w", ch.Param, ch.Link, err)
+		}
+		values[ch.Param] = v
+		termsafe.Fprintf(opts.Streams.Err, "audit: %s: {%s} = %s, from %s's answer (links %s)\n", op.Name(), ch.Param, v, ch.From.Name(), ch.Link)
+	}
+	op.Fill(values)
+	return sent, nil
 }
 
 // opDir is the directory of operation i's history under --out.
@@ -440,6 +517,9 @@ func writeAPIPlan(opts *AuditOptions, p *apiPlan, as map[string]string) error {
 		}
 		if op.Request.Body != "" {
 			termsafe.Fprintf(&b, "   %s\n", p.mask(op.Request.Body))
+		}
+		for _, ch := range op.Chains {
+			termsafe.Fprintf(&b, "   {%s} from the answer of %s at %s (links %s), sent once first\n", ch.Param, ch.From.Name(), ch.Expr, ch.Link)
 		}
 		for _, l := range planLines(op) {
 			termsafe.Fprintf(&b, "   %s\n", l)

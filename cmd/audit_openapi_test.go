@@ -3,10 +3,14 @@ package cmd
 import (
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/idemcheck/idemcheck/audit"
@@ -226,5 +230,100 @@ func TestInitOpenAPI(t *testing.T) {
 	r = runMain(t, nil, "init", "--openapi", target+"/openapi.json", "--auth", "bearerAuth=alice", "--out", t.TempDir())
 	if r.code != ExitUsage || !strings.Contains(r.err, "literal value") {
 		t.Errorf("a literal credential: exit %d\n%s", r.code, r.err)
+	}
+}
+
+// chainSpec is an API whose charges are made on a customer that another
+// operation creates: the link from createCustomer's answer gives the path.
+const chainSpec = `openapi: 3.0.3
+info: {title: customers, version: "1"}
+paths:
+  /customers:
+    post:
+      operationId: createCustomer
+      requestBody: {content: {application/json: {schema: {type: object, properties: {name: {type: string}}}}}}
+      responses:
+        "201":
+          description: created
+          links:
+            chargeIt: {operationId: createCustomerCharge, parameters: {customer: $response.body#/id}}
+  /customers/{customer}/charges:
+    post:
+      operationId: createCustomerCharge
+      parameters:
+        - {name: customer, in: path, required: true, schema: {type: string}}
+        - {name: Idempotency-Key, in: header, required: true, schema: {type: string}}
+      requestBody: {content: {application/json: {schema: {type: object, required: [amount], properties: {amount: {type: integer}}}}}}
+      responses:
+        "201": {description: charged, content: {application/json: {schema: {type: object, required: [id], properties: {id: {type: string}}}}}}
+        "400": {description: no key}
+        "404": {description: no such customer}
+`
+
+// TestAuditOpenAPIChain: a path parameter another operation's answer
+// gives is taken from it (the source sent once first); a source that
+// fails leaves the operation not audited, saying why.
+func TestAuditOpenAPIChain(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	customers, charges, failSource := map[string]bool{}, map[string]string{}, false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case r.URL.Path == "/openapi.yaml":
+			w.Write([]byte(chainSpec))
+		case r.Method == "POST" && r.URL.Path == "/customers":
+			if failSource {
+				w.WriteHeader(500)
+				return
+			}
+			id := fmt.Sprintf("cus_%d", len(customers)+1)
+			customers[id] = true
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(201)
+			fmt.Fprintf(w, `{"id":%q}`, id)
+		case r.Method == "POST" && strings.HasPrefix(r.URL.Path, "/customers/") && strings.HasSuffix(r.URL.Path, "/charges"):
+			if !customers[strings.Split(r.URL.Path, "/")[2]] {
+				w.WriteHeader(404)
+				return
+			}
+			key := r.Header.Get("Idempotency-Key")
+			if key == "" {
+				w.WriteHeader(400)
+				return
+			}
+			if charges[key] == "" {
+				charges[key] = fmt.Sprintf(`{"id":"ch_%d"}`, len(charges)+1)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(201)
+			w.Write([]byte(charges[key]))
+		default:
+			w.WriteHeader(404)
+		}
+	}))
+	defer srv.Close()
+	args := []string{"audit", "--openapi", srv.URL + "/openapi.yaml", "--target", srv.URL, "--checks", "C01,C03,OA", "--format", "json"}
+	code, a, out := runAPIAudit(t, args...)
+	if code != ExitOK || a.Result != checks.Met {
+		t.Fatalf("exit %d, %s: %s\n%s", code, a.Result, a.Why, out)
+	}
+	if !strings.Contains(out, "createCustomerCharge (POST /customers/{customer}/charges): {customer} = cus_1, from createCustomer (POST /customers)'s answer (links chargeIt)") {
+		t.Errorf("the chained value is not said:\n%s", out)
+	}
+	got := checkResults(opCard(t, a, "createCustomerCharge").Card)
+	for _, id := range []string{"C01", "C03", "OA"} {
+		if got[id].Result != checks.Pass {
+			t.Errorf("%s %s: %s", id, got[id].Result, got[id].Summary)
+		}
+	}
+
+	mu.Lock()
+	failSource = true
+	mu.Unlock()
+	code, a, out = runAPIAudit(t, args...)
+	if op := opCard(t, a, "createCustomerCharge"); code != ExitInconclusive || op.Card != nil || !strings.Contains(op.Error, "was answered 500, not 2xx") {
+		t.Errorf("a failed source: exit %d, %+v\n%s", code, op, out)
 	}
 }

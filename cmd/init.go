@@ -242,7 +242,13 @@ func initAPIRun(ctx context.Context, opts *InitOptions) error {
 	}
 	var files []file
 	names := map[string]bool{}
+	var chained []string
 	for _, op := range p.plan.Ops {
+		if len(op.Chains) > 0 {
+			chained = append(chained, fmt.Sprintf("left out %s: its path parameter {%s} comes from the answer of %s (links %s), which a scenario cannot send first; give it in --fixtures (path: {%s: VALUE})",
+				op.Name(), op.Chains[0].Param, op.Chains[0].From.Name(), op.Chains[0].Link, op.Chains[0].Param))
+			continue
+		}
 		headers := map[string]string{}
 		for k, v := range op.Request.Headers {
 			headers[k] = v
@@ -283,6 +289,12 @@ func initAPIRun(ctx context.Context, opts *InitOptions) error {
 		}
 		files = append(files, file{path, text})
 	}
+	if len(files) == 0 {
+		for _, line := range chained {
+			termsafe.Fprintf(opts.Streams.Err, "%s\n", line)
+		}
+		return withHint(ExitUsage, errors.New("no scenario written: every operation's path takes a parameter from another's answer"), "give the path parameters in --fixtures (path: {NAME: VALUE})")
+	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return withCode(ExitRuntime, err)
 	}
@@ -294,6 +306,9 @@ func initAPIRun(ctx context.Context, opts *InitOptions) error {
 	}
 	for _, s := range p.plan.Skipped {
 		termsafe.Fprintf(opts.Streams.Err, "left out %s: %s%s\n", s.Name(), s.Reason, at(s.Pointer))
+	}
+	for _, line := range chained {
+		termsafe.Fprintf(opts.Streams.Err, "%s\n", line)
 	}
 	fmt.Fprintf(opts.Streams.Err, "%d scenarios in %s; run one with: idemcheck run %s\n", len(files), opts.Dir, files[0].path)
 	return nil

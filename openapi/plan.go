@@ -74,6 +74,10 @@ type Operation struct {
 	// without --auth).
 	Notes []string
 
+	// Chains are the path parameters an earlier operation's answer gives
+	// (links): Request.Path keeps {name} for each until Fill.
+	Chains []Chain
+
 	// op is the document's operation: its declared responses judge the
 	// answers (Spec.Conformance).
 	op *openapi3.Operation
@@ -138,7 +142,7 @@ func (s *Spec) Plan(o PlanOptions) (*Plan, error) {
 				skip(ptr+"/deprecated", "deprecated in the spec (--include it by its operationId to audit it anyway)")
 				continue
 			}
-			planned, gerr := s.planOp(o, item, op, method, path, ptr, fx)
+			planned, gerr := s.planOp(o, item, op, method, path, ptr, fx, false)
 			if gerr != nil {
 				skip(gerr.Pointer, gerr.Reason)
 				continue
@@ -160,7 +164,10 @@ func mutating(method string) bool {
 }
 
 // planOp makes the request of one operation.
-func (s *Spec) planOp(o PlanOptions, item *openapi3.PathItem, op *openapi3.Operation, method, path, ptr string, fx *Fixture) (*Operation, *GenError) {
+// A source is an operation planned to be sent once for the answer a
+// link takes a path parameter from: it may have no key, and its own path
+// parameters are not chained.
+func (s *Spec) planOp(o PlanOptions, item *openapi3.PathItem, op *openapi3.Operation, method, path, ptr string, fx *Fixture, source bool) (*Operation, *GenError) {
 	out := &Operation{ID: op.OperationID, Method: method, Path: path, Tags: op.Tags, Pointer: ptr, op: op,
 		Request: scenarios.Request{Method: method, Headers: map[string]string{}}}
 	params := map[string]*openapi3.Parameter{} // in+name → the operation's, over the path item's
@@ -182,7 +189,7 @@ func (s *Spec) planOp(o PlanOptions, item *openapi3.PathItem, op *openapi3.Opera
 	if gerr != nil {
 		return nil, gerr
 	}
-	if gerr := keyOf(o, op, params, order, bodySchema, ptr, out, fx); gerr != nil {
+	if gerr := keyOf(o, op, params, order, bodySchema, ptr, out, fx); gerr != nil && !source {
 		return nil, gerr
 	}
 	if ctype == "application/x-www-form-urlencoded" && out.Key.BodyField != "" {
@@ -207,6 +214,14 @@ func (s *Spec) planOp(o PlanOptions, item *openapi3.PathItem, op *openapi3.Opera
 			continue
 		}
 		val, have := fx.param(pr.In, pr.Name)
+		if !have && pr.In == "path" && !source && !hasExample(pr) {
+			if ch := s.chainInto(o, op, pr.Name); ch != nil {
+				// filled in from the source's answer before the audit
+				out.Chains = append(out.Chains, *ch)
+				pathVals[pr.Name] = "{" + pr.Name + "}"
+				continue
+			}
+		}
 		if !have {
 			if pr.In != "path" && !pr.Required {
 				continue
@@ -466,6 +481,9 @@ func fillPath(path string, vals map[string]string, ptr string) (string, *GenErro
 		if !ok {
 			missing = name
 			return m
+		}
+		if v == m {
+			return m // a chained parameter, filled in later
 		}
 		if strings.Contains(v, "{{") {
 			return v

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/idemcheck/idemcheck/scenarios"
 )
 
 func load(t *testing.T, name string) *Spec {
@@ -335,5 +337,44 @@ func TestLoadURL(t *testing.T) {
 	}
 	if _, err := Load(context.Background(), srv.URL+"/absent.json", srv.Client()); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("absent URL: %v", err)
+	}
+}
+
+// A path parameter with no example is taken from the answer of the
+// operation whose link names it: create a customer, then charge it.
+func TestPlanChain(t *testing.T) {
+	s := load(t, "v30.yaml")
+	ops, skipped := plan(t, s, PlanOptions{})
+	c, ok := ops["createCustomerCharge"]
+	if !ok {
+		t.Fatalf("createCustomerCharge not planned: %+v", skipped["createCustomerCharge"])
+	}
+	if c.Request.Path != "/customers/{customer}/charges" || len(c.Chains) != 1 {
+		t.Fatalf("path %q, chains %+v", c.Request.Path, c.Chains)
+	}
+	ch := c.Chains[0]
+	if ch.Param != "customer" || ch.From.ID != "createCustomer" || ch.Expr != "$response.body#/id" || ch.Link != "chargeIt" ||
+		ch.From.Request.Body != `{"email":"user{{.Seq}}@example.com"}` || ch.From.Key != (scenarios.KeyPlace{}) {
+		t.Errorf("chain %+v", ch)
+	}
+	if _, ok := skipped["createCustomer"]; !ok {
+		t.Error("the keyless source is audited")
+	}
+	v, err := ch.Value(201, nil, []byte(`{"id":"cus 9"}`))
+	if err != nil || v != "cus 9" {
+		t.Fatalf("value %q, %v", v, err)
+	}
+	c.Fill(map[string]string{"customer": v})
+	if c.Request.Path != "/customers/cus%209/charges" || c.Chains != nil {
+		t.Errorf("filled path %q", c.Request.Path)
+	}
+	for _, bad := range []struct {
+		status int
+		body   string
+		says   string
+	}{{500, `{}`, "was answered 500"}, {201, `[1]`, "nothing at"}, {201, `<p>`, "not JSON"}, {201, `{"id":{"a":1}}`, "an object"}} {
+		if _, err := ch.Value(bad.status, nil, []byte(bad.body)); err == nil || !strings.Contains(err.Error(), bad.says) {
+			t.Errorf("%d %s: %v, want %q", bad.status, bad.body, err, bad.says)
+		}
 	}
 }
