@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -67,8 +68,24 @@ func BenchmarkPlan300(b *testing.B) {
 	b.ReportMetric(float64(peak)/(1<<20), "heap-MB")
 }
 
+// writeSpec is where TestBigSpecPlans copies a spec of -spec-ops
+// operations for bench/openapi-dry-run.sh.
+var (
+	writeSpec = flag.String("write-spec", "", "write the benchmark's spec here (bench/openapi-dry-run.sh)")
+	specOps   = flag.Int("spec-ops", 300, "with -write-spec: its operations")
+)
+
 // TestBigSpecPlans keeps the benchmark's spec honest in the fast suite.
 func TestBigSpecPlans(t *testing.T) {
+	if *writeSpec != "" {
+		b, err := os.ReadFile(bigSpec(t, *specOps))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(*writeSpec, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s, err := Load(context.Background(), bigSpec(t, 30), nil)
 	if err != nil {
 		t.Fatal(err)
