@@ -465,7 +465,7 @@ func (p *apiPlan) auditor(opts *AuditOptions, op openapi.Operation, as map[strin
 	}
 	a, err := audit.New(audit.Config{
 		Scenario: sc, Targets: p.targets, Getenv: opts.Getenv, Secrets: opts.Streams.Secrets, As: as, Volatile: opts.Volatile,
-		Errors: opts.Errors, Retention: opts.Retention, RetentionKeys: opts.RetentionKeys, KeyFromAnswer: opts.KeyFromAnswer, Lease: opts.Lease,
+		Errors: opts.Errors, ErrorBody: op.ErrorBody, Retention: opts.Retention, RetentionKeys: opts.RetentionKeys, KeyFromAnswer: opts.KeyFromAnswer, Lease: opts.Lease,
 		MaxRequests: max(budget, 1), Checks: ids, FailOn: opts.FailOn, Quiet: opts.Quiet,
 		Transport: opts.Transport, Crash: crash,
 	})

@@ -25,6 +25,7 @@ var ErrFixtures = errors.New("fixtures")
 //	    query: {expand: customer}
 //	    key: {header: Idempotency-Key}   # or {field: op_id}
 //	    effects: {request: 'GET /charges?idempotency_key={{.Key}}', value: '$.count'}
+//	    error_body: '{"amount":100,"currency":"usd","customer":"cus_fail"}'  # C12
 //	  deleteCustomer:
 //	    skip: deletes the shared test customer
 type Fixtures struct {
@@ -50,6 +51,8 @@ type Fixture struct {
 		Request string `yaml:"request"`
 		Value   string `yaml:"value"`
 	} `yaml:"effects"`
+	// ErrorBody is a body the API fails on (a declined card), for C12.
+	ErrorBody string `yaml:"error_body"`
 	// Skip, when set, leaves the operation out and says why.
 	Skip string `yaml:"skip"`
 }

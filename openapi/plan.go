@@ -70,6 +70,8 @@ type Operation struct {
 	BodyFrom string
 	// Effects, when known, reads a key's effects.
 	Effects *Effects
+	// ErrorBody is a body the API fails on, from the fixtures (C12).
+	ErrorBody string
 	// Notes are what the plan could not fill in (a security scheme
 	// without --auth).
 	Notes []string
@@ -266,6 +268,9 @@ func (s *Spec) planOp(o PlanOptions, item *openapi3.PathItem, op *openapi3.Opera
 		out.Request.Headers["Content-Type"] = ctype
 	}
 	s.security(o, op, out)
+	if fx != nil {
+		out.ErrorBody = fx.ErrorBody
+	}
 	if fx != nil && fx.Effects != nil {
 		out.Effects = &Effects{Request: fx.Effects.Request, Value: fx.Effects.Value, From: "fixtures"}
 	} else {

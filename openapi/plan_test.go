@@ -244,6 +244,7 @@ func TestFixtures(t *testing.T) {
     body: '{"amount":100,"currency":"usd","customer":"cus_{{.Seq}}"}'
     headers: {X-Tenant: t1}
     effects: {request: 'GET /internal/charges/{{.Key}}', value: '$.n'}
+    error_body: '{"amount":1,"currency":"usd","customer":"cus_fail"}'
   "POST /accounts/{account}/debit":
     path: {account: acct_9}
   createRefund:
@@ -267,6 +268,9 @@ func TestFixtures(t *testing.T) {
 	if c.BodyFrom != "fixtures" || !strings.Contains(c.Request.Body, "cus_{{.Seq}}") || c.Request.Headers["X-Tenant"] != "t1" {
 		t.Errorf("createCharge: %+v", c)
 	}
+	if c.ErrorBody != `{"amount":1,"currency":"usd","customer":"cus_fail"}` {
+		t.Errorf("createCharge error body %q", c.ErrorBody)
+	}
 	if c.Effects == nil || c.Effects.From != "fixtures" || c.Effects.Value != "$.n" {
 		t.Errorf("createCharge effects %+v", c.Effects)
 	}
@@ -277,7 +281,7 @@ func TestFixtures(t *testing.T) {
 		t.Error("a skipped fixture is planned")
 	}
 	un := fx.Unused(p)
-	if len(un) != 1 || !strings.Contains(un[0], "fx.yaml:10: operations.createChrage: no such operation") {
+	if len(un) != 1 || !strings.Contains(un[0], "fx.yaml:11: operations.createChrage: no such operation") {
 		t.Errorf("unused %q", un)
 	}
 
