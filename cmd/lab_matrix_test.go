@@ -151,6 +151,11 @@ var bugCatchers = []struct {
 	{"keyless-shared", "charges-keyless", checks.ExactlyOnce},
 	// copies that arrive within 0.1 ms of each other both charge
 	{"narrow-race", "charges-duplicate", checks.AtMostOnce},
+	// two deliveries of one event at once (two sender workers) both apply
+	{"webhook-id-after-effect", "webhooks", checks.ExactlyOnce},
+	// a redelivery of an applied event answered 500: the provider is told
+	// it failed, with its charge standing
+	{"webhook-500-on-redelivery", "webhooks", checks.Settles},
 }
 
 // bugThresholds name the threshold that catches a bug whose catcher

@@ -24,6 +24,10 @@ func (s *Server) routes() {
 	s.mux.Handle("POST /naive/posts/{id}/like", s.handleNaivePostLike())
 	s.mux.Handle("GET /posts/{id}", s.handlePostGet())
 
+	// Scenario 4: webhook receivers (Standard Webhooks deliveries).
+	s.mux.Handle("POST /webhooks", s.handleWebhook(false))
+	s.mux.Handle("POST /naive/webhooks", s.handleWebhook(true))
+
 	// Operations.
 	s.mux.Handle("GET /healthz", s.handleHealthz())
 	s.mux.Handle("GET /openapi.json", s.handleOpenAPI())

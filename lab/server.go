@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/idemcheck/idemcheck/webhooks"
 )
 
 // Defaults applied by New to zero Config fields.
@@ -77,6 +79,10 @@ type Config struct {
 	// RetentionKeys is how many keys the retention-by-count bug keeps:
 	// 0 means RetentionKeys. Fewer make the bug show at a lower rate.
 	RetentionKeys int
+	// WebhookSecret signs the webhook deliveries POST /webhooks and
+	// /naive/webhooks accept (Standard Webhooks: whsec_ and the base64 of
+	// the key); "" means WebhookSecret.
+	WebhookSecret string
 	// Clock stamps charges and measures TTLs: nil means time.Now.
 	Clock func() time.Time
 	// Logger receives backend errors and crashes: nil discards them.
@@ -161,6 +167,12 @@ const (
 	// lease: a request cut by a crash leaves its key answering 409 for
 	// that long, restarts included.
 	BugCrashStuck = "crash-stuck"
+	// BugWebhookIDAfterEffect records a webhook event's id after applying
+	// it, not with it: concurrent deliveries of one event both apply.
+	BugWebhookIDAfterEffect = "webhook-id-after-effect"
+	// BugWebhook500OnRedelivery answers a redelivery of an event it has
+	// applied with 500: the provider never stops redelivering.
+	BugWebhook500OnRedelivery = "webhook-500-on-redelivery"
 )
 
 // Limits of the newer key bugs.
@@ -214,6 +226,8 @@ var bugs = []BugInfo{
 	{BugSharedRecord, "concurrent requests with different keys overwrite one shared in-flight record: a charge completes under another key, and its own retry charges again"},
 	{BugKeylessShared, "keyless charges (Idempotency-Optional: true) share one record per path: every customer after the first is served the first one's charge"},
 	{BugNarrowRace, "check-then-act with a window of microseconds (a yield and a store roundtrip): copies that arrive within it both charge"},
+	{BugWebhookIDAfterEffect, "webhooks: the event id is looked up, the event applied, then the id recorded: concurrent deliveries of one event both charge"},
+	{BugWebhook500OnRedelivery, "webhooks: a redelivery of an event already applied is answered 500, so the provider never stops redelivering (and a charge stands behind every failure answer)"},
 	{BugCrashStuck, "an in-flight record carries the key's 24 h retention as its lease: a request cut by a crash leaves its key answering 409, restarts included"},
 }
 
@@ -237,13 +251,14 @@ func BugNames() []string {
 // Server is the lab: the reference payment service. It is an http.Handler;
 // see routes.go for its API.
 type Server struct {
-	cfg    Config
-	bugs   map[string]bool
-	ledger Ledger
-	cache  Cache
-	proc   *Processor
-	log    *slog.Logger
-	mux    *http.ServeMux
+	cfg     Config
+	webhook *webhooks.Scheme // verifies the webhook deliveries
+	bugs    map[string]bool
+	ledger  Ledger
+	cache   Cache
+	proc    *Processor
+	log     *slog.Logger
+	mux     *http.ServeMux
 
 	keyTTL     time.Duration
 	lockTTL    time.Duration
@@ -322,6 +337,10 @@ func New(cfg Config, ledger Ledger, cache Cache) (*Server, error) {
 	s.proc = cfg.Processor
 	if s.proc == nil {
 		s.proc = NewProcessor(cfg.ProcessorLatency, cfg.Clock)
+	}
+	var err error
+	if s.webhook, err = webhooks.New("standard", cmp.Or(cfg.WebhookSecret, WebhookSecret), webhooks.Custom{}); err != nil {
+		return nil, fmt.Errorf("lab: webhook secret: %w", err)
 	}
 	s.mux = http.NewServeMux()
 	s.routes()

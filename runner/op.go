@@ -15,6 +15,7 @@ import (
 	"github.com/idemcheck/idemcheck/internal/canon"
 	"github.com/idemcheck/idemcheck/internal/h1"
 	"github.com/idemcheck/idemcheck/scenarios"
+	"github.com/idemcheck/idemcheck/webhooks"
 )
 
 // worker runs ops one at a time and records them. Everything it owns is
@@ -270,6 +271,11 @@ func (r *run) keyedRequest(ctx context.Context, v scenarios.Vars, body []byte, t
 	}
 	if r.keyHeader != "" && send {
 		req.Header.Set(r.keyHeader, key)
+	}
+	if r.webhook != nil {
+		// a redelivery carries the event's id, a new timestamp and a
+		// new signature, as a provider's does
+		r.webhook.Sign(req.Header, key, time.Now(), body, webhooks.Genuine)
 	}
 	return req, nil
 }

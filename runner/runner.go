@@ -20,6 +20,7 @@ import (
 	"github.com/idemcheck/idemcheck/internal/h1"
 	"github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/scenarios"
+	"github.com/idemcheck/idemcheck/webhooks"
 )
 
 // Options are what Run and Setup need besides the scenario.
@@ -389,10 +390,13 @@ type run struct {
 	replay    *replayer       // operation.replay; nil for none
 	keyHeader string
 	keyField  string
-	minted    *fromAnswer // operation.key.from_answer; nil for none
-	before    *scenarios.Template
-	capture   []namedPath
-	users     []string
+	// webhook signs every attempt as a provider signs a delivery
+	// (operation.webhook); nil for none.
+	webhook *webhooks.Scheme
+	minted  *fromAnswer // operation.key.from_answer; nil for none
+	before  *scenarios.Template
+	capture []namedPath
+	users   []string
 
 	plan       *faults.Plan
 	sender     Sender // nil: the HTTP client sends
@@ -473,7 +477,13 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 	if r.op, err = scenarios.NewTemplate("operation", sc.Operation.Request, http.MethodPost, env); err != nil {
 		return nil, err
 	}
+	if r.webhook, err = sc.Operation.Webhook.Scheme(env); err != nil {
+		return nil, fmt.Errorf("operation.webhook: %w", err)
+	}
 	for _, u := range r.targets {
+		if r.webhook != nil {
+			break // each attempt is signed anew: no static request
+		}
 		st, err := newStatic(u, sc.Operation.Request)
 		if err != nil {
 			return nil, fmt.Errorf("operation.path: %w", err)

@@ -26,6 +26,7 @@ func TestBuiltinNames(t *testing.T) {
 		"charges-timeout", "charges-timeout-naive",
 		"debit-cas", "debit-cas-naive",
 		"likes-duplicate", "likes-duplicate-naive",
+		"webhooks", "webhooks-naive",
 	}
 	if diff := cmp.Diff(want, BuiltinNames()); diff != "" {
 		t.Errorf("BuiltinNames() (-want +got):\n%s", diff)

@@ -56,6 +56,7 @@ func (s *Scenario) applyDefaults() {
 		method(&s.Setup[i], "GET")
 	}
 	method(&s.Operation.Request, "POST")
+	s.webhookDefaults()
 	if b := s.Operation.Before; b != nil {
 		method(&b.Request, "GET")
 	}

@@ -103,6 +103,31 @@ type Operation struct {
 	// counts them as rejected as expected, and the corrected retry that
 	// follows must be processed; every other refusal is a lost operation.
 	ExpectReject []Rejection `yaml:"expect_reject"`
+	// Webhook makes each request a webhook delivery, signed as a
+	// provider signs it: the op's key is the event id (the same on every
+	// redelivery), the timestamp and signature made anew per attempt.
+	Webhook *Webhook `yaml:"webhook"`
+}
+
+// Webhook is how deliveries are signed (package webhooks): a provider's
+// profile, the signing secret (from the environment), and for the custom
+// profile its scheme.
+type Webhook struct {
+	// Profile is standard, stripe, github, shopify or custom.
+	Profile string `yaml:"profile"`
+	// Secret is a template that reads the secret from the environment:
+	// '{{env "WEBHOOK_SECRET"}}'. A literal secret is refused.
+	Secret string `yaml:"secret"`
+	// Event is the event type the github and shopify profiles send in a
+	// header (X-GitHub-Event, X-Shopify-Topic).
+	Event string `yaml:"event"`
+	// The custom profile's scheme.
+	SignatureHeader string `yaml:"signature_header"`
+	IDHeader        string `yaml:"id_header"`
+	TimestampHeader string `yaml:"timestamp_header"`
+	Signed          string `yaml:"signed"`
+	Encoding        string `yaml:"encoding"`
+	Prefix          string `yaml:"prefix"`
 }
 
 // Rejection is an answer an attempt is expected to get: attempt Attempt

@@ -94,6 +94,7 @@ func (s *Scenario) validate() []problem {
 	c.retry()
 	c.faults()
 	c.key()
+	c.webhook()
 	c.requests()
 	c.replay()
 	c.expectations()

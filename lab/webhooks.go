@@ -1,0 +1,109 @@
+package lab
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/idemcheck/idemcheck/webhooks"
+)
+
+// WebhookSecret is the lab's default webhook signing secret (Standard
+// Webhooks' form: whsec_ and the base64 of the key). It is a test
+// fixture, known to anyone; a scenario reads it from the environment
+// (IDEMCHECK_LAB_WEBHOOK_SECRET), as it would a real one.
+const WebhookSecret = "whsec_aWRlbWNoZWNrLWxhYi13ZWJob29rLXNpZ25pbmc="
+
+// WebhookPrincipal owns the charges webhook events make: their keys are
+// the events' ids, scoped apart from the API's users.
+const WebhookPrincipal = "webhook"
+
+// webhookEvent is a delivery's body: a payment event whose data is a
+// charge to record.
+type webhookEvent struct {
+	Type string `json:"type"`
+	Data struct {
+		Amount   int64  `json:"amount"`
+		Currency string `json:"currency"`
+		Customer string `json:"customer"`
+	} `json:"data"`
+}
+
+// handleWebhook receives Standard Webhooks deliveries of payment events:
+// it verifies the signature over the raw body and the timestamp first
+// (400 when either is wrong: no effect), then records the event's charge
+// once per event id (webhook-id), in the same transaction as the id, and
+// answers a redelivery 2xx with the first answer. The naive receiver
+// verifies, then charges every delivery.
+func (s *Server) handleWebhook(naive bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, err := readBody(w, r)
+		if err != nil {
+			problem(w, http.StatusBadRequest, "invalid webhook", err.Error())
+			return
+		}
+		if err := s.webhook.Verify(r.Header, body, s.cfg.Clock(), webhooks.DefaultTolerance); err != nil {
+			problem(w, http.StatusBadRequest, "invalid webhook", err.Error())
+			return
+		}
+		id := r.Header.Get("webhook-id")
+		if err := storableText("webhook-id", id); err != nil {
+			problem(w, http.StatusBadRequest, "invalid webhook", err.Error())
+			return
+		}
+		req, fp, err := webhookCharge(body)
+		if err != nil {
+			problem(w, http.StatusBadRequest, "invalid webhook", err.Error())
+			return
+		}
+		ctx := context.WithoutCancel(r.Context())
+		op := s.newChargeOp(WebhookPrincipal, id, req, fp)
+		switch {
+		case naive:
+			s.chargeOnce(ctx, w, op)
+		case s.bugs[BugWebhookIDAfterEffect]:
+			s.chargeCheckThenAct(ctx, w, op)
+		case s.bugs[BugWebhook500OnRedelivery]:
+			rows, err := s.ledger.ChargesByKey(ctx, id)
+			if err != nil {
+				s.unavailable(w, "look up the event", err)
+				return
+			}
+			if len(rows) > 0 {
+				s.log.Warn("seeded bug: a redelivery of an applied event answered 500", "bug", BugWebhook500OnRedelivery)
+				problem(w, http.StatusInternalServerError, "internal error", "duplicate key value violates unique constraint \"webhook_events_pkey\"")
+				return
+			}
+			s.chargeProtected(ctx, w, op)
+		default:
+			s.chargeProtected(ctx, w, op)
+		}
+	}
+}
+
+// webhookCharge is the charge a payment event records, and the
+// fingerprint of its canonical body.
+func webhookCharge(body []byte) (chargeRequest, string, error) {
+	canon, _, err := canonical(body)
+	if err != nil {
+		return chargeRequest{}, "", err
+	}
+	var ev webhookEvent
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return chargeRequest{}, "", errors.New("the event must be a JSON object: {\"type\":\"payment.succeeded\",\"data\":{\"amount\":100,\"currency\":\"usd\"}}")
+	}
+	req := chargeRequest{Amount: ev.Data.Amount, Currency: ev.Data.Currency, Customer: ev.Data.Customer}
+	switch {
+	case ev.Type == "":
+		return req, "", errors.New("the event has no type")
+	case req.Amount <= 0:
+		return req, "", errors.New("data.amount must be a positive integer")
+	case !isCurrency(req.Currency):
+		return req, "", errors.New("data.currency must be a 3-letter code")
+	}
+	if err := storableText("data.customer", req.Customer); err != nil {
+		return req, "", err
+	}
+	return req, fingerprint("POST /webhooks", canon), nil
+}

@@ -1,0 +1,77 @@
+package lab
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/idemcheck/idemcheck/webhooks"
+)
+
+// deliver sends a Standard Webhooks delivery of event id to path, signed
+// with the lab's secret (or forged).
+func deliver(tl *testLab, path, id string, f webhooks.Forgery) *httptest.ResponseRecorder {
+	s, _ := webhooks.New("standard", WebhookSecret, webhooks.Custom{})
+	body := `{"type":"payment.succeeded","data":{"amount":100,"currency":"usd","customer":"cus_1"}}`
+	r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+	s.Sign(r.Header, id, tl.clock.Now(), []byte(body), f)
+	w := httptest.NewRecorder()
+	tl.ServeHTTP(w, r)
+	return w
+}
+
+// TestWebhookReceivers: the protected receiver verifies every delivery
+// before it applies it and applies an event once, answering every
+// redelivery as the first; the naive one applies each delivery; each
+// webhook bug changes what a probe sees.
+func TestWebhookReceivers(t *testing.T) {
+	t.Parallel()
+	probe := func(t *testing.T, tl *testLab, path string) string {
+		forged := deliver(tl, path, "evt_forged", webhooks.BadSignature)
+		stale := deliver(tl, path, "evt_stale", webhooks.Stale)
+		first := deliver(tl, path, "evt_1", webhooks.Genuine)
+		again := deliver(tl, path, "evt_1", webhooks.Genuine)
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() { defer wg.Done(); deliver(tl, path, "evt_2", webhooks.Genuine) }()
+		}
+		wg.Wait()
+		return fmt.Sprintf("forged=%d/%d stale=%d/%d first=%d again=%d evt_1=%d evt_2=%d", forged.Code, tl.ledgerCount(t, "evt_forged"),
+			stale.Code, tl.ledgerCount(t, "evt_stale"), first.Code, again.Code, tl.ledgerCount(t, "evt_1"), tl.ledgerCount(t, "evt_2"))
+	}
+	for _, c := range []struct {
+		name, path, bug string
+		want            string
+	}{
+		{"protected", "/webhooks", "", "forged=400/0 stale=400/0 first=201 again=201 evt_1=1 evt_2=1"},
+		{"naive", "/naive/webhooks", "", "forged=400/0 stale=400/0 first=201 again=201 evt_1=2 evt_2=8"},
+		{"500 on redelivery", "/webhooks", BugWebhook500OnRedelivery, "forged=400/0 stale=400/0 first=201 again=500 evt_1=1 evt_2=1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := Config{}
+			if c.bug != "" {
+				cfg.Bugs = []string{c.bug}
+			}
+			if got := probe(t, newTestLab(t, cfg), c.path); got != c.want {
+				t.Errorf("got  %s\nwant %s", got, c.want)
+			}
+		})
+	}
+	// concurrent deliveries of one event, with the id recorded after the
+	// charge: more than one applies
+	tl := newTestLab(t, Config{Bugs: []string{BugWebhookIDAfterEffect}, ProcessorLatency: 30 * time.Millisecond})
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Add(1)
+		go func() { defer wg.Done(); deliver(tl, "/webhooks", "evt_9", webhooks.Genuine) }()
+	}
+	wg.Wait()
+	if n := tl.ledgerCount(t, "evt_9"); n < 2 {
+		t.Errorf("%s: 10 concurrent deliveries applied %d times, want more than once", BugWebhookIDAfterEffect, n)
+	}
+}
