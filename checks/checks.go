@@ -52,11 +52,15 @@ const (
 	// effect); every refusal but the scenario's expected rejections is a
 	// lost operation.
 	Processes = "processes"
+	// RejectsForged: every forged webhook delivery (a wrong signature, a
+	// stale timestamp: operation.webhook.forged) is answered 4xx and,
+	// with an effects oracle, has no effect.
+	RejectsForged = "rejects_forged"
 )
 
 // Names returns the names of every invariant checker.
 func Names() []string {
-	return []string{AtMostOnce, ExactlyOnce, SameResponse, ExactCounter, ConditionalUpdate, PayloadMismatch, Settles, Processes}
+	return []string{AtMostOnce, ExactlyOnce, SameResponse, ExactCounter, ConditionalUpdate, PayloadMismatch, Settles, Processes, RejectsForged}
 }
 
 // OracleKind returns the observation kind check reads ("effects",
@@ -70,7 +74,7 @@ func OracleKind(check string) (kind string, ok bool) {
 		return history.KindCounter, true
 	case ConditionalUpdate:
 		return history.KindAccount, true
-	case SameResponse, PayloadMismatch, Settles, Processes:
+	case SameResponse, PayloadMismatch, Settles, Processes, RejectsForged:
 		return "", true
 	}
 	return "", false
@@ -81,7 +85,7 @@ func OracleKind(check string) (kind string, ok bool) {
 // "charged but told it failed", processes "acknowledged but no effect",
 // from an effects reading. "" for the others.
 func OptionalOracleKind(check string) string {
-	if check == Settles || check == Processes {
+	if check == Settles || check == Processes || check == RejectsForged {
 		return history.KindEffects
 	}
 	return ""
@@ -233,6 +237,11 @@ func newCheck(inv history.Invariant, obs *history.Reading) (check, Verdict) {
 			obs = nil
 		}
 		return &processesCheck{obs: obs}, v
+	case RejectsForged:
+		if inv.Oracle == "" {
+			obs = nil
+		}
+		return &forgedCheck{obs: obs}, v
 	case ExactCounter:
 		return &counterCheck{obs: obs}, v
 	default: // ConditionalUpdate

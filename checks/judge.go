@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -112,9 +113,22 @@ func (j *Judger) Add(h *history.History) {
 		return
 	}
 	j.ops += len(part.Ops)
-	for _, c := range j.checks {
-		if c != nil {
-			c.add(&part)
+	// forged webhook deliveries are judged by rejects_forged alone: the
+	// others judge the genuine ops
+	genuine, forged := &part, (*history.History)(nil)
+	if slices.ContainsFunc(part.Ops, isForged) {
+		genuine = part.Select(func(op history.Op) bool { return !isForged(op) })
+		forged = part.Select(isForged)
+	}
+	for i, c := range j.checks {
+		switch {
+		case c == nil:
+		case j.meta.Judge.Invariants[i].Check == RejectsForged:
+			if forged != nil {
+				c.add(forged)
+			}
+		default:
+			c.add(genuine)
 		}
 	}
 	j.load.add(&part)
@@ -125,6 +139,8 @@ func (j *Judger) Add(h *history.History) {
 	}
 	profileDeviations(&part, j.mismatch)
 }
+
+func isForged(op history.Op) bool { return op.Check == history.CheckForged }
 
 // Judgement returns the judgement of every part added, thresholds
 // judged on m.

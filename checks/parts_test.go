@@ -23,7 +23,7 @@ func randomHistory(r *rand.Rand, ops int, clean bool) *history.History {
 			{Check: AtMostOnce, Oracle: "fx"}, {Check: ExactlyOnce, Oracle: "fx"},
 			{Check: SameResponse}, {Check: PayloadMismatch}, {Check: Settles, Oracle: "fx"},
 			{Check: ExactCounter, Oracle: "n"}, {Check: ConditionalUpdate, Oracle: "acc"},
-			{Check: Processes, Oracle: "fx"},
+			{Check: Processes, Oracle: "fx"}, {Check: RejectsForged, Oracle: "fx"},
 		},
 		Profile: history.Profile{Name: "p", Mismatch: []string{"422"}},
 		// the third attempt of an op is made invalid on purpose
@@ -35,6 +35,14 @@ func randomHistory(r *rand.Rand, ops int, clean bool) *history.History {
 	for id := range ops {
 		key := fmt.Sprintf("k%d", r.IntN(ops*3/4+1))
 		user := ""
+		if clean && id%10 == 9 {
+			// a forged delivery, refused with no effect
+			key = fmt.Sprintf("k%d", id)
+			t := time.Duration(id) * time.Millisecond
+			h.Ops = append(h.Ops, history.Op{ID: id, Key: key, Check: history.CheckForged})
+			h.Attempts = append(h.Attempts, history.Attempt{Op: id, N: 1, Outcome: history.OK, Status: 400, Intended: t, Start: t, End: t + time.Millisecond})
+			continue
+		}
 		if clean {
 			key = fmt.Sprintf("k%d", id)
 			t := time.Duration(id) * time.Millisecond
@@ -50,7 +58,11 @@ func randomHistory(r *rand.Rand, ops int, clean bool) *history.History {
 		if r.IntN(8) == 0 {
 			user = fmt.Sprintf("u%d", r.IntN(2))
 		}
-		h.Ops = append(h.Ops, history.Op{ID: id, Key: key, User: user})
+		op := history.Op{ID: id, Key: key, User: user}
+		if r.IntN(10) == 0 {
+			op.Check = history.CheckForged
+		}
+		h.Ops = append(h.Ops, op)
 		t := time.Duration(id) * time.Millisecond
 		n := 1 + r.IntN(4)
 		for a := 1; a <= n; a++ {
@@ -75,7 +87,7 @@ func randomHistory(r *rand.Rand, ops int, clean bool) *history.History {
 			}
 			h.Attempts = append(h.Attempts, at)
 		}
-		if history.State(h.Attempts[len(h.Attempts)-n:]) == history.Acked {
+		if history.State(h.Attempts[len(h.Attempts)-n:]) == history.Acked && op.Check == "" {
 			acked++
 		}
 		if r.IntN(3) > 0 {

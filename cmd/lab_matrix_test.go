@@ -156,6 +156,8 @@ var bugCatchers = []struct {
 	// a redelivery of an applied event answered 500: the provider is told
 	// it failed, with its charge standing
 	{"webhook-500-on-redelivery", "webhooks", checks.Settles},
+	// a forged delivery is applied, then refused
+	{"webhook-effect-before-verify", "webhooks", checks.RejectsForged},
 }
 
 // bugThresholds name the threshold that catches a bug whose catcher

@@ -57,6 +57,12 @@ type ContractCheck struct {
 // CheckCalibration is the Op.Check of an audit's calibration requests.
 const CheckCalibration = "calibration"
 
+// CheckForged is the Op.Check of a run's forged webhook deliveries
+// (operation.webhook.forged): every attempt of the op carries a wrong
+// signature or a stale timestamp, and the receiver must refuse them all
+// with no effect. The other invariants leave such ops out.
+const CheckForged = "forged"
+
 // maxAuditHeader bounds the header line IsAudit reads: an audit's is a
 // few kilobytes, and a file whose first line is longer is not one.
 const maxAuditHeader = 1 << 20

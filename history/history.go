@@ -464,6 +464,27 @@ func (h *History) AttemptsOf(op int) []Attempt {
 	return h.Attempts[h.index[op]:h.index[op+1]]
 }
 
+// Select is the part of h with the ops keep keeps (their IDs as they
+// are) and their attempts; Meta and Readings are h's. h must be sorted.
+func (h *History) Select(keep func(Op) bool) *History {
+	out := &History{Meta: h.Meta, Readings: h.Readings}
+	local := make([]int, len(h.Ops))
+	for i, op := range h.Ops {
+		local[i] = -1
+		if keep(op) {
+			local[i] = len(out.Ops)
+			out.Ops = append(out.Ops, op)
+		}
+	}
+	for _, a := range h.Attempts {
+		if a.Op >= 0 && a.Op < len(local) && local[a.Op] >= 0 {
+			a.Op = local[a.Op]
+			out.Attempts = append(out.Attempts, a)
+		}
+	}
+	return out
+}
+
 func (h *History) buildIndex() {
 	idx := make([]int, len(h.Ops)+1)
 	j := 0

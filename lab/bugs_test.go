@@ -245,9 +245,10 @@ func TestSeededBugs(t *testing.T) {
 	for _, p := range append(backendBugProbes(), keyBugProbes()...) { // run by TestSeededBugsMemory and TestSeededBugsRedisPostgres
 		covered[p.bug] = true
 	}
-	covered[BugCrashStuck] = true             // TestCrashStuck
-	covered[BugWebhookIDAfterEffect] = true   // TestWebhookReceivers
-	covered[BugWebhook500OnRedelivery] = true // TestWebhookReceivers
+	covered[BugCrashStuck] = true                // TestCrashStuck
+	covered[BugWebhookIDAfterEffect] = true      // TestWebhookReceivers
+	covered[BugWebhook500OnRedelivery] = true    // TestWebhookReceivers
+	covered[BugWebhookEffectBeforeVerify] = true // TestWebhookReceivers
 	for _, b := range Bugs() {
 		if !covered[b.Name] {
 			t.Errorf("bug %s has no probe", b.Name)

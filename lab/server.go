@@ -173,6 +173,9 @@ const (
 	// BugWebhook500OnRedelivery answers a redelivery of an event it has
 	// applied with 500: the provider never stops redelivering.
 	BugWebhook500OnRedelivery = "webhook-500-on-redelivery"
+	// BugWebhookEffectBeforeVerify applies a webhook event, then verifies
+	// its signature: a forged delivery is refused, its charge made.
+	BugWebhookEffectBeforeVerify = "webhook-effect-before-verify"
 )
 
 // Limits of the newer key bugs.
@@ -228,6 +231,7 @@ var bugs = []BugInfo{
 	{BugNarrowRace, "check-then-act with a window of microseconds (a yield and a store roundtrip): copies that arrive within it both charge"},
 	{BugWebhookIDAfterEffect, "webhooks: the event id is looked up, the event applied, then the id recorded: concurrent deliveries of one event both charge"},
 	{BugWebhook500OnRedelivery, "webhooks: a redelivery of an event already applied is answered 500, so the provider never stops redelivering (and a charge stands behind every failure answer)"},
+	{BugWebhookEffectBeforeVerify, "webhooks: the event is applied, then its signature verified: a forged delivery is answered 400 with its charge made"},
 	{BugCrashStuck, "an in-flight record carries the key's 24 h retention as its lease: a request cut by a crash leaves its key answering 409, restarts included"},
 }
 

@@ -43,8 +43,10 @@ func (s *Server) handleWebhook(naive bool) http.HandlerFunc {
 			problem(w, http.StatusBadRequest, "invalid webhook", err.Error())
 			return
 		}
-		if err := s.webhook.Verify(r.Header, body, s.cfg.Clock(), webhooks.DefaultTolerance); err != nil {
-			problem(w, http.StatusBadRequest, "invalid webhook", err.Error())
+		verr := s.webhook.Verify(r.Header, body, s.cfg.Clock(), webhooks.DefaultTolerance)
+		late := s.bugs[BugWebhookEffectBeforeVerify] && !naive
+		if verr != nil && !late {
+			problem(w, http.StatusBadRequest, "invalid webhook", verr.Error())
 			return
 		}
 		id := r.Header.Get("webhook-id")
@@ -60,6 +62,10 @@ func (s *Server) handleWebhook(naive bool) http.HandlerFunc {
 		ctx := context.WithoutCancel(r.Context())
 		op := s.newChargeOp(WebhookPrincipal, id, req, fp)
 		switch {
+		case late && verr != nil:
+			s.log.Warn("seeded bug: a webhook event applied before its signature was verified", "bug", BugWebhookEffectBeforeVerify)
+			s.chargeOnce(ctx, discard{}, op)
+			problem(w, http.StatusBadRequest, "invalid webhook", verr.Error())
 		case naive:
 			s.chargeOnce(ctx, w, op)
 		case s.bugs[BugWebhookIDAfterEffect]:
@@ -107,3 +113,11 @@ func webhookCharge(body []byte) (chargeRequest, string, error) {
 	}
 	return req, fingerprint("POST /webhooks", canon), nil
 }
+
+// discard is a ResponseWriter whose answer goes nowhere: the answer of a
+// charge the effect-before-verify bug makes before it refuses.
+type discard struct{}
+
+func (discard) Header() http.Header         { return http.Header{} }
+func (discard) Write(b []byte) (int, error) { return len(b), nil }
+func (discard) WriteHeader(int)             {}

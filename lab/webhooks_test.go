@@ -51,6 +51,7 @@ func TestWebhookReceivers(t *testing.T) {
 		{"protected", "/webhooks", "", "forged=400/0 stale=400/0 first=201 again=201 evt_1=1 evt_2=1"},
 		{"naive", "/naive/webhooks", "", "forged=400/0 stale=400/0 first=201 again=201 evt_1=2 evt_2=8"},
 		{"500 on redelivery", "/webhooks", BugWebhook500OnRedelivery, "forged=400/0 stale=400/0 first=201 again=500 evt_1=1 evt_2=1"},
+		{"effect before verify", "/webhooks", BugWebhookEffectBeforeVerify, "forged=400/1 stale=400/1 first=201 again=201 evt_1=1 evt_2=1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := Config{}

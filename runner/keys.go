@@ -23,6 +23,7 @@ type Keys struct {
 	key      *scenarios.Text
 	fromEnv  bool
 	users    []string
+	hook     *scenarios.Webhook
 	pcg      rand.PCG
 	rnd      *rand.Rand
 }
@@ -30,7 +31,7 @@ type Keys struct {
 // NewKeys returns the keys of a run of sc with seed and nonce; env is what
 // a key template's env reads.
 func NewKeys(sc *scenarios.Scenario, seed, nonce uint64, env func(string) string) (*Keys, error) {
-	k := &Keys{seed: keySeed(seed, nonce, sc.Name), users: sc.Users}
+	k := &Keys{seed: keySeed(seed, nonce, sc.Name), users: sc.Users, hook: sc.Operation.Webhook}
 	k.runToken = fmt.Sprintf("%016x", k.seed)
 	k.rnd = rand.New(&k.pcg)
 	if kv := sc.Operation.Key.Value; kv != "" {
@@ -58,11 +59,14 @@ func (k *Keys) Op(ctx context.Context, id int) history.Op {
 	k.pcg.Seed(k.seed, uint64(id))
 	if k.key == nil {
 		op.Key = scenarios.NewKey(k.rnd)
-		return op
+	} else {
+		var err error
+		if op.Key, err = k.key.Render(ctx, scenarios.Vars{Seq: id, User: op.User, Rand: k.rnd, Run: k.runToken}); err != nil {
+			op.Key = scenarios.NewKey(k.rnd)
+		}
 	}
-	var err error
-	if op.Key, err = k.key.Render(ctx, scenarios.Vars{Seq: id, User: op.User, Rand: k.rnd, Run: k.runToken}); err != nil {
-		op.Key = scenarios.NewKey(k.rnd)
+	if forged, _ := k.hook.Forges(id, op.Key); forged {
+		op.Check = history.CheckForged
 	}
 	return op
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/idemcheck/idemcheck/internal/canon"
 	"github.com/idemcheck/idemcheck/internal/h1"
 	"github.com/idemcheck/idemcheck/scenarios"
-	"github.com/idemcheck/idemcheck/webhooks"
 )
 
 // worker runs ops one at a time and records them. Everything it owns is
@@ -87,6 +86,9 @@ func (w *worker) runOp(id int, intended time.Duration) {
 		op.Key = scenarios.NewKey(w.rnd)
 	} else if op.Key, keyErr = r.key.Render(r.ctx, scenarios.Vars{Seq: id, User: op.User, Rand: w.rnd, Run: r.runToken}); keyErr != nil {
 		op.Key = scenarios.NewKey(w.rnd) // names the op in the history
+	}
+	if forged, _ := r.hook.Forges(id, op.Key); forged {
+		op.Check = history.CheckForged
 	}
 	w.rec.ops.add(op)
 	if r.opObs != nil {
@@ -275,7 +277,8 @@ func (r *run) keyedRequest(ctx context.Context, v scenarios.Vars, body []byte, t
 	if r.webhook != nil {
 		// a redelivery carries the event's id, a new timestamp and a
 		// new signature, as a provider's does
-		r.webhook.Sign(req.Header, key, time.Now(), body, webhooks.Genuine)
+		_, forgery := r.hook.Forges(v.Seq, v.Key)
+		r.webhook.Sign(req.Header, key, time.Now(), body, forgery)
 	}
 	return req, nil
 }

@@ -393,7 +393,8 @@ type run struct {
 	// webhook signs every attempt as a provider signs a delivery
 	// (operation.webhook); nil for none.
 	webhook *webhooks.Scheme
-	minted  *fromAnswer // operation.key.from_answer; nil for none
+	hook    *scenarios.Webhook // its configuration: which ops are forged
+	minted  *fromAnswer        // operation.key.from_answer; nil for none
 	before  *scenarios.Template
 	capture []namedPath
 	users   []string
@@ -477,6 +478,7 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 	if r.op, err = scenarios.NewTemplate("operation", sc.Operation.Request, http.MethodPost, env); err != nil {
 		return nil, err
 	}
+	r.hook = sc.Operation.Webhook
 	if r.webhook, err = sc.Operation.Webhook.Scheme(env); err != nil {
 		return nil, fmt.Errorf("operation.webhook: %w", err)
 	}

@@ -121,6 +121,12 @@ type Webhook struct {
 	// Event is the event type the github and shopify profiles send in a
 	// header (X-GitHub-Event, X-Shopify-Topic).
 	Event string `yaml:"event"`
+	// Forged is the share of ops (0 to 0.5, spread evenly) sent as forged
+	// deliveries: every attempt signed with another key, or (a profile
+	// that signs a timestamp, every other forged op) stamped an hour
+	// outside the tolerance. The receiver must refuse them all (4xx) with
+	// no effect: the rejects_forged invariant; the others leave them out.
+	Forged float64 `yaml:"forged"`
 	// The custom profile's scheme.
 	SignatureHeader string `yaml:"signature_header"`
 	IDHeader        string `yaml:"id_header"`

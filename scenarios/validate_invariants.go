@@ -61,6 +61,10 @@ func (c *checker) invariants(kinds map[string]string) {
 			c.add(at+".check", "payload_mismatch needs operation.replay.body: another payload to send under each acknowledged op's key",
 				`operation: {replay: {after: 100ms, body: '{"amount":999,"currency":"usd","customer":"cus_{{.Seq}}"}'}}`, "operation.replay")
 		}
+		if inv.Check == checks.RejectsForged && (s.Operation.Webhook == nil || s.Operation.Webhook.Forged <= 0) {
+			c.add(at+".check", "rejects_forged needs forged deliveries to judge: operation.webhook.forged",
+				"operation: {webhook: {profile: standard, secret: '{{env \"WEBHOOK_SECRET\"}}', forged: 0.1}}", "operation.webhook")
+		}
 		if want == "" {
 			if inv.Oracle != "" {
 				c.add(at+".oracle", inv.Check+" reads no oracle: it compares the answers in the history", "remove oracle")

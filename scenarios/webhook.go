@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strings"
 
@@ -87,9 +88,35 @@ func (c *checker) webhook() {
 	} else if w.SignatureHeader != "" || w.Signed != "" || w.Encoding != "" || w.Prefix != "" || w.TimestampHeader != "" {
 		c.add("operation.webhook", "signature_header, signed, encoding, prefix and timestamp_header describe the custom profile", "profile: custom, or leave them out")
 	}
+	if w.Forged < 0 || w.Forged > 0.5 {
+		c.add("operation.webhook.forged", "the share of forged deliveries is between 0 and 0.5", "forged: 0.1 forges one event in ten")
+	}
+	if w.Forged > 0 && !slices.ContainsFunc(c.s.Invariants, func(i Invariant) bool { return i.Check == "rejects_forged" }) {
+		c.add("operation.webhook.forged", "forged deliveries are judged by rejects_forged, and it is not among the invariants", "invariants: [..., {check: rejects_forged, oracle: ledger}]")
+	}
 	if w.Profile == "stripe" && c.s.Operation.Key.BodyField != "" && c.s.Operation.Body == "" {
 		c.add("operation.body", "a Stripe event carries its id in the body", `body: '{"id":"{{.Key}}","type":"charge.succeeded","data":{"object":{"amount":100}}}'`)
 	}
 }
 
 func quoteName(s string) string { return `"` + s + `"` }
+
+// Forges reports whether op id is a forged delivery, and with which
+// forgery: the share Forged of ops spread evenly over the ids (op id is
+// forged when (id+1)·Forged reaches a new whole number), so that every
+// process (and Keys) tells the same and a run of n ops forges
+// ⌊n·Forged⌋ of them; forged ops alternate a wrong key and a stale
+// timestamp.
+func (w *Webhook) Forges(id int, _ string) (bool, webhooks.Forgery) {
+	if w == nil || w.Forged <= 0 {
+		return false, webhooks.Genuine
+	}
+	n := math.Floor(float64(id+1) * w.Forged)
+	if n == math.Floor(float64(id)*w.Forged) {
+		return false, webhooks.Genuine
+	}
+	if int(n)%2 == 0 {
+		return true, webhooks.Stale
+	}
+	return true, webhooks.BadSignature
+}

@@ -147,6 +147,9 @@ const (
 // at t: the id, the timestamp and the signature (and the event type where
 // the profile sends one).
 func (s *Scheme) Sign(h http.Header, id string, t time.Time, body []byte, f Forgery) {
+	if f == Stale && !s.Timed() {
+		f = BadSignature // nothing signs the time: a wrong signature instead
+	}
 	ts := t.Unix()
 	if f == Stale {
 		ts -= int64((DefaultTolerance + time.Hour) / time.Second)
