@@ -11,7 +11,8 @@ import (
 // when it cannot tell (a body cut short, a content type it does not
 // read); msg is "" when the answer is right, else what is wrong, at
 // severity sev. replay is true when an earlier request of the same key
-// was answered 2xx: the answer should be that one again.
+// was answered 2xx, and that answer judged right: the answer should be
+// that one again.
 type AnswerJudge func(a *history.Attempt, replay bool) (judged bool, sev Severity, msg string)
 
 // JudgeAnswers judges every answer of h to a request of method with
@@ -37,6 +38,9 @@ func JudgeAnswers(h *history.History, method, id, name string, worst Severity, j
 	}
 	judged := 0
 	for i := range h.Ops {
+		// a replay is held to its first answer only when that one was
+		// right: a faithful replay of a wrong first answer is the first's
+		// finding, not a wrong replay
 		acked := false
 		for _, a := range h.AttemptsOf(i) {
 			if a.Outcome != history.OK || a.Status == 0 || a.Request == nil || !strings.EqualFold(a.Request.Method, method) ||
@@ -44,7 +48,7 @@ func JudgeAnswers(h *history.History, method, id, name string, worst Severity, j
 				continue
 			}
 			ok, sev, msg := judge(&a, acked)
-			if a.Acked() {
+			if a.Acked() && !acked && ok && msg == "" {
 				acked = true
 			}
 			if !ok {

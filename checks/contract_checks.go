@@ -920,9 +920,9 @@ func judgeC15(c *contractRun, ops []probeOp) {
 		case c.bad(other, "the second principal's request"):
 		case other.Status == 401 || other.Status == 403:
 			c.unknown("the second principal was refused (%d): check --as", other.Status)
-		case other.Acked() && c.sharedAnswer(other, first) && !sees:
+		case other.Acked() && c.sharedAnswer(other, first) && !c.replayOf(other, first) && !sees:
 			c.unknownShared("the two principals' requests with one key")
-		case other.Acked() && !c.sharedAnswer(other, first) && (identity(other) == identity(first) || c.replayOf(other, first) || carries(other, first)):
+		case other.Acked() && (c.replayOf(other, first) || !c.sharedAnswer(other, first) && (identity(other) == identity(first) || carries(other, first))):
 			c.fail(Critical, "the second principal received the first principal's answer (%s) for the same key: a data leak, and its own request was never processed", identity(first))
 		case other.Acked() && sees:
 			if n := c.count(o.Key); n != nil && n[o.Key] < 2 {

@@ -32,13 +32,13 @@ func TestSharedAnswersAreNoEvidence(t *testing.T) {
 		ops   []top
 		sev   Severity
 	}{
-		{"C15", []top{{"k1", []ans{{label: r(1, RoleFirstUser), status: 200, id: post}, {label: r(1, RoleSecondUser), status: 200, id: post}}}}, Critical},
+		{"C15", []top{{"k1", []ans{{label: r(1, RoleFirstUser), status: 200, id: post, body: `{"id":"post_1","likes":1}`}, {label: r(1, RoleSecondUser), status: 200, id: post, body: `{"id":"post_1","likes":2}`}}}}, Critical},
 		{"C25", []top{
-			{"k1", []ans{{label: Label(1, RoleFirst, "key 1 of 2 sent at once"), status: 200, id: post}, {label: Label(1, RoleRetry, "key 1"), status: 200, id: post}}},
-			{"k2", []ans{{label: Label(1, RoleFirst, "key 2 of 2 sent at once"), status: 200, id: post}, {label: Label(1, RoleRetry, "key 2"), status: 200, id: post}}}}, High},
+			{"k1", []ans{{label: Label(1, RoleFirst, "key 1 of 2 sent at once"), status: 200, id: post, body: `{"id":"post_1","likes":3}`}, {label: Label(1, RoleRetry, "key 1"), status: 200, id: post, body: `{"id":"post_1","likes":4}`}}},
+			{"k2", []ans{{label: Label(1, RoleFirst, "key 2 of 2 sent at once"), status: 200, id: post, body: `{"id":"post_1","likes":5}`}, {label: Label(1, RoleRetry, "key 2"), status: 200, id: post, body: `{"id":"post_1","likes":6}`}}}}, High},
 		{"C26", []top{{"", []ans{
-			{label: r(1, RoleKeylessFirst), status: 200, id: post, noKey: true},
-			{label: r(1, RoleKeylessSecond), status: 200, id: post, noKey: true, as: true}}}}, Critical},
+			{label: r(1, RoleKeylessFirst), status: 200, id: post, body: `{"id":"post_1","likes":7}`, noKey: true},
+			{label: r(1, RoleKeylessSecond), status: 200, id: post, body: `{"id":"post_1","likes":8}`, noKey: true, as: true}}}}, Critical},
 	}
 	for _, tc := range cases {
 		t.Run(tc.check, func(t *testing.T) {
@@ -51,5 +51,18 @@ func TestSharedAnswersAreNoEvidence(t *testing.T) {
 				t.Errorf("calibration answered apart: %s %s (%s): %s, want a %s failure", tc.check, apart.Result, apart.Severity, apart.Summary, tc.sev)
 			}
 		})
+	}
+}
+
+// A byte-identical replay of the first principal's answer is a leak even
+// where every answer names the shared resource: the guard is for likeness
+// of the resource, not for one answer served twice.
+func TestSharedAnswerReplayedIsALeak(t *testing.T) {
+	post := "post_1"
+	ops := []top{{"k1", []ans{{label: r(1, RoleFirstUser), status: 200, id: post, body: `{"id":"post_1","likes":1}`},
+		{label: r(1, RoleSecondUser), status: 200, id: post, body: `{"id":"post_1","likes":1}`}}}}
+	c := JudgeContract(withCalibration(contractHistory("C15", ops, nil, false, "draft", nil), post, post)).Checks[0]
+	if c.Result != Fail || c.Severity != Critical {
+		t.Errorf("C15 on a replayed answer: %s (%s): %s", c.Result, c.Severity, c.Summary)
 	}
 }

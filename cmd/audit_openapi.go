@@ -77,6 +77,11 @@ func auditAPIOnce(ctx context.Context, opts *AuditOptions) (*checks.APIScorecard
 	if err != nil {
 		return nil, err
 	}
+	for _, v := range p.auth {
+		if !strings.Contains(v, "{{") {
+			opts.Streams.Secrets.Add(v) // a literal credential: masked in every byte written
+		}
+	}
 	as, err := scenarios.ParseHeaders("--as", opts.As)
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
@@ -120,6 +125,7 @@ func auditAPIOnce(ctx context.Context, opts *AuditOptions) (*checks.APIScorecard
 			oc.Error = fmt.Sprintf("--max-requests %d is spent", opts.MaxRequests)
 		}
 		if oc.Error != "" {
+			oc.Error = opts.Streams.Secrets.Scrub(oc.Error)
 			termsafe.Fprintf(opts.Streams.Err, "audit: [%d/%d] %s: not audited: %s\n", i+1, len(p.plan.Ops), op.Name(), oc.Error)
 			api.Operations = append(api.Operations, oc)
 			continue
@@ -135,7 +141,11 @@ func auditAPIOnce(ctx context.Context, opts *AuditOptions) (*checks.APIScorecard
 			}
 			budget -= oc.Card.Requests
 			if opts.Out != "" {
-				if werr := writeAudit(filepath.Join(opts.Out, opDir(i, op)), res.History, oc.Card); werr != nil {
+				dir := filepath.Join(opts.Out, opDir(i, op))
+				if werr := os.MkdirAll(dir, 0o755); werr != nil {
+					return nil, withCode(ExitRuntime, werr)
+				}
+				if werr := writeAudit(dir, res.History, oc.Card); werr != nil {
 					return nil, withCode(ExitRuntime, werr)
 				}
 			}
@@ -145,6 +155,7 @@ func auditAPIOnce(ctx context.Context, opts *AuditOptions) (*checks.APIScorecard
 			if errors.Is(err, audit.ErrTarget) {
 				oc.Error = "its plain request must succeed (2xx) before it can be audited: " + err.Error()
 			}
+			oc.Error = opts.Streams.Secrets.Scrub(oc.Error)
 			termsafe.Fprintf(opts.Streams.Err, "audit: [%d/%d] %s: not audited: %s\n", i+1, len(p.plan.Ops), op.Name(), oc.Error)
 		}
 		api.Operations = append(api.Operations, oc)
@@ -455,6 +466,17 @@ func (p *apiPlan) auditor(opts *AuditOptions, op openapi.Operation, as map[strin
 	if len(opts.Checks) > 0 && len(ids) == 0 {
 		ids = []string{"C03"} // --checks OA alone: replays to judge
 	}
+	if op.Anonymous {
+		// no principals to tell apart: the cross-user checks have nothing
+		// to hold the operation to
+		if len(ids) == 0 {
+			ids = audit.IDs()
+		}
+		ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return id == "C15" || id == "C26" })
+		if len(ids) == 0 {
+			return nil, nil, errors.New("--checks selects only C15 and C26, which an operation the document declares anonymous (security: []) has no principals for")
+		}
+	}
 	if !op.KeyRequired {
 		// the spec makes the key optional: a keyless request may be
 		// processed, so C01 has nothing to hold it to
@@ -462,6 +484,9 @@ func (p *apiPlan) auditor(opts *AuditOptions, op openapi.Operation, as map[strin
 			ids = audit.IDs()
 		}
 		ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return id == "C01" })
+		if len(ids) == 0 {
+			return nil, nil, errors.New("--checks selects only C01, which the document's optional key leaves nothing to hold to")
+		}
 	}
 	a, err := audit.New(audit.Config{
 		Scenario: sc, Targets: p.targets, Getenv: opts.Getenv, Secrets: opts.Streams.Secrets, As: as, Volatile: opts.Volatile,
@@ -494,6 +519,9 @@ func planLines(op openapi.Operation) []string {
 	}
 	if !op.KeyRequired {
 		out = append(out, "C01 not run: the spec makes the key optional")
+	}
+	if op.Anonymous {
+		out = append(out, "C15 and C26 not run: the document declares the operation anonymous (security: []): no principals to tell apart")
 	}
 	return append(out, op.Notes...)
 }

@@ -88,7 +88,7 @@ func TestAuditOpenAPICorrectLab(t *testing.T) {
 	// C07), never more; its answer is the post, whatever the key, so the
 	// checks that tell keys apart by their answers cannot judge it
 	for _, c := range like.Card.Checks {
-		if c.Failed("") || c.Result == checks.Unknown && !strings.Contains(c.Summary, "shared resource") {
+		if c.Failed("") || c.Result == checks.Unknown && !strings.Contains(c.Summary, "shared resource") || (c.ID == "C15" || c.ID == "C26") && c.Result != checks.Skipped {
 			t.Errorf("likePost %s %s (%s): %s", c.ID, c.Result, c.Severity, c.Summary)
 		}
 	}

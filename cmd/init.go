@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	redaction "github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/internal/termsafe"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
@@ -188,7 +189,7 @@ var camelWords = regexp.MustCompile(`([a-z0-9])([A-Z])`)
 // scenario file would keep the secret.
 func literalSecrets(headers map[string]string) error {
 	for name, value := range headers {
-		if secretHeader.MatchString(name) && !strings.Contains(value, "{{") {
+		if (secretHeader.MatchString(name) || redaction.SecretHeader(name)) && !strings.Contains(value, "{{") {
 			return withHint(ExitUsage, fmt.Errorf("-H %s holds a literal value: the scenario file would keep the secret", name),
 				fmt.Sprintf(`take it from the environment: -H '%s: Bearer {{env "API_TOKEN"}}' (with --openapi: --auth 'SCHEME={{env "API_TOKEN"}}')`, name))
 		}
@@ -232,13 +233,23 @@ func initAPIRun(ctx context.Context, opts *InitOptions) error {
 	if err != nil {
 		return err
 	}
+	for _, a := range opts.API.Auth {
+		if name, v, _ := strings.Cut(a, "="); !strings.Contains(v, "{{") || !strings.Contains(v, "env") {
+			return withHint(ExitUsage, fmt.Errorf("--auth %s holds a literal value: the scenario files would keep the secret", name),
+				fmt.Sprintf(`take it from the environment: --auth '%s={{env "API_TOKEN"}}'`, name))
+		}
+	}
+	if p.base.User != nil {
+		return withHint(ExitUsage, errors.New("the target URL holds credentials: the scenario files would keep them"),
+			`take them from the environment in a header: -H 'Authorization: Basic {{env "API_BASIC"}}'`)
+	}
 	given, err := scenarios.ParseHeaders("-H", opts.Request.Headers)
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
 	type file struct {
-		path string
-		text []byte
+		path, op string
+		text     []byte
 	}
 	var files []file
 	names := map[string]bool{}
@@ -287,7 +298,7 @@ func initAPIRun(ctx context.Context, opts *InitOptions) error {
 		if _, err := os.Stat(path); err == nil && !opts.Force {
 			return withHint(ExitUsage, fmt.Errorf("%s exists", path), "choose another --out, or --force to overwrite")
 		}
-		files = append(files, file{path, text})
+		files = append(files, file{path, op.Name(), text})
 	}
 	if len(files) == 0 {
 		for _, line := range chained {
@@ -298,11 +309,11 @@ func initAPIRun(ctx context.Context, opts *InitOptions) error {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return withCode(ExitRuntime, err)
 	}
-	for i, f := range files {
+	for _, f := range files {
 		if err := writeFile(f.path, func(out *os.File) error { _, err := out.Write(f.text); return err }); err != nil {
 			return withCode(ExitRuntime, err)
 		}
-		termsafe.Fprintf(opts.Streams.Err, "wrote %s (%s)\n", f.path, p.plan.Ops[i].Name())
+		termsafe.Fprintf(opts.Streams.Err, "wrote %s (%s)\n", f.path, f.op)
 	}
 	for _, s := range p.plan.Skipped {
 		termsafe.Fprintf(opts.Streams.Err, "left out %s: %s%s\n", s.Name(), s.Reason, at(s.Pointer))

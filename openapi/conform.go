@@ -58,11 +58,22 @@ func (s *Spec) judgeAnswer(o Operation, a *history.Attempt, replay bool) (bool, 
 	}
 	var media *openapi3.MediaType
 	mkey := ""
+	// the most specific declared media range that covers the answer's
+	// type: application/json, then application/*, then */*
+	best := -1
 	for _, ct := range sortedKeys(resp.Value.Content) {
-		base := strings.ToLower(strings.Split(ct, ";")[0])
-		if base == ctype || ctype == "" && strings.Contains(base, "json") {
-			media, mkey = resp.Value.Content[ct], ct
-			break
+		base := strings.ToLower(strings.TrimSpace(strings.Split(ct, ";")[0]))
+		rank := -1
+		switch {
+		case base == ctype, ctype == "" && strings.Contains(base, "json"):
+			rank = 2
+		case strings.HasSuffix(base, "/*") && strings.HasPrefix(ctype, strings.TrimSuffix(base, "*")):
+			rank = 1
+		case base == "*/*" || base == "*":
+			rank = 0
+		}
+		if rank > best {
+			best, media, mkey = rank, resp.Value.Content[ct], ct
 		}
 	}
 	if media == nil {
@@ -71,7 +82,7 @@ func (s *Spec) judgeAnswer(o Operation, a *history.Attempt, replay bool) (bool, 
 		}
 		return true, sev, fmt.Sprintf("%s was %d with %s, which the document does not declare for it (%s/content: %s)", what, a.Status, ctype, ptr, strings.Join(sortedKeys(resp.Value.Content), ", "))
 	}
-	if media.Schema == nil || media.Schema.Value == nil || !strings.Contains(ctype+mkey, "json") {
+	if media.Schema == nil || media.Schema.Value == nil || !strings.Contains(ctype, "json") && !strings.Contains(mkey, "json") {
 		return true, "", ""
 	}
 	if a.Size > 0 || len(a.Body) >= bodyKept-8 {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
+
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
 )
@@ -60,5 +62,27 @@ func TestConformance(t *testing.T) {
 	}
 	if c := s.Conformance(op, &history.History{}); c.Result != checks.Unknown {
 		t.Errorf("no answers: %s", c.Result)
+	}
+}
+
+// A response declared as a media range covers the answers of its types;
+// a faithful replay of an off-document first answer is not a wrong replay.
+func TestConformanceRangesAndFaithfulReplays(t *testing.T) {
+	s := load(t, "v30.yaml")
+	ops, _ := plan(t, s, PlanOptions{})
+	op := ops["createCharge"]
+	for _, ct := range []string{"*/*", "application/*"} {
+		resp := op.op.Responses.Value("201").Value
+		media := resp.Content["application/json"]
+		resp.Content = map[string]*openapi3.MediaType{ct: media}
+		c := s.Conformance(op, answers(json201(`{"id":"ch_1","amount":100}`), json201(`{"id":"ch_1","amount":100}`)))
+		if c.Result != checks.Pass {
+			t.Errorf("declared %s: %s: %s", ct, c.Result, c.Summary)
+		}
+		resp.Content = map[string]*openapi3.MediaType{"application/json": media}
+	}
+	c := s.Conformance(op, answers(json201(`{"amount":100}`), json201(`{"amount":100}`)))
+	if c.Result != checks.Fail || c.Severity != checks.Medium {
+		t.Errorf("a faithful replay of an off-document answer: %s (%s): %s, want a medium failure", c.Result, c.Severity, c.Summary)
 	}
 }

@@ -76,6 +76,9 @@ type Operation struct {
 	// without --auth).
 	Notes []string
 
+	// Anonymous is true when the document declares the operation without
+	// security (security: []): no principals to tell apart.
+	Anonymous bool
 	// Chains are the path parameters an earlier operation's answer gives
 	// (links): Request.Path keeps {name} for each until Fill.
 	Chains []Chain
@@ -268,6 +271,7 @@ func (s *Spec) planOp(o PlanOptions, item *openapi3.PathItem, op *openapi3.Opera
 		out.Request.Headers["Content-Type"] = ctype
 	}
 	s.security(o, op, out)
+	out.Anonymous = op.Security != nil && len(*op.Security) == 0
 	if fx != nil {
 		out.ErrorBody = fx.ErrorBody
 	}
