@@ -98,8 +98,11 @@ func keyBugProbes() []bugProbe {
 			// k2 comes in while k1 is being charged: the one whose
 			// in-flight record was overwritten completes under the
 			// other's key, so its retry charges again.
-			bug:     BugSharedRecord,
-			latency: 200 * time.Millisecond,
+			bug: BugSharedRecord,
+			// a second: k2 must be sent while k1 is charging, and a long
+			// race suite on Redis+Postgres once held the poll back past
+			// a charge of 200ms
+			latency: time.Second,
 			probe: func(t *testing.T, bl *bugLab) string {
 				var wg sync.WaitGroup
 				wg.Go(func() { bl.do(t, charge("alice", "k1", body1)) })
