@@ -251,7 +251,11 @@ func TestInitOpenAPI(t *testing.T) {
 	broken := startTestLab(t, memoryBackend(), "no-key")
 	done := make(chan result, 1)
 	go func() { done <- runMain(t, env, "run", file, "--target", broken, "--ops", "40", "--seed", "3") }()
-	if r := runMain(t, env, "run", file, "--target", target, "--ops", "40", "--seed", "3"); r.code != ExitOK {
+	// exit 3 is allowed: under a loaded race suite the starter's timeout
+	// (half the calibrated latency) may not bite in 40 ops; no invariant
+	// may fail
+	if r := runMain(t, env, "run", file, "--target", target, "--ops", "40", "--seed", "3"); r.code == ExitFailed || r.code != ExitOK && !strings.Contains(r.out, "faults that did nothing") ||
+		!strings.Contains(r.out, "PASS    exactly_once") {
 		t.Errorf("run on the correct lab: exit %d\n%s%s", r.code, r.out, r.err)
 	}
 	if r := <-done; r.code != ExitFailed || !strings.Contains(r.out, "exactly_once") {
