@@ -159,6 +159,9 @@ var bugCatchers = []struct {
 	{"webhook-500-on-redelivery", "webhooks", checks.Settles},
 	// a forged delivery is applied, then refused
 	{"webhook-effect-before-verify", "webhooks", checks.RejectsForged},
+	// a redelivery after a lost answer is signed anew: deduplicated by
+	// its signature, it charges again
+	{"webhook-dedupe-by-signature", "webhooks", checks.ExactlyOnce},
 }
 
 // bugThresholds name the threshold that catches a bug whose catcher

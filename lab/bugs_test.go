@@ -249,6 +249,7 @@ func TestSeededBugs(t *testing.T) {
 	covered[BugWebhookIDAfterEffect] = true      // TestWebhookReceivers
 	covered[BugWebhook500OnRedelivery] = true    // TestWebhookReceivers
 	covered[BugWebhookEffectBeforeVerify] = true // TestWebhookReceivers
+	covered[BugWebhookDedupeBySignature] = true  // TestWebhookReceivers
 	for _, b := range Bugs() {
 		if !covered[b.Name] {
 			t.Errorf("bug %s has no probe", b.Name)

@@ -176,6 +176,10 @@ const (
 	// BugWebhookEffectBeforeVerify applies a webhook event, then verifies
 	// its signature: a forged delivery is refused, its charge made.
 	BugWebhookEffectBeforeVerify = "webhook-effect-before-verify"
+	// BugWebhookDedupeBySignature deduplicates webhook deliveries by
+	// their signature header, not their event id: a redelivery, signed
+	// anew, applies again.
+	BugWebhookDedupeBySignature = "webhook-dedupe-by-signature"
 )
 
 // Limits of the newer key bugs.
@@ -232,6 +236,7 @@ var bugs = []BugInfo{
 	{BugWebhookIDAfterEffect, "webhooks: the event id is looked up, the event applied, then the id recorded: concurrent deliveries of one event both charge"},
 	{BugWebhook500OnRedelivery, "webhooks: a redelivery of an event already applied is answered 500, so the provider never stops redelivering (and a charge stands behind every failure answer)"},
 	{BugWebhookEffectBeforeVerify, "webhooks: the event is applied, then its signature verified: a forged delivery is answered 400 with its charge made"},
+	{BugWebhookDedupeBySignature, "webhooks: deliveries are deduplicated by their signature header, not their event id: a redelivery, signed anew with its own timestamp, charges again"},
 	{BugCrashStuck, "an in-flight record carries the key's 24 h retention as its lease: a request cut by a crash leaves its key answering 409, restarts included"},
 }
 

@@ -61,6 +61,17 @@ func (s *Server) handleWebhook(naive bool) http.HandlerFunc {
 		}
 		ctx := context.WithoutCancel(r.Context())
 		op := s.newChargeOp(WebhookPrincipal, id, req, fp)
+		if s.bugs[BugWebhookDedupeBySignature] && !naive {
+			// the event's charge keeps its id; the record it is
+			// deduplicated under is the delivery's signature
+			sig := r.Header.Get("webhook-signature")
+			if err := storableText("webhook-signature", sig); err != nil {
+				problem(w, http.StatusBadRequest, "invalid webhook", err.Error())
+				return
+			}
+			op.id.Key, op.forward = "signature:"+sig, false
+			op.ck = cacheKey(op.id)
+		}
 		switch {
 		case late && verr != nil:
 			s.log.Warn("seeded bug: a webhook event applied before its signature was verified", "bug", BugWebhookEffectBeforeVerify)

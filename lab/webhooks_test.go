@@ -34,24 +34,27 @@ func TestWebhookReceivers(t *testing.T) {
 		forged := deliver(tl, path, "evt_forged", webhooks.BadSignature)
 		stale := deliver(tl, path, "evt_stale", webhooks.Stale)
 		first := deliver(tl, path, "evt_1", webhooks.Genuine)
-		again := deliver(tl, path, "evt_1", webhooks.Genuine)
+		again := deliver(tl, path, "evt_1", webhooks.Genuine) // the same second: the same signature
+		tl.clock.Advance(time.Second)
+		later := deliver(tl, path, "evt_1", webhooks.Genuine) // signed anew
 		var wg sync.WaitGroup
 		for range 8 {
 			wg.Add(1)
 			go func() { defer wg.Done(); deliver(tl, path, "evt_2", webhooks.Genuine) }()
 		}
 		wg.Wait()
-		return fmt.Sprintf("forged=%d/%d stale=%d/%d first=%d again=%d evt_1=%d evt_2=%d", forged.Code, tl.ledgerCount(t, "evt_forged"),
-			stale.Code, tl.ledgerCount(t, "evt_stale"), first.Code, again.Code, tl.ledgerCount(t, "evt_1"), tl.ledgerCount(t, "evt_2"))
+		return fmt.Sprintf("forged=%d/%d stale=%d/%d first=%d again=%d later=%d evt_1=%d evt_2=%d", forged.Code, tl.ledgerCount(t, "evt_forged"),
+			stale.Code, tl.ledgerCount(t, "evt_stale"), first.Code, again.Code, later.Code, tl.ledgerCount(t, "evt_1"), tl.ledgerCount(t, "evt_2"))
 	}
 	for _, c := range []struct {
 		name, path, bug string
 		want            string
 	}{
-		{"protected", "/webhooks", "", "forged=400/0 stale=400/0 first=201 again=201 evt_1=1 evt_2=1"},
-		{"naive", "/naive/webhooks", "", "forged=400/0 stale=400/0 first=201 again=201 evt_1=2 evt_2=8"},
-		{"500 on redelivery", "/webhooks", BugWebhook500OnRedelivery, "forged=400/0 stale=400/0 first=201 again=500 evt_1=1 evt_2=1"},
-		{"effect before verify", "/webhooks", BugWebhookEffectBeforeVerify, "forged=400/1 stale=400/1 first=201 again=201 evt_1=1 evt_2=1"},
+		{"protected", "/webhooks", "", "forged=400/0 stale=400/0 first=201 again=201 later=201 evt_1=1 evt_2=1"},
+		{"naive", "/naive/webhooks", "", "forged=400/0 stale=400/0 first=201 again=201 later=201 evt_1=3 evt_2=8"},
+		{"500 on redelivery", "/webhooks", BugWebhook500OnRedelivery, "forged=400/0 stale=400/0 first=201 again=500 later=500 evt_1=1 evt_2=1"},
+		{"effect before verify", "/webhooks", BugWebhookEffectBeforeVerify, "forged=400/1 stale=400/1 first=201 again=201 later=201 evt_1=1 evt_2=1"},
+		{"dedupe by signature", "/webhooks", BugWebhookDedupeBySignature, "forged=400/0 stale=400/0 first=201 again=201 later=201 evt_1=2 evt_2=1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := Config{}

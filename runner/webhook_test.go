@@ -26,7 +26,9 @@ func TestWebhookDeliveriesAreSigned(t *testing.T) {
 				t.Fatal(err)
 			}
 			var mu sync.Mutex
-			ids := map[string]int{} // event id → deliveries
+			ids := map[string]int{}     // event id → deliveries
+			sigs := map[string]string{} // event id → its first delivery's signature
+			resigned := 0               // redeliveries whose signature differs from the first's
 			bad := 0
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				body, _ := io.ReadAll(r.Body)
@@ -44,6 +46,12 @@ func TestWebhookDeliveriesAreSigned(t *testing.T) {
 					id = ev.ID
 				}
 				ids[id]++
+				sig := r.Header.Get(verifier.SignatureHeader())
+				if ids[id] == 1 {
+					sigs[id] = sig
+				} else if sig != sigs[id] {
+					resigned++
+				}
 				if ids[id] == 1 {
 					w.WriteHeader(500) // the first delivery fails: redelivered
 					return
@@ -77,6 +85,12 @@ func TestWebhookDeliveriesAreSigned(t *testing.T) {
 				if ids[op.Key] != 2 {
 					t.Errorf("event %s delivered %d times, want 2 (a 500, then its redelivery)", op.Key, ids[op.Key])
 				}
+			}
+			// each redelivery is signed anew, a second later, even when it
+			// follows the first within the same second (github and shopify
+			// sign the body alone: their signature never changes)
+			if want := len(h.Ops); verifier.Timed() && resigned != want {
+				t.Errorf("%d of %d redeliveries carried a new signature, want all", resigned, want)
 			}
 		})
 	}

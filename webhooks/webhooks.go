@@ -110,6 +110,9 @@ func (s *Scheme) Profile() string { return s.profile }
 // body (Stripe's event "id").
 func (s *Scheme) IDHeader() string { return s.c.IDHeader }
 
+// SignatureHeader is the header a delivery's signature goes in.
+func (s *Scheme) SignatureHeader() string { return s.c.SignatureHeader }
+
 // Timed reports whether the scheme signs a timestamp (so a stale one
 // can be sent).
 func (s *Scheme) Timed() bool { return s.c.Signed != "body" }
