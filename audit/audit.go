@@ -24,6 +24,7 @@ import (
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
+	"github.com/idemcheck/idemcheck/webhooks"
 )
 
 // Error policies a Config can declare (--errors).
@@ -142,6 +143,9 @@ type Auditor struct {
 	keyField string
 	oracle   oracles.Oracle
 	oracleID string
+	// hook signs every request as a webhook delivery of the op's event
+	// (the scenario's operation.webhook); nil for an API's endpoint.
+	hook     *webhooks.Scheme
 	client   *runner.Client
 	targets  []*url.URL
 	selected map[string]bool
@@ -223,6 +227,9 @@ func New(cfg Config) (*Auditor, error) {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	getenv = a.client.Env(getenv)
+	if a.hook, err = sc.Operation.Webhook.Scheme(getenv); err != nil {
+		return nil, fmt.Errorf("%w: operation.webhook: %w", ErrConfig, err)
+	}
 	if a.tmpl, err = scenarios.NewTemplate("operation", sc.Operation.Request, http.MethodPost, getenv); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}

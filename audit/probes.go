@@ -195,6 +195,20 @@ func probes() []probe {
 				return ""
 			},
 			probes: fmt.Sprintf("%d requests each in flight when --kill-cmd kills the API (up to 4 crashes to catch them), retried once --start-cmd brought it back and --ready answers: processed once (a replay, or a first execution if the crash lost the key), never 409 past the lease, never twice", c28Rounds)},
+		{id: "W01", run: probeW01,
+			requests: func(a *Auditor) int {
+				if a.hook != nil && a.hook.Timed() {
+					return w01Rounds * 4
+				}
+				return w01Rounds * 3
+			},
+			needs: func(a *Auditor) string {
+				if a.hook == nil {
+					return "only with --webhook: forged deliveries to a webhook receiver"
+				}
+				return ""
+			},
+			probes: fmt.Sprintf("%d rounds of an event delivered signed with another key, one stamped an hour ago (where the profile signs a timestamp), and one delivered forged, then genuine: every forgery refused 4xx with no effect, the genuine delivery after it applied once", w01Rounds)},
 	}
 	for i, c := range checks.ContractChecks() {
 		if ps[i].id != c.ID {
@@ -212,6 +226,9 @@ func (a *Auditor) skipReason(p probe) string {
 	}
 	if why := mintChecks[p.id]; why != "" && a.minting() {
 		return why
+	}
+	if a.hook != nil && !webhookChecks[p.id] {
+		return "not a webhook check: a provider never sends this to its receiver"
 	}
 	if p.needs != nil {
 		return p.needs(a)

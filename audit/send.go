@@ -19,6 +19,7 @@ import (
 	"github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
+	"github.com/idemcheck/idemcheck/webhooks"
 )
 
 // errBudget: the request cap (Config.MaxRequests) was reached.
@@ -101,6 +102,8 @@ type req struct {
 	// calibration renders the templates with attempt 0, as a run's setup:
 	// a header that varies by attempt applies to the probes only.
 	calibration bool
+	// forgery makes a webhook delivery wrong on purpose (W01).
+	forgery webhooks.Forgery
 }
 
 // built is a request ready to send, with what its evidence shows.
@@ -191,6 +194,11 @@ func (a *Auditor) build(ctx context.Context, r req) *built {
 	}
 	if a.keyHdr != "" && !noKey {
 		hr.Header.Set(a.keyHdr, key)
+	}
+	if a.hook != nil {
+		// a delivery of the op's event, signed as its provider signs
+		// one: each of the op's attempts a second after the one before
+		a.hook.Sign(hr.Header, key, webhooks.DeliveryTime(time.Now(), v.Attempt), body, r.forgery)
 	}
 	if noKey {
 		key = ""

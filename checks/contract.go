@@ -180,6 +180,8 @@ type contractDef struct {
 type ContractInfo struct {
 	ID, Name string
 	Severity Severity
+	// Webhook: the check runs only on a webhook receiver (W01).
+	Webhook bool
 }
 
 // ContractChecks returns every contract check in the order an audit runs
@@ -187,7 +189,7 @@ type ContractInfo struct {
 func ContractChecks() []ContractInfo {
 	out := make([]ContractInfo, len(contractDefs))
 	for i, d := range contractDefs {
-		out[i] = ContractInfo{ID: d.id, Name: d.name, Severity: d.severity}
+		out[i] = ContractInfo{ID: d.id, Name: d.name, Severity: d.severity, Webhook: strings.HasPrefix(d.id, "W")}
 	}
 	return out
 }

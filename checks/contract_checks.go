@@ -111,6 +111,7 @@ var contractDefs = []contractDef{
 	{id: "C26", name: "keyless-two-customers", severity: Critical, judge: judgeC26},
 	{id: "C27", name: "long-shared-prefix", severity: High, judge: judgeC27},
 	{id: "C28", name: "crash-in-flight", severity: Critical, judge: judgeC28},
+	{id: "W01", name: "forged-delivery", severity: Critical, judge: judgeW01},
 }
 
 // roundOf is the round a label names, 0 for none.

@@ -379,8 +379,8 @@ func TestContractChecksCovered(t *testing.T) {
 			t.Errorf("contract check %+v lacks an id, a name or a severity", c)
 		}
 	}
-	if n := len(ContractChecks()); n != 24 {
-		t.Errorf("%d contract checks, want 24 (C01–C18, DK and C24–C28)", n)
+	if n := len(ContractChecks()); n != 25 {
+		t.Errorf("%d contract checks, want 25 (C01–C18, DK, C24–C28 and W01)", n)
 	}
 }
 

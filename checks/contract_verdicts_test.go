@@ -437,7 +437,8 @@ func TestRetentionCheckpoints(t *testing.T) {
 // A role never holds ", ": what follows it in a label is detail (Role).
 func TestRolesHaveNoDetail(t *testing.T) {
 	for _, role := range []string{RoleOriginal, RoleWinnerAgain, RoleOwnKey, RoleFlood, RoleKeylessFirst, RoleKeylessSecond, RolePrefixed,
-		RoleFirst, RoleRetry, RoleCopy, RoleBody, RolePast, RoleNormal, RoleErrorBody, RoleQuoted, RoleRaw} {
+		RoleFirst, RoleRetry, RoleCopy, RoleBody, RolePast, RoleNormal, RoleErrorBody, RoleQuoted, RoleRaw,
+		RoleBadSignature, RoleStale, RoleGenuine} {
 		if strings.Contains(role, ", ") || Role(Label(3, role, "a detail")) != role {
 			t.Errorf("role %q does not survive a label", role)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/scenarios"
 	"github.com/idemcheck/idemcheck/trial"
+	"github.com/idemcheck/idemcheck/webhooks"
 )
 
 // AuditOptions are the inputs of `idemcheck audit`.
@@ -70,6 +71,11 @@ type AuditOptions struct {
 	KillCmd, StartCmd, Ready string
 	ReadyTimeout             time.Duration
 
+	// Webhook is --webhook PROFILE: the request is a webhook delivery,
+	// signed with --webhook-secret as the provider signs one, and the
+	// audit runs the webhook battery.
+	Webhook, WebhookSecret, WebhookEvent string
+
 	// API is --openapi and the flags that shape its plan: a document
 	// whose operations are audited, each as METHOD URL would be.
 	API openAPIFlags
@@ -87,7 +93,7 @@ func NewCmdAudit(f *Factory, runF func(context.Context, *AuditOptions) error) *c
 	opts := &AuditOptions{Streams: f.Streams, Getenv: f.Getenv}
 	c := &cobra.Command{
 		Use:   "audit METHOD URL | audit FILE | audit --openapi SPEC",
-		Short: "Audit one endpoint against the idempotency contract (C01–C28) and print a scorecard",
+		Short: "Audit one endpoint (or webhook receiver) against the idempotency contract (C01–C28, W01) and print a scorecard",
 		Long: `Audit sends a battery of probes to one endpoint and scores it against the
 idempotency contract (docs/audit.md): a missing key, malformed keys, replays,
 another payload under a used key, the same JSON reordered, concurrent copies
@@ -105,6 +111,17 @@ starts it again (leave it out when the platform restarts it), and the
 audit waits until --ready (METHOD /path) answers 2xx before it retries:
 C28 then requires the retry processed once, never 409 past --lease (an
 in-progress record that outlived the crash), never executed twice.
+
+With --webhook PROFILE, the endpoint is a webhook receiver: each request
+is a delivery signed as the provider signs one (standard, stripe, github,
+shopify) with --webhook-secret, read from the environment; its key is the
+event id, where the profile carries it. The battery is what a provider
+does: redeliver an event after its answer (C03), after a lost answer (C09),
+a timeout (C10) or a reset (C11), each redelivery signed anew; deliver one
+event twice at once (C06); other events at once (C25) or with the same
+data (DK); and forged deliveries (W01: signed with another key, stamped an
+hour ago, and a genuine delivery after a forged one with its id). Checks a
+provider never provokes are skipped.
 
 The request is METHOD URL with -d, -H and --key-header/--key-field, or a
 scenario FILE (its operation, key placement, volatile fields, profile and
@@ -154,6 +171,13 @@ interrupted.`,
   idemcheck audit POST http://127.0.0.1:8080/charges -d '{"amount":100,"currency":"usd"}' \
     -H 'Authorization: Bearer alice' --effects 'GET /charges?idempotency_key={{.Key}}' --effects-path '$.count' \
     --kill-cmd 'kill -9 "$(cat api.pid)"' --start-cmd './start-api.sh' --ready 'GET /healthz' --checks C28
+
+  # a webhook receiver: signed deliveries, redeliveries and forgeries
+  # (the lab's secret is a published fixture: docs/audit.md)
+  export WEBHOOK_SECRET=whsec_aWRlbWNoZWNrLWxhYi13ZWJob29rLXNpZ25pbmc=
+  idemcheck audit --webhook standard POST http://127.0.0.1:8080/webhooks \
+    -d '{"type":"payment.succeeded","data":{"amount":100,"currency":"usd","customer":"cus_{{.Seq}}"}}' \
+    --effects 'GET /charges?idempotency_key={{.Key}}' --effects-path '$.count'
 
   # a whole API from its OpenAPI document: the lab describes itself
   idemcheck audit --openapi http://127.0.0.1:8080/openapi.json --target http://127.0.0.1:8080 \
@@ -252,6 +276,9 @@ interrupted.`,
 	fl.DurationVar(&opts.Quiet, "quiet-period", 0, "wait before each effects reading, so effects can land (default: the file's quiet, 200ms)")
 	fl.StringVar(&opts.FailOn, "fail-on", "", "also exit 1 on medium findings (deviations from the profile): medium")
 	fl.StringSliceVar(&opts.Checks, "checks", nil, "run only these checks: C06,C09,DK")
+	fl.StringVar(&opts.Webhook, "webhook", "", "audit a webhook receiver: each request is a delivery signed as this provider signs one (standard, stripe, github, shopify), its key the event id; the webhook battery runs (redeliveries, concurrent deliveries, forged and stale deliveries: W01)")
+	fl.StringVar(&opts.WebhookSecret, "webhook-secret", `{{env "WEBHOOK_SECRET"}}`, "with --webhook: the signing secret, read from the environment (a literal is refused)")
+	fl.StringVar(&opts.WebhookEvent, "webhook-event", "", "with --webhook github or shopify: the event type sent in X-GitHub-Event or X-Shopify-Topic (default ping, orders/create)")
 	opts.API.register(fl, "audit")
 	fl.StringVar(&opts.KillCmd, "kill-cmd", "", `C28: a shell command that kills the API's process while a request is in flight: 'kill -9 "$(cat api.pid)"'`)
 	fl.StringVar(&opts.StartCmd, "start-cmd", "", "C28: a shell command that starts the API again after --kill-cmd (none: the platform restarts it)")
@@ -394,6 +421,10 @@ func auditScenario(opts *AuditOptions) (*scenarios.Scenario, []*url.URL, error) 
 			return nil, nil, withHint(ExitUsage, errors.New("-d, -H, --key-header, --key-field and --effects go with METHOD URL"),
 				"with a scenario file, the request, its key and its oracle come from the file")
 		}
+		if opts.Webhook != "" {
+			return nil, nil, withHint(ExitUsage, errors.New("--webhook goes with METHOD URL"),
+				"with a scenario file, its operation.webhook says how deliveries are signed (docs/scenario.md)")
+		}
 		sc, err := scenarios.Resolve(opts.Args[0])
 		if err != nil {
 			return nil, nil, withCode(ExitUsage, err)
@@ -420,6 +451,26 @@ func auditScenario(opts *AuditOptions) (*scenarios.Scenario, []*url.URL, error) 
 	spec, err := op.AuditSpec(opts.Profile, opts.Effects, opts.EffectsPath, opts.Across)
 	if err != nil {
 		return nil, nil, withCode(ExitUsage, err)
+	}
+	if opts.Webhook != "" {
+		if !slices.Contains(webhooks.Profiles, opts.Webhook) {
+			return nil, nil, withHint(ExitUsage, fmt.Errorf("--webhook %q: unknown provider profile", opts.Webhook),
+				"--webhook standard (Standard Webhooks), stripe, github or shopify")
+		}
+		if !strings.Contains(opts.WebhookSecret, "{{") {
+			return nil, nil, withHint(ExitUsage, errors.New("--webhook-secret: a literal secret stays in the shell's history and the process list"),
+				`name the environment variable that holds it: --webhook-secret '{{env "WEBHOOK_SECRET"}}'`)
+		}
+		if opts.Webhook == "custom" {
+			return nil, nil, withHint(ExitUsage, errors.New("--webhook custom: its signing scheme does not fit in a flag"),
+				"write a scenario file with operation.webhook.profile: custom (docs/scenario.md) and audit it: idemcheck audit receiver.yaml")
+		}
+		spec.Webhook = &scenarios.Webhook{Profile: opts.Webhook, Secret: opts.WebhookSecret, Event: opts.WebhookEvent}
+		if opts.Req.KeyHeader == "" && opts.Req.KeyField == "" {
+			spec.Key = scenarios.KeyPlace{} // the event id goes where the profile carries it
+		}
+	} else if opts.WebhookEvent != "" || opts.WebhookSecret != `{{env "WEBHOOK_SECRET"}}` {
+		return nil, nil, usageError("--webhook-secret and --webhook-event go with --webhook PROFILE")
 	}
 	sc, err := fromRequest(spec)
 	if err != nil {

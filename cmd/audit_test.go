@@ -224,8 +224,8 @@ var auditAlso = map[string][]string{
 // auditSkipped are the checks a full lab audit skips: C14 without
 // --retention, C24 without --retention-keys, C28 without --kill-cmd (the
 // in-process lab cannot be killed: TestAuditCrashInFlight crashes one
-// served by a child process).
-var auditSkipped = []string{"C14", "C24", "C28"}
+// served by a child process), W01 without --webhook (TestAuditWebhook).
+var auditSkipped = []string{"C14", "C24", "C28", "W01"}
 
 // TestAuditBugTable: each seeded bug an audit check catches (see
 // auditCatchers) fails exactly its checks, and every other check passes.
@@ -258,7 +258,7 @@ func TestAuditProfiles(t *testing.T) {
 	t.Parallel()
 	correct := startTestLab(t, memoryBackend())
 	code, sc, out := runAudit(t, labAuditArgs(correct, "--profile", "stripe", "--checks", "C01,C04,C07,C17")...)
-	skip := []string{"C02", "C03", "C05", "C06", "C08", "C09", "C10", "C11", "C12", "C13", "C14", "C15", "C16", "C18", "DK", "C24", "C25", "C26", "C27", "C28"}
+	skip := []string{"C02", "C03", "C05", "C06", "C08", "C09", "C10", "C11", "C12", "C13", "C14", "C15", "C16", "C18", "DK", "C24", "C25", "C26", "C27", "C28", "W01"}
 	wantScorecard(t, "correct lab, stripe", sc, []string{"C04"}, []string{"C07"}, skip, out)
 	if c := checkResults(sc)["C04"]; c.Severity != checks.Medium || !strings.Contains(c.Summary, "422") {
 		t.Errorf("C04 under stripe = %s %q, want a medium finding naming 422", c.Severity, c.Summary)

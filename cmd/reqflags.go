@@ -101,6 +101,10 @@ func fieldFlag(field string) string {
 		return "--target"
 	case field == "profile":
 		return "--profile"
+	case field == "operation.webhook.profile":
+		return "--webhook"
+	case field == "operation.webhook.secret":
+		return "--webhook-secret"
 	case field == probe+".value":
 		return "--effects-path"
 	case strings.HasPrefix(field, probe):

@@ -44,16 +44,23 @@ func WriteAPIScorecard(w io.Writer, format string, a *checks.APIScorecard, o Opt
 // apiColumns are the ids of the checks any operation ran, in contract
 // order.
 func apiColumns(a *checks.APIScorecard) []string {
-	seen := map[string]bool{}
+	seen, ran := map[string]bool{}, map[string]bool{}
 	for _, o := range a.Operations {
 		if o.Card != nil {
 			for _, c := range o.Card.Checks {
 				seen[c.ID] = true
+				ran[c.ID] = ran[c.ID] || c.Result != checks.Skipped
 			}
 		}
 	}
 	var out []string
 	for _, c := range checks.ContractChecks() {
+		if c.Webhook && !ran[c.ID] {
+			// a document's operations are an API's, not webhook
+			// receivers: a column no operation ran is noise
+			delete(seen, c.ID)
+			continue
+		}
 		if seen[c.ID] {
 			out = append(out, c.ID)
 			delete(seen, c.ID)

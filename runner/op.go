@@ -15,6 +15,7 @@ import (
 	"github.com/idemcheck/idemcheck/internal/canon"
 	"github.com/idemcheck/idemcheck/internal/h1"
 	"github.com/idemcheck/idemcheck/scenarios"
+	"github.com/idemcheck/idemcheck/webhooks"
 )
 
 // worker runs ops one at a time and records them. Everything it owns is
@@ -281,19 +282,9 @@ func (r *run) keyedRequest(ctx context.Context, v scenarios.Vars, body []byte, t
 		// keeps the signed time's order, each attempt a second later
 		// than the one before, so no redelivery is signed as the first
 		_, forgery := r.hook.Forges(v.Seq, v.Key)
-		r.webhook.Sign(req.Header, key, deliveryTime(time.Now(), v.Attempt), body, forgery)
+		r.webhook.Sign(req.Header, key, webhooks.DeliveryTime(time.Now(), v.Attempt), body, forgery)
 	}
 	return req, nil
-}
-
-// deliveryTime is the time attempt (1-based) of a webhook delivery is
-// signed at, sent at now: now, plus a second for each earlier attempt.
-// Signed times are whole seconds, so attempts a moment apart would
-// otherwise share a timestamp and a signature, as no provider's
-// redeliveries do; a few seconds ahead stays well within every
-// provider's tolerance (minutes).
-func deliveryTime(now time.Time, attempt int) time.Time {
-	return now.Add(time.Duration(max(attempt-1, 0)) * time.Second)
 }
 
 // setField sets the top-level member field of the JSON object body to key.

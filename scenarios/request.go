@@ -21,6 +21,10 @@ type RequestSpec struct {
 	Retry       Retry
 	Oracles     []Oracle
 	Invariants  []Invariant
+	// Webhook sends the operation as webhook deliveries
+	// (operation.webhook); with an empty Key, the key goes where its
+	// profile carries the event id.
+	Webhook *Webhook
 }
 
 // FromRequest builds the scenario of spec: it fills in the defaults and
@@ -34,7 +38,7 @@ func FromRequest(source string, spec RequestSpec) (*Scenario, error) {
 		Name:        spec.Name,
 		Target:      TargetList(spec.Targets),
 		ProfileName: spec.ProfileName,
-		Operation:   Operation{Request: spec.Request, Key: spec.Key},
+		Operation:   Operation{Request: spec.Request, Key: spec.Key, Webhook: spec.Webhook},
 		Load:        spec.Load,
 		Retry:       spec.Retry,
 		Oracles:     spec.Oracles,

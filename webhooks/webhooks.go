@@ -243,3 +243,13 @@ func (s *Scheme) Verify(h http.Header, body []byte, now time.Time, tolerance tim
 	}
 	return fmt.Errorf("%w: the signature does not match", ErrVerify)
 }
+
+// DeliveryTime is the time attempt (1-based) of a webhook delivery is
+// signed at, sent at now: now, plus a second for each earlier attempt.
+// Signed times are whole seconds, so attempts a moment apart would
+// otherwise share a timestamp and a signature, as no provider's
+// redeliveries do; a few seconds ahead stays well within every
+// provider's tolerance (minutes).
+func DeliveryTime(now time.Time, attempt int) time.Time {
+	return now.Add(time.Duration(max(attempt-1, 0)) * time.Second)
+}

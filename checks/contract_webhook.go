@@ -1,0 +1,86 @@
+package checks
+
+import (
+	"fmt"
+
+	"github.com/idemcheck/idemcheck/history"
+)
+
+// The roles of W01's deliveries (an audit with --webhook).
+const (
+	// RoleBadSignature is a delivery signed with another key.
+	RoleBadSignature = "a delivery signed with another key"
+	// RoleStale is a delivery signed rightly, stamped outside the
+	// provider's tolerance (an hour ago).
+	RoleStale = "a delivery stamped an hour ago"
+	// RoleGenuine is a genuine delivery of an event after a forged one
+	// with its id.
+	RoleGenuine = "the same event signed rightly"
+)
+
+// judgeW01 judges forged webhook deliveries: each must be refused with a
+// 4xx and have no effect, and must not burn its event id (a genuine
+// delivery of the same event after it is applied, once).
+func judgeW01(c *contractRun, ops []probeOp) {
+	var forgedOnly, followed []string
+	judged := 0
+	for _, o := range ops {
+		forged, what := o.one(RoleBadSignature), "signed with another key"
+		if forged == nil {
+			forged, what = o.one(RoleStale), "stamped an hour ago"
+		}
+		c.show(forged)
+		switch {
+		case forged == nil:
+			c.unknown("round %d: no forged delivery was sent", roundOfOp(o))
+			continue
+		case forged.Acked():
+			c.fail(Critical, "a forged delivery (%s) was accepted: answered %d", what, forged.Status)
+		case is5xx(forged):
+			c.fail(High, "a forged delivery (%s) was answered %d, not 4xx: it got past verification, or crashed the receiver", what, forged.Status)
+		case forged.Expired:
+			c.fail(High, "a forged delivery (%s) got no answer within the request timeout (a hang)", what)
+		case forged.Outcome != history.OK:
+			c.unknown("a forged delivery (%s) got no answer: %s", what, shortErr(forged))
+			continue
+		case forged.Status < 400 || forged.Status > 499:
+			c.fail(Medium, "a forged delivery (%s) was answered %d, not 4xx", what, forged.Status)
+		}
+		judged++
+		genuine := o.one(RoleGenuine)
+		if genuine == nil {
+			forgedOnly = append(forgedOnly, o.Key)
+			continue
+		}
+		c.show(genuine)
+		switch {
+		case c.bad(genuine, "the genuine delivery after a forged one"):
+		case !genuine.Acked():
+			c.fail(High, "a genuine delivery of an event after a forged one with its id was answered %d: the forgery burnt the event id, and the provider will redeliver it in vain", genuine.Status)
+		default:
+			followed = append(followed, o.Key)
+		}
+	}
+	if judged == 0 {
+		return
+	}
+	n := c.count(append(append([]string{}, forgedOnly...), followed...)...)
+	if n == nil {
+		c.pass = fmt.Sprintf("%d forged deliveries (another key, an hour-old timestamp) each refused with a 4xx; a genuine delivery after one applied (judged from the answers alone: a receiver that applies before it verifies answers the same, --effects counts)", judged)
+		return
+	}
+	for _, k := range forgedOnly {
+		if n[k] > 0 {
+			c.fail(Critical, "event %s: a forged delivery had an effect (%d) though it was refused: applied before it was verified", k, n[k])
+		}
+	}
+	for _, k := range followed {
+		switch {
+		case n[k] == 0:
+			c.fail(Critical, "event %s: the genuine delivery was acknowledged but had no effect: the forged one before it burnt the event id", k)
+		case n[k] > 1:
+			c.fail(Critical, "event %s: %d effects from a forged delivery and a genuine one: the forgery was applied too", k, n[k])
+		}
+	}
+	c.pass = fmt.Sprintf("%d forged deliveries (another key, an hour-old timestamp) each refused with a 4xx and no effect; a genuine delivery after one applied once", judged)
+}
