@@ -56,11 +56,15 @@ const (
 	// stale timestamp: operation.webhook.forged) is answered 4xx and,
 	// with an effects oracle, has no effect.
 	RejectsForged = "rejects_forged"
+	// OrderedApply: each object's final state (a state oracle) is that of
+	// its newest acknowledged event, whatever order its events arrived
+	// in: an older event never overwrites a newer one.
+	OrderedApply = "ordered_apply"
 )
 
 // Names returns the names of every invariant checker.
 func Names() []string {
-	return []string{AtMostOnce, ExactlyOnce, SameResponse, ExactCounter, ConditionalUpdate, PayloadMismatch, Settles, Processes, RejectsForged}
+	return []string{AtMostOnce, ExactlyOnce, SameResponse, ExactCounter, ConditionalUpdate, PayloadMismatch, Settles, Processes, RejectsForged, OrderedApply}
 }
 
 // OracleKind returns the observation kind check reads ("effects",
@@ -74,6 +78,8 @@ func OracleKind(check string) (kind string, ok bool) {
 		return history.KindCounter, true
 	case ConditionalUpdate:
 		return history.KindAccount, true
+	case OrderedApply:
+		return history.KindState, true
 	case SameResponse, PayloadMismatch, Settles, Processes, RejectsForged:
 		return "", true
 	}
@@ -244,6 +250,8 @@ func newCheck(inv history.Invariant, obs *history.Reading) (check, Verdict) {
 		return &forgedCheck{obs: obs}, v
 	case ExactCounter:
 		return &counterCheck{obs: obs}, v
+	case OrderedApply:
+		return &orderCheck{states: obs.States}, v
 	default: // ConditionalUpdate
 		return newAccountCheck(obs.Account), v
 	}

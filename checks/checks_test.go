@@ -261,7 +261,7 @@ func TestUnknown(t *testing.T) {
 			&history.Reading{Oracle: "acct", Kind: history.KindAccount}, `oracle "acct" has no account reading`},
 		{"empty history", &history.History{}, history.Invariant{Check: AtMostOnce, Oracle: "ledger"}, effects(nil), "the history has no ops"},
 		{"nil history", nil, history.Invariant{Check: SameResponse}, nil, "the history has no ops"},
-		{"unknown check", h, history.Invariant{Check: "twice"}, nil, `unknown check "twice" (want one of at_most_once, exactly_once, same_response, exact_counter, conditional_update, payload_mismatch, settles, processes, rejects_forged)`},
+		{"unknown check", h, history.Invariant{Check: "twice"}, nil, `unknown check "twice" (want one of at_most_once, exactly_once, same_response, exact_counter, conditional_update, payload_mismatch, settles, processes, rejects_forged, ordered_apply)`},
 		{"unsorted history", unsorted, history.Invariant{Check: AtMostOnce, Oracle: "ledger"}, effects(nil),
 			"the history's attempts are not sorted by op and attempt number (History.Sort was not called)"},
 		{"same_response with nothing acknowledged", hist(o("a", lost()), o("b", ok(500))), history.Invariant{Check: SameResponse}, nil,

@@ -24,6 +24,7 @@ func randomHistory(r *rand.Rand, ops int, clean bool) *history.History {
 			{Check: SameResponse}, {Check: PayloadMismatch}, {Check: Settles, Oracle: "fx"},
 			{Check: ExactCounter, Oracle: "n"}, {Check: ConditionalUpdate, Oracle: "acc"},
 			{Check: Processes, Oracle: "fx"}, {Check: RejectsForged, Oracle: "fx"},
+			{Check: OrderedApply, Oracle: "st"},
 		},
 		Profile: history.Profile{Name: "p", Mismatch: []string{"422"}},
 		// the third attempt of an op is made invalid on purpose
@@ -32,6 +33,9 @@ func randomHistory(r *rand.Rand, ops int, clean bool) *history.History {
 	fx := map[string]int{}
 	acc := &history.Account{BalanceBefore: 1000, VersionBefore: 1}
 	var acked int64
+	// ordered_apply: four ops per object; the newest acked op of each
+	// object, and (not clean) a state that is sometimes older
+	newest := map[string]int{}
 	for id := range ops {
 		key := fmt.Sprintf("k%d", r.IntN(ops*3/4+1))
 		user := ""
@@ -39,16 +43,23 @@ func randomHistory(r *rand.Rand, ops int, clean bool) *history.History {
 			// a forged delivery, refused with no effect
 			key = fmt.Sprintf("k%d", id)
 			t := time.Duration(id) * time.Millisecond
-			h.Ops = append(h.Ops, history.Op{ID: id, Key: key, Check: history.CheckForged})
+			h.Ops = append(h.Ops, history.Op{ID: id, Key: key, Check: history.CheckForged, Object: fmt.Sprintf("o%d", id/4)})
 			h.Attempts = append(h.Attempts, history.Attempt{Op: id, N: 1, Outcome: history.OK, Status: 400, Intended: t, Start: t, End: t + time.Millisecond})
 			continue
 		}
 		if clean {
 			key = fmt.Sprintf("k%d", id)
 			t := time.Duration(id) * time.Millisecond
-			h.Ops = append(h.Ops, history.Op{ID: id, Key: key})
+			h.Ops = append(h.Ops, history.Op{ID: id, Key: key, Object: fmt.Sprintf("o%d", id/4)})
+			first := history.Attempt{Op: id, N: 1, Outcome: history.OK, Status: 201, Fingerprint: 3, Intended: t, Start: t, End: t + time.Millisecond}
+			if id%4 == 0 {
+				// held back: it left after the next op of its object was
+				// acknowledged (out of order)
+				first.Sent, first.End = t+10*time.Millisecond, t+11*time.Millisecond
+			}
+			newest[fmt.Sprintf("o%d", id/4)] = id
 			h.Attempts = append(h.Attempts,
-				history.Attempt{Op: id, N: 1, Outcome: history.OK, Status: 201, Fingerprint: 3, Intended: t, Start: t, End: t + time.Millisecond},
+				first,
 				history.Attempt{Op: id, N: 2, Outcome: history.OK, Status: 422, Fault: history.FaultMismatch, Intended: t, Start: t, End: t + time.Millisecond})
 			fx[key] = 1
 			acked++
@@ -58,7 +69,7 @@ func randomHistory(r *rand.Rand, ops int, clean bool) *history.History {
 		if r.IntN(8) == 0 {
 			user = fmt.Sprintf("u%d", r.IntN(2))
 		}
-		op := history.Op{ID: id, Key: key, User: user}
+		op := history.Op{ID: id, Key: key, User: user, Object: fmt.Sprintf("o%d", id/4)}
 		if r.IntN(10) == 0 {
 			op.Check = history.CheckForged
 		}
@@ -89,6 +100,10 @@ func randomHistory(r *rand.Rand, ops int, clean bool) *history.History {
 		}
 		if history.State(h.Attempts[len(h.Attempts)-n:]) == history.Acked && op.Check == "" {
 			acked++
+			newest[op.Object] = id
+			if r.IntN(3) == 0 {
+				newest[op.Object] = id - r.IntN(id%4+1) // sometimes an older event's state
+			}
 		}
 		if r.IntN(3) > 0 {
 			fx[key] += r.IntN(3)
@@ -108,6 +123,7 @@ func randomHistory(r *rand.Rand, ops int, clean bool) *history.History {
 		{Oracle: "fx", Kind: history.KindEffects, Effects: fx},
 		{Oracle: "n", Kind: history.KindCounter, Before: &before, After: &after},
 		{Oracle: "acc", Kind: history.KindAccount, Account: acc},
+		{Oracle: "st", Kind: history.KindState, States: newest},
 	}
 	h.Sort()
 	return h

@@ -54,11 +54,13 @@ Endpoints: POST /charges (protected) and /naive/charges; PUT/GET
 /accounts/{id}, POST /accounts/{id}/debit (compare-and-set) and
 /naive/accounts/{id}/debit; POST /posts/{id}/like (deduplicated by op_id) and
 /naive/posts/{id}/like; POST /webhooks (Standard Webhooks deliveries of payment
-events: verified, then applied once per webhook-id) and /naive/webhooks
-(verified, then applied every time), signed with the lab's published test
-secret whsec_aWRlbWNoZWNrLWxhYi13ZWJob29rLXNpZ25pbmc=; read-backs for the oracles (GET /charges?idempotency_key=K,
-/charges/counts, /processor/charges/counts, /accounts/{id}/debits,
-/posts/{id}); GET /openapi.json, the OpenAPI 3.1 document of the charges and
+events, verified, then applied once per webhook-id; and of customer.updated
+events, the newest created winning whatever the order) and /naive/webhooks
+(verified, then applied every time, the last delivery winning), signed with
+the lab's published test secret whsec_aWRlbWNoZWNrLWxhYi13ZWJob29rLXNpZ25pbmc=;
+read-backs for the oracles (GET /charges?idempotency_key=K, /charges/counts,
+/processor/charges/counts, /accounts/{id}/debits, /posts/{id},
+/customers/{id}); GET /openapi.json, the OpenAPI 3.1 document of the charges and
 likes (idemcheck audit --openapi audits them in one command); GET /healthz;
 POST /reset with --allow-reset.
 

@@ -162,6 +162,9 @@ var bugCatchers = []struct {
 	// a redelivery after a lost answer is signed anew: deduplicated by
 	// its signature, it charges again
 	{"webhook-dedupe-by-signature", "webhooks", checks.ExactlyOnce},
+	// an older customer event held back, then delivered, overwrites the
+	// newer state
+	{"webhook-ignores-order", "webhooks-ordered", checks.OrderedApply},
 }
 
 // bugThresholds name the threshold that catches a bug whose catcher

@@ -40,6 +40,8 @@ type Answers struct {
 	mu   sync.Mutex
 	list []Answer
 	bit  bool
+	// released is when a delay let the request go; zero for none.
+	released time.Time
 	// spread and synced are a duplicate send's (see Spread).
 	spread time.Duration
 	synced bool
@@ -102,6 +104,24 @@ func answersOf(ctx context.Context) *Answers {
 
 // bite records in the Answers carried by ctx, if any, that the fault
 // applied to its request bit.
+// Released is when a delay fault let the request go after holding it
+// back; zero when none did.
+func (a *Answers) Released() time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.released
+}
+
+// release records in the Answers ctx carries that a delay let the request
+// go at t.
+func release(ctx context.Context, t time.Time) {
+	if a := answersOf(ctx); a != nil {
+		a.mu.Lock()
+		a.released = t
+		a.mu.Unlock()
+	}
+}
+
 func bite(ctx context.Context) {
 	if a := answersOf(ctx); a != nil {
 		a.mu.Lock()

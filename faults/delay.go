@@ -26,6 +26,7 @@ func (d Delay) Inject(next http.RoundTripper, req *http.Request) (*http.Response
 	select {
 	case <-t.C:
 		bite(ctx)
+		release(ctx, time.Now())
 		return next.RoundTrip(req)
 	case <-ctx.Done():
 		closeBody(req)

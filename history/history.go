@@ -64,6 +64,9 @@ type Op struct {
 	// Check is the contract check whose probe sent the op, in an audit's
 	// history ("C06", or "calibration"); "" in a run.
 	Check string
+	// Object is the object the op's event updates (operation.object),
+	// by which ordered_apply groups ops; "" when the scenario names none.
+	Object string
 }
 
 // Attempt is one HTTP exchange made for an op. Times are offsets from the
@@ -127,6 +130,18 @@ type Attempt struct {
 	// server within it. 0 when they were not all held (released by a
 	// barrier instead: their Start times are how close they went).
 	Synced time.Duration `json:"synced_ns,omitempty"`
+	// Sent is when the request left the client, when a fault held it
+	// back after Start (a delay): what reached the target after what.
+	// 0 when it left at Start.
+	Sent time.Duration `json:"sent_ns,omitempty"`
+}
+
+// SentAt is when the attempt's request left the client: Sent, or Start.
+func (a *Attempt) SentAt() time.Duration {
+	if a.Sent != 0 {
+		return a.Sent
+	}
+	return a.Start
 }
 
 // AnswerHeaders are the answer headers an attempt keeps (Attempt.Headers):

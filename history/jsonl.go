@@ -58,6 +58,8 @@ type opLine struct {
 	Key   string `json:"key"`
 	User  string `json:"user,omitempty"`
 	Check string `json:"check,omitempty"`
+	// Object: operation.object rendered for the op.
+	Object string `json:"object,omitempty"`
 }
 
 // attemptLine is an attempt as written: its own JSON tags, after the type.
@@ -138,7 +140,7 @@ func (e *Encoder) Op(op Op, atts []Attempt) error {
 	if e.err != nil {
 		return e.err
 	}
-	if e.err = e.enc.Encode(opLine{Type: "op", ID: op.ID, Key: op.Key, User: op.User, Check: op.Check}); e.err != nil {
+	if e.err = e.enc.Encode(opLine{Type: "op", ID: op.ID, Key: op.Key, User: op.User, Check: op.Check, Object: op.Object}); e.err != nil {
 		return e.err
 	}
 	e.t.Ops++
@@ -231,7 +233,7 @@ func readingLines(r Reading) []Reading {
 	if r.Account != nil {
 		applied = len(r.Account.Applied)
 	}
-	if len(r.Effects)+len(r.EffectsBefore) <= readingKeys && applied <= readingKeys {
+	if len(r.Effects)+len(r.EffectsBefore)+len(r.States) <= readingKeys && applied <= readingKeys {
 		return []Reading{r}
 	}
 	chunks := func(m map[string]int) []map[string]int {
@@ -252,7 +254,7 @@ func readingLines(r Reading) []Reading {
 		}
 		return out
 	}
-	fx, before := chunks(r.Effects), chunks(r.EffectsBefore)
+	fx, before, states := chunks(r.Effects), chunks(r.EffectsBefore), chunks(r.States)
 	var log [][]Applied
 	if r.Account != nil {
 		for a := r.Account.Applied; len(a) > 0; {
@@ -262,11 +264,11 @@ func readingLines(r Reading) []Reading {
 		}
 	}
 	var out []Reading
-	for i := 0; i < max(len(fx), len(before), len(log), 1); i++ {
+	for i := 0; i < max(len(fx), len(before), len(states), len(log), 1); i++ {
 		l := Reading{Oracle: r.Oracle, Kind: r.Kind}
 		if i == 0 {
 			l = r
-			l.Effects, l.EffectsBefore = nil, nil
+			l.Effects, l.EffectsBefore, l.States = nil, nil, nil
 			if r.Account != nil {
 				acc := *r.Account
 				acc.Applied = nil
@@ -278,6 +280,9 @@ func readingLines(r Reading) []Reading {
 		}
 		if i < len(before) {
 			l.EffectsBefore = before[i]
+		}
+		if i < len(states) {
+			l.States = states[i]
 		}
 		if i < len(log) {
 			if l.Account == nil {
@@ -461,6 +466,7 @@ func (d *lineReader) addReading(r Reading) error {
 		p := &d.readings[n-1]
 		p.Effects = mergeCounts(p.Effects, r.Effects)
 		p.EffectsBefore = mergeCounts(p.EffectsBefore, r.EffectsBefore)
+		p.States = mergeCounts(p.States, r.States)
 		if r.Account != nil {
 			if p.Account == nil {
 				return d.bad("oracle %q: an account log after a reading without an account", r.Oracle)
@@ -522,7 +528,7 @@ func (d *lineReader) op(b []byte) (Op, error) {
 	}
 	d.seen[w] |= 1 << (l.ID % 64)
 	d.maxID = max(d.maxID, l.ID)
-	return Op{ID: l.ID, Key: l.Key, User: l.User, Check: l.Check}, nil
+	return Op{ID: l.ID, Key: l.Key, User: l.User, Check: l.Check, Object: l.Object}, nil
 }
 
 // has reports whether op id was seen.

@@ -10,6 +10,9 @@ const (
 	// KindAccount: a balance and version, read before and after the run,
 	// with the operations applied to it.
 	KindAccount = "account"
+	// KindState: per object, the order (op id) of the event whose state
+	// it holds.
+	KindState = "state"
 )
 
 // Kinds returns every reading kind.
@@ -41,6 +44,9 @@ type Reading struct {
 	After *int64 `json:"after,omitempty"`
 	// Account is the account read before and after the run (account).
 	Account *Account `json:"account,omitempty"`
+	// States maps an object (Op.Object) to the op id of the event whose
+	// state it holds (state); an object absent has no state.
+	States map[string]int `json:"states,omitempty"`
 	// Err is set when the oracle could not read; checks on this reading
 	// are Unknown with this reason.
 	Err string `json:"error,omitempty"`

@@ -139,7 +139,7 @@ func EachOp(h *History, fn func(Op) error) error {
 		if l.Type != "op" {
 			continue
 		}
-		if err := fn(Op{ID: l.ID, Key: l.Key, User: l.User, Check: l.Check}); err != nil {
+		if err := fn(Op{ID: l.ID, Key: l.Key, User: l.User, Check: l.Check, Object: l.Object}); err != nil {
 			return err
 		}
 	}
@@ -293,7 +293,7 @@ func (p *Parts) load(f *tempFile) (*History, error) {
 			return nil, bad(err)
 		}
 		local[l.ID] = len(h.Ops)
-		h.Ops = append(h.Ops, Op{ID: l.ID, Key: l.Key, User: l.User, Check: l.Check})
+		h.Ops = append(h.Ops, Op{ID: l.ID, Key: l.Key, User: l.User, Check: l.Check, Object: l.Object})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("reading a part of the history: %w", err)

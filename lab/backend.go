@@ -124,6 +124,29 @@ type Post struct {
 	Likes int64
 }
 
+// Customer is a customer's state, as webhook events of type
+// customer.updated set it: its name, and the version (the event's
+// created) it came from.
+type Customer struct {
+	ID      string
+	Name    string
+	Version int64
+}
+
+// Customers holds the state webhook events update.
+type Customers interface {
+	// ApplyCustomerEvent applies event eventID, which sets customer's
+	// name at version, in ONE atomic step. dedup: the event id is
+	// recorded with the change, and an event already recorded changes
+	// nothing (applied false). ordered: the change is made only if
+	// version is newer than the customer's; otherwise it is made
+	// whatever the customer's version (the naive receiver, the
+	// webhook-ignores-order bug). It returns the customer after the call.
+	ApplyCustomerEvent(ctx context.Context, eventID, customer string, version int64, name string, dedup, ordered bool) (applied bool, c Customer, err error)
+	// Customer returns the customer; ok false for one no event set.
+	Customer(ctx context.Context, id string) (c Customer, ok bool, err error)
+}
+
 // Payments stores idempotency key records and ledger rows. In Postgres it
 // is the source of truth: the key row and the ledger row are written in one
 // transaction by CompleteCharge.
@@ -226,6 +249,7 @@ type Ledger interface {
 	Payments
 	Accounts
 	Posts
+	Customers
 	// Reset deletes everything (keys, charges, accounts, debits, posts,
 	// like_ops). Charge ids may keep counting.
 	Reset(ctx context.Context) error

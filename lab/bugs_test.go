@@ -250,6 +250,7 @@ func TestSeededBugs(t *testing.T) {
 	covered[BugWebhook500OnRedelivery] = true    // TestWebhookReceivers
 	covered[BugWebhookEffectBeforeVerify] = true // TestWebhookReceivers
 	covered[BugWebhookDedupeBySignature] = true  // TestWebhookReceivers
+	covered[BugWebhookIgnoresOrder] = true       // TestCustomerEventsOrder
 	for _, b := range Bugs() {
 		if !covered[b.Name] {
 			t.Errorf("bug %s has no probe", b.Name)

@@ -20,6 +20,9 @@ type MemoryLedger struct {
 	debits   map[string][]Debit
 	posts    map[string]int64
 	likeOps  map[likeOp]bool // value: recorded with dedup
+	// customers and the customer events recorded (with dedup)
+	customers map[string]Customer
+	events    map[string]bool
 }
 
 type likeOp struct{ post, op string }
@@ -38,6 +41,44 @@ func (l *MemoryLedger) clear() {
 	l.debits = map[string][]Debit{}
 	l.posts = map[string]int64{}
 	l.likeOps = map[likeOp]bool{}
+	l.customers = map[string]Customer{}
+	l.events = map[string]bool{}
+}
+
+// ApplyCustomerEvent implements Customers.
+func (l *MemoryLedger) ApplyCustomerEvent(ctx context.Context, eventID, customer string, version int64, name string, dedup, ordered bool) (bool, Customer, error) {
+	type result struct {
+		applied bool
+		c       Customer
+	}
+	r, err := locked(ctx, &l.mu, func() (result, error) {
+		if dedup {
+			if l.events[eventID] {
+				return result{false, l.customers[customer]}, nil
+			}
+			l.events[eventID] = true
+		}
+		c, ok := l.customers[customer]
+		if !ordered || !ok || version > c.Version {
+			c = Customer{ID: customer, Name: name, Version: version}
+			l.customers[customer] = c
+		}
+		return result{true, c}, nil
+	})
+	return r.applied, r.c, err
+}
+
+// Customer implements Customers.
+func (l *MemoryLedger) Customer(ctx context.Context, id string) (Customer, bool, error) {
+	type result struct {
+		c  Customer
+		ok bool
+	}
+	r, err := locked(ctx, &l.mu, func() (result, error) {
+		c, ok := l.customers[id]
+		return result{c, ok}, nil
+	})
+	return r.c, r.ok, err
 }
 
 func copyRecord(r KeyRecord) KeyRecord {

@@ -93,7 +93,7 @@ func (l *PostgresLedger) Close() { l.pool.Close() }
 
 // Reset implements Ledger. The sequences keep counting.
 func (l *PostgresLedger) Reset(ctx context.Context) error {
-	_, err := l.pool.Exec(ctx, `TRUNCATE idempotency_keys, payments, accounts, debits, posts, like_ops`)
+	_, err := l.pool.Exec(ctx, `TRUNCATE idempotency_keys, payments, accounts, debits, posts, like_ops, customers, customer_events`)
 	if err != nil {
 		return fmt.Errorf("postgres ledger: reset: %w", err)
 	}

@@ -76,6 +76,17 @@ CREATE TABLE IF NOT EXISTS like_ops (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS like_ops_dedup ON like_ops (post_id, op_id) WHERE dedup;
 CREATE INDEX IF NOT EXISTS like_ops_op ON like_ops (post_id, op_id);
+
+-- customers as webhook events set them; the events applied, by id
+CREATE TABLE IF NOT EXISTS customers (
+	id      text   PRIMARY KEY,
+	name    text   NOT NULL,
+	version bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS customer_events (
+	event_id    text PRIMARY KEY,
+	customer_id text NOT NULL
+);
 `
 
 // migrate creates the schema and tables, serialised by an advisory lock so

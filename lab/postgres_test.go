@@ -564,6 +564,42 @@ func runLedgerExtraChecks(t *testing.T, open func(t *testing.T) Ledger) {
 			t.Errorf("%d duplicates through check-then-like = %d likes, want %d (double counted)", n, got.Likes, n)
 		}
 	})
+
+	t.Run("CustomerEvents", func(t *testing.T) {
+		// ordered and deduplicated: the newest version wins whatever the
+		// order, an event applies once; concurrent deliveries of the
+		// events of one customer leave the newest
+		ctx, l := testCtx(t), open(t)
+		apply := func(ev, cus string, v int64, dedup, ordered bool) (bool, Customer) {
+			t.Helper()
+			applied, c, err := l.ApplyCustomerEvent(ctx, ev, cus, v, fmt.Sprintf("v%d", v), dedup, ordered)
+			if err != nil {
+				t.Fatalf("ApplyCustomerEvent(%s) = %v", ev, err)
+			}
+			return applied, c
+		}
+		if _, ok, err := l.Customer(ctx, "c1"); ok || err != nil {
+			t.Fatalf("Customer(unknown) = %v, %v, want false, nil", ok, err)
+		}
+		apply("e3", "c1", 3, true, true)
+		if applied, c := apply("e1", "c1", 1, true, true); !applied || c.Version != 3 || c.Name != "v3" {
+			t.Errorf("an older event, ordered: applied %v, customer %+v; want recorded, v3 kept", applied, c)
+		}
+		if applied, _ := apply("e1", "c1", 1, true, true); applied {
+			t.Errorf("an event recorded before applied again")
+		}
+		if _, c := apply("e0", "c1", 0, true, false); c.Version != 0 {
+			t.Errorf("an older event, unordered: customer %+v, want v0 (the last wins)", c)
+		}
+		concurrently(8, func(i int) {
+			if _, _, err := l.ApplyCustomerEvent(ctx, fmt.Sprintf("f%d", i), "c2", int64(i), "x", true, true); err != nil {
+				t.Errorf("ApplyCustomerEvent #%d = %v", i, err)
+			}
+		})
+		if c, ok, err := l.Customer(ctx, "c2"); !ok || err != nil || c.Version != 7 {
+			t.Errorf("8 concurrent events: %+v %v %v, want version 7", c, ok, err)
+		}
+	})
 }
 
 // concurrently runs f(0..n-1) in n goroutines released together, and waits.

@@ -27,6 +27,7 @@ func (s *Server) routes() {
 	// Scenario 4: webhook receivers (Standard Webhooks deliveries).
 	s.mux.Handle("POST /webhooks", s.handleWebhook(false))
 	s.mux.Handle("POST /naive/webhooks", s.handleWebhook(true))
+	s.mux.Handle("GET /customers/{id}", s.handleCustomerGet())
 
 	// Operations.
 	s.mux.Handle("GET /healthz", s.handleHealthz())

@@ -180,6 +180,9 @@ const (
 	// their signature header, not their event id: a redelivery, signed
 	// anew, applies again.
 	BugWebhookDedupeBySignature = "webhook-dedupe-by-signature"
+	// BugWebhookIgnoresOrder applies a customer event whatever its order:
+	// an older event delivered late overwrites a newer one.
+	BugWebhookIgnoresOrder = "webhook-ignores-order"
 )
 
 // Limits of the newer key bugs.
@@ -237,6 +240,7 @@ var bugs = []BugInfo{
 	{BugWebhook500OnRedelivery, "webhooks: a redelivery of an event already applied is answered 500, so the provider never stops redelivering (and a charge stands behind every failure answer)"},
 	{BugWebhookEffectBeforeVerify, "webhooks: the event is applied, then its signature verified: a forged delivery is answered 400 with its charge made"},
 	{BugWebhookDedupeBySignature, "webhooks: deliveries are deduplicated by their signature header, not their event id: a redelivery, signed anew with its own timestamp, charges again"},
+	{BugWebhookIgnoresOrder, "webhooks: a customer.updated event is applied whatever its created time: an older event delivered late overwrites the newer state"},
 	{BugCrashStuck, "an in-flight record carries the key's 24 h retention as its lease: a request cut by a crash leaves its key answering 409, restarts included"},
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/idemcheck/idemcheck/webhooks"
 )
@@ -52,6 +53,10 @@ func (s *Server) handleWebhook(naive bool) http.HandlerFunc {
 		id := r.Header.Get("webhook-id")
 		if err := storableText("webhook-id", id); err != nil {
 			problem(w, http.StatusBadRequest, "invalid webhook", err.Error())
+			return
+		}
+		if ce, ok := customerEvent(body); ok && verr == nil {
+			s.applyCustomerEvent(w, r, id, ce, naive)
 			return
 		}
 		req, fp, err := webhookCharge(body)
@@ -132,3 +137,90 @@ type discard struct{}
 func (discard) Header() http.Header         { return http.Header{} }
 func (discard) Write(b []byte) (int, error) { return len(b), nil }
 func (discard) WriteHeader(int)             {}
+
+// customerUpdated is a customer.updated event: it sets the customer's
+// name, and created orders it among the customer's events (a provider's
+// event time; the newest must win whatever order deliveries arrive in).
+type customerUpdated struct {
+	Type    string `json:"type"`
+	Created *int64 `json:"created"`
+	Data    struct {
+		Object struct {
+			ID   string `json:"id"`
+			Name string `json:"name"`
+		} `json:"object"`
+	} `json:"data"`
+}
+
+// customerEvent decodes body as a customer event; ok false when it is not
+// one (its type does not start with "customer.").
+func customerEvent(body []byte) (customerUpdated, bool) {
+	var ev customerUpdated
+	if err := json.Unmarshal(body, &ev); err != nil || !strings.HasPrefix(ev.Type, "customer.") {
+		return ev, false
+	}
+	return ev, true
+}
+
+// applyCustomerEvent applies a verified customer event: the protected
+// receiver records its id with the change, in one transaction, and
+// changes the customer only for a newer event (an older one arriving late
+// is acknowledged and ignored); the naive receiver, and the
+// webhook-ignores-order bug, let whatever arrives last win.
+func (s *Server) applyCustomerEvent(w http.ResponseWriter, r *http.Request, id string, ev customerUpdated, naive bool) {
+	o := ev.Data.Object
+	switch {
+	case ev.Created == nil:
+		problem(w, http.StatusBadRequest, "invalid webhook", "a customer event needs created, the time that orders it: {\"created\":1700000000}")
+		return
+	case o.ID == "":
+		problem(w, http.StatusBadRequest, "invalid webhook", "a customer event needs data.object.id")
+		return
+	}
+	for _, f := range []struct{ name, v string }{{"data.object.id", o.ID}, {"data.object.name", o.Name}} {
+		if err := storableText(f.name, f.v); err != nil {
+			problem(w, http.StatusBadRequest, "invalid webhook", err.Error())
+			return
+		}
+	}
+	ordered := !naive && !s.bugs[BugWebhookIgnoresOrder]
+	if !ordered && !naive {
+		s.log.Warn("seeded bug: a customer event applied whatever its order", "bug", BugWebhookIgnoresOrder)
+	}
+	_, c, err := s.ledger.ApplyCustomerEvent(context.WithoutCancel(r.Context()), id, o.ID, *ev.Created, o.Name, !naive, ordered)
+	if err != nil {
+		s.unavailable(w, "apply the event", err)
+		return
+	}
+	encode(w, http.StatusOK, customerView(c))
+}
+
+// customerJSON is a customer as the lab shows it.
+type customerJSON struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Version int64  `json:"version"`
+}
+
+func customerView(c Customer) customerJSON { return customerJSON(c) }
+
+// handleCustomerGet answers GET /customers/{id}: the customer as its
+// newest applied event set it, 404 for one no event set.
+func (s *Server) handleCustomerGet() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		if err := storableText("id", id); err != nil {
+			problem(w, http.StatusBadRequest, "invalid customer id", err.Error())
+			return
+		}
+		c, ok, err := s.ledger.Customer(r.Context(), id)
+		switch {
+		case err != nil:
+			s.unavailable(w, "read the customer", err)
+		case !ok:
+			problem(w, http.StatusNotFound, "no such customer", "no customer event named "+id)
+		default:
+			encode(w, http.StatusOK, customerView(c))
+		}
+	}
+}

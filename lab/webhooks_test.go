@@ -79,3 +79,63 @@ func TestWebhookReceivers(t *testing.T) {
 		t.Errorf("%s: 10 concurrent deliveries applied %d times, want more than once", BugWebhookIDAfterEffect, n)
 	}
 }
+
+// deliverEvent sends a Standard Webhooks delivery of event id with body.
+func deliverEvent(tl *testLab, path, id, body string) *httptest.ResponseRecorder {
+	s, _ := webhooks.New("standard", WebhookSecret, webhooks.Custom{})
+	r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+	s.Sign(r.Header, id, tl.clock.Now(), []byte(body), webhooks.Genuine)
+	w := httptest.NewRecorder()
+	tl.ServeHTTP(w, r)
+	return w
+}
+
+// TestCustomerEventsOrder: customer events delivered newest first: the
+// protected receiver keeps the newest state (the late older event
+// acknowledged, ignored), the naive receiver and webhook-ignores-order let
+// the last delivery win.
+func TestCustomerEventsOrder(t *testing.T) {
+	t.Parallel()
+	event := func(v int) string {
+		return fmt.Sprintf(`{"type":"customer.updated","created":%d,"data":{"object":{"id":"cus_1","name":"v%d"}}}`, v, v)
+	}
+	for _, c := range []struct {
+		name, path, bug string
+		want            string
+	}{
+		{"protected", "/webhooks", "", `200 200 200 {"id":"cus_1","name":"v3","version":3}`},
+		{"ignores order", "/webhooks", BugWebhookIgnoresOrder, `200 200 200 {"id":"cus_1","name":"v1","version":1}`},
+		{"naive", "/naive/webhooks", "", `200 200 200 {"id":"cus_1","name":"v1","version":1}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := Config{}
+			if c.bug != "" {
+				cfg.Bugs = []string{c.bug}
+			}
+			tl := newTestLab(t, cfg)
+			a := deliverEvent(tl, c.path, "evt_3", event(3))
+			b := deliverEvent(tl, c.path, "evt_1", event(1)) // late
+			again := deliverEvent(tl, c.path, "evt_3", event(3))
+			if c.name == "naive" {
+				// the naive receiver applies the redelivery too: it is last
+				again = deliverEvent(tl, c.path, "evt_1", event(1))
+			}
+			rr := httptest.NewRecorder()
+			tl.ServeHTTP(rr, httptest.NewRequest(http.MethodGet, "/customers/cus_1", nil))
+			got := rr.Body.String()
+			if s := fmt.Sprintf("%d %d %d %s", a.Code, b.Code, again.Code, strings.TrimSpace(got)); s != c.want {
+				t.Errorf("got  %s\nwant %s", s, c.want)
+			}
+		})
+	}
+	tl := newTestLab(t, Config{})
+	if w := deliverEvent(tl, "/webhooks", "evt_x", `{"type":"customer.updated","data":{"object":{"id":"cus_2"}}}`); w.Code != 400 || !strings.Contains(w.Body.String(), "created") {
+		t.Errorf("an event without created: %d %s, want 400 naming created", w.Code, w.Body)
+	}
+	r := httptest.NewRequest(http.MethodGet, "/customers/cus_none", nil)
+	w := httptest.NewRecorder()
+	tl.ServeHTTP(w, r)
+	if w.Code != 404 {
+		t.Errorf("GET /customers/cus_none = %d, want 404", w.Code)
+	}
+}

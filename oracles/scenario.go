@@ -80,6 +80,16 @@ func FromScenarioTargets(sc *scenarios.Scenario, targets []*url.URL, rt http.Rou
 			} else {
 				out = append(out, &SumEffects{OracleName: o.Name, Parts: parts})
 			}
+		case o.State != nil && o.State.PerObject != nil:
+			t, err := scenarios.NewTemplate(field+".state.per_object", o.State.PerObject.Request, http.MethodGet, getenv)
+			if err != nil {
+				return nil, err
+			}
+			target := targets[0]
+			out = append(out, &HTTPState{OracleName: o.Name, Client: client, Value: o.State.PerObject.Value, Concurrency: o.State.Concurrency,
+				PerObject: func(ctx context.Context, obj string) (*http.Request, error) {
+					return t.Build(ctx, target, scenarios.Vars{Object: obj})
+				}})
 		case o.Counter != nil:
 			rf, err := reqFn(".counter", o.Counter.Request)
 			if err != nil {
@@ -99,7 +109,7 @@ func FromScenarioTargets(sc *scenarios.Scenario, targets []*url.URL, rt http.Rou
 			out = append(out, &HTTPAccount{OracleName: o.Name, Client: client, Request: rf, Balance: a.Balance, Version: a.Version,
 				Applied: af, List: a.Applied.List, Key: a.Applied.Key, Amount: a.Applied.Amount})
 		default:
-			return nil, fmt.Errorf("%s (%s): declares no oracle kind: set effects, counter or account", field, o.Name)
+			return nil, fmt.Errorf("%s (%s): declares no oracle kind: set effects, counter, account or state", field, o.Name)
 		}
 	}
 	return out, nil

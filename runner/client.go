@@ -255,6 +255,9 @@ func (c *Client) send(s *session, a *history.Attempt, req *http.Request) {
 		defer func() {
 			a.Answers = c.answers(s, ctx, seen.Take())
 			a.Bit = seen.Bit()
+			if t := seen.Released(); !t.IsZero() {
+				a.Sent = t.Sub(c.start)
+			}
 		}()
 	}
 	if err != nil {

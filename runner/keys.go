@@ -24,6 +24,7 @@ type Keys struct {
 	fromEnv  bool
 	users    []string
 	hook     *scenarios.Webhook
+	object   *scenarios.Text // operation.object; nil for none
 	pcg      rand.PCG
 	rnd      *rand.Rand
 }
@@ -40,6 +41,10 @@ func NewKeys(sc *scenarios.Scenario, seed, nonce uint64, env func(string) string
 			return nil, err
 		}
 		k.fromEnv = scenarios.ReadsEnv(kv)
+	}
+	var err error
+	if k.object, err = scenarios.ObjectText(sc, env); err != nil {
+		return nil, err
 	}
 	return k, nil
 }
@@ -68,5 +73,6 @@ func (k *Keys) Op(ctx context.Context, id int) history.Op {
 	if forged, _ := k.hook.Forges(id, op.Key); forged {
 		op.Check = history.CheckForged
 	}
+	op.Object, _ = scenarios.ObjectOf(ctx, k.object, op, k.runToken)
 	return op
 }

@@ -91,11 +91,14 @@ func (w *worker) runOp(id int, intended time.Duration) {
 	if forged, _ := r.hook.Forges(id, op.Key); forged {
 		op.Check = history.CheckForged
 	}
+	if keyErr == nil {
+		op.Object, keyErr = scenarios.ObjectOf(r.ctx, r.object, op, r.runToken)
+	}
 	w.rec.ops.add(op)
 	if r.opObs != nil {
 		r.opObs.OpStarted(op)
 	}
-	v := scenarios.Vars{Key: op.Key, Seq: id, User: op.User, Rand: w.rnd, Run: r.runToken}
+	v := scenarios.Vars{Key: op.Key, Seq: id, User: op.User, Rand: w.rnd, Run: r.runToken, Object: op.Object}
 	state := history.NotSent
 	handedOff := false
 	defer func() {

@@ -110,7 +110,7 @@ func (l *attemptLog) add(a history.Attempt) {
 	l.n++
 	fi, known := faultIndex(a.Fault)
 	if !known || a.Err != "" || a.Body != "" || a.Fields != nil || a.Answers != nil || a.Headers != nil || a.Expired ||
-		a.Label != "" || a.Synced != 0 || a.Request != nil || !fits32(a.Op, a.N, a.Target, a.Copies, a.Status) {
+		a.Label != "" || a.Synced != 0 || a.Sent != 0 || a.Request != nil || !fits32(a.Op, a.N, a.Target, a.Copies, a.Status) {
 		l.rare = append(l.rare, a)
 		l.recs.add(compactAttempt{op: int32(min(max(a.Op, -1), math.MaxInt32)), rare: int32(len(l.rare))})
 		return

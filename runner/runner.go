@@ -387,6 +387,7 @@ type run struct {
 	op        *scenarios.Template
 	statics   []*static       // the operation per target when it has no template, else nil
 	key       *scenarios.Text // operation.key.value; nil draws a UUID
+	object    *scenarios.Text // operation.object; nil for none
 	replay    *replayer       // operation.replay; nil for none
 	keyHeader string
 	keyField  string
@@ -503,6 +504,9 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 		if r.key, err = scenarios.NewText("operation.key.value", kv, env); err != nil {
 			return nil, err
 		}
+	}
+	if r.object, err = scenarios.ObjectText(sc, env); err != nil {
+		return nil, err
 	}
 	if rp := sc.Operation.Replay; rp != nil {
 		if r.replay, err = newReplayer(rp, env); err != nil {

@@ -226,7 +226,7 @@ func TestAttemptLogKeepsEveryField(t *testing.T) {
 func TestAttemptLogKnowsEveryField(t *testing.T) {
 	t.Parallel()
 	known := []string{"Op", "N", "Fault", "Outcome", "Status", "Intended", "Start", "End", "Fingerprint",
-		"Fields", "Err", "Target", "Copies", "Size", "Body", "Answers", "Headers", "Expired", "Label", "Request", "Bit", "Synced"}
+		"Fields", "Err", "Target", "Copies", "Size", "Body", "Answers", "Headers", "Expired", "Label", "Request", "Bit", "Synced", "Sent"}
 	var got []string
 	for f := range reflect.TypeFor[history.Attempt]().Fields() {
 		got = append(got, f.Name)

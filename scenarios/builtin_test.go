@@ -27,6 +27,7 @@ func TestBuiltinNames(t *testing.T) {
 		"debit-cas", "debit-cas-naive",
 		"likes-duplicate", "likes-duplicate-naive",
 		"webhooks", "webhooks-naive",
+		"webhooks-ordered", "webhooks-ordered-naive",
 	}
 	if diff := cmp.Diff(want, BuiltinNames()); diff != "" {
 		t.Errorf("BuiltinNames() (-want +got):\n%s", diff)

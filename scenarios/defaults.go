@@ -110,6 +110,14 @@ func (s *Scenario) applyDefaults() {
 	}
 	for i := range s.Oracles {
 		o := &s.Oracles[i]
+		if st := o.State; st != nil {
+			if st.Concurrency == 0 && !s.set(fmt.Sprintf("oracles[%d].state.concurrency", i)) {
+				st.Concurrency = DefaultOracleConcurrency
+			}
+			if st.PerObject != nil {
+				method(&st.PerObject.Request, "GET")
+			}
+		}
 		if e := o.Effects; e != nil {
 			if e.Concurrency == 0 && !s.set(fmt.Sprintf("oracles[%d].effects.concurrency", i)) {
 				e.Concurrency = DefaultOracleConcurrency

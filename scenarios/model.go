@@ -107,6 +107,12 @@ type Operation struct {
 	// provider signs it: the op's key is the event id (the same on every
 	// redelivery), the timestamp and signature made anew per attempt.
 	Webhook *Webhook `yaml:"webhook"`
+	// Object is a template naming the object each op's event updates
+	// ('cus_{{div .Seq 4}}': four events per customer, in Seq order);
+	// its templates and the state oracle's see it as {{.Object}}.
+	// ordered_apply groups the ops by it: an object's final state must
+	// be its newest acknowledged event's.
+	Object string `yaml:"object"`
 }
 
 // Webhook is how deliveries are signed (package webhooks): a provider's
@@ -270,6 +276,18 @@ type Oracle struct {
 	// Account reads a balance and version before and after the run, and the
 	// list of applied operations after it.
 	Account *AccountOracle `yaml:"account"`
+	// State reads, per object (operation.object), the order of the event
+	// whose state the object holds.
+	State *StateOracle `yaml:"state"`
+}
+
+// StateOracle reads each object's state after the run with one GET per
+// object (its templates see {{.Object}}). Value selects the order of the
+// event the state came from: the Seq the event's body carried. A 404 is
+// an object with no state.
+type StateOracle struct {
+	PerObject   *Probe `yaml:"per_object"`
+	Concurrency int    `yaml:"concurrency"` // reads in parallel, default 8
 }
 
 // EffectsOracle counts effects per key: with one GET per key (PerKey, its

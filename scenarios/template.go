@@ -13,6 +13,8 @@ import (
 	"text/template"
 
 	"github.com/google/uuid"
+
+	"github.com/idemcheck/idemcheck/history"
 )
 
 // Vars is what a request template sees.
@@ -30,6 +32,9 @@ type Vars struct {
 	// Rand feeds randInt and uuid; seed it from the run's seed and the op so
 	// the same seed renders the same requests. Nil uses a fixed source.
 	Rand *rand.Rand
+	// Object is the object the op's event updates (operation.object
+	// rendered); in a state oracle's request, the object read.
+	Object string
 	// Minted is the key the server returned in the op's latest answer
 	// that carried one (operation.key.from_answer), "" before it: what
 	// the attempt sends as its key.
@@ -367,4 +372,22 @@ func (sc *Scenario) ChargeCents() int64 {
 		return 0
 	}
 	return max(charge.Amount, 0)
+}
+
+// ObjectText compiles sc's operation.object; nil when it names none.
+func ObjectText(sc *Scenario, env func(string) string) (*Text, error) {
+	if sc.Operation.Object == "" {
+		return nil, nil
+	}
+	return NewText("operation.object", sc.Operation.Object, env)
+}
+
+// ObjectOf renders the object op updates (operation.object compiled by
+// ObjectText, from the op's id, key and user and the run's token); "" when
+// t is nil.
+func ObjectOf(ctx context.Context, t *Text, op history.Op, run string) (string, error) {
+	if t == nil {
+		return "", nil
+	}
+	return t.Render(ctx, Vars{Seq: op.ID, Key: op.Key, User: op.User, Run: run})
 }

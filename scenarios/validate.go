@@ -97,6 +97,7 @@ func (s *Scenario) validate() []problem {
 	c.webhook()
 	c.requests()
 	c.replay()
+	c.object()
 	c.expectations()
 	c.response()
 	oracleKinds := c.oracles()

@@ -65,6 +65,10 @@ func (c *checker) invariants(kinds map[string]string) {
 			c.add(at+".check", "rejects_forged needs forged deliveries to judge: operation.webhook.forged",
 				"operation: {webhook: {profile: standard, secret: '{{env \"WEBHOOK_SECRET\"}}', forged: 0.1}}", "operation.webhook")
 		}
+		if inv.Check == checks.OrderedApply && s.Operation.Object == "" {
+			c.add(at+".check", "ordered_apply groups the ops by the object their event updates: operation.object",
+				`operation: {object: 'cus_{{div .Seq 4}}'}`, "operation.object")
+		}
 		if want == "" {
 			if inv.Oracle != "" {
 				c.add(at+".oracle", inv.Check+" reads no oracle: it compares the answers in the history", "remove oracle")

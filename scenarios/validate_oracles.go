@@ -79,6 +79,25 @@ func (c *checker) oracles() map[string]string {
 				c.probe(ca, cn.Probe, oracleVars)
 			}
 		}
+		if st := o.State; st != nil {
+			n++
+			kind = history.KindState
+			sa := at + ".state"
+			if st.PerObject == nil {
+				c.add(sa+".per_object", "per_object is required: the read of one object", "per_object: {path: '/customers/{{.Object}}', value: $.version}")
+			} else {
+				c.probe(sa+".per_object", *st.PerObject, Vars{Object: "obj_1"})
+				if !strings.Contains(st.PerObject.Path+st.PerObject.Body, ".Object") {
+					c.add(sa+".per_object", "per_object reads one object at a time but never sends {{.Object}}", "path: '/customers/{{.Object}}'")
+				}
+				if st.PerObject.Value == "" {
+					c.add(sa+".per_object.value", "value is required: where the answer says which event the state came from", "value: $.version")
+				}
+			}
+			if st.Concurrency < 1 {
+				c.add(sa+".concurrency", fmt.Sprintf("concurrency must be at least 1, got %d", st.Concurrency), fmt.Sprintf("leave it out for %d", DefaultOracleConcurrency))
+			}
+		}
 		if a := o.Account; a != nil {
 			n++
 			kind = history.KindAccount
@@ -93,9 +112,9 @@ func (c *checker) oracles() map[string]string {
 		}
 		switch {
 		case n == 0:
-			c.add(at, "an oracle needs one of effects, counter or account", "effects counts effects per key; counter reads one number; account reads a balance and version")
+			c.add(at, "an oracle needs one of effects, counter, account or state", "effects counts effects per key; counter reads one number; account reads a balance and version; state reads each object's")
 		case n > 1:
-			c.add(at, "an oracle reads one thing: set one of effects, counter or account", "split it into two oracles")
+			c.add(at, "an oracle reads one thing: set one of effects, counter, account or state", "split it into two oracles")
 		}
 		if o.Name != "" {
 			if _, dup := kinds[o.Name]; !dup {

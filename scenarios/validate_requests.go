@@ -101,6 +101,27 @@ func (c *checker) keyValue(text string) {
 
 var keyRef = regexp.MustCompile(`\.Key\b`)
 
+// object checks operation.object: it compiles and renders a non-empty
+// name with sample values, and does not read .Object, which it defines.
+func (c *checker) object() {
+	text := c.s.Operation.Object
+	if text == "" {
+		return
+	}
+	const at = "operation.object"
+	if strings.Contains(text, ".Object") {
+		c.add(at, "the object template reads .Object, the value it defines", `build it from .Seq or .Key: "cus_{{div .Seq 4}}"`)
+		return
+	}
+	sample := Vars{Seq: 1, Key: "00000000-0000-4000-8000-000000000000"}
+	if len(c.s.Users) > 0 {
+		sample.User = c.s.Users[0]
+	}
+	if name, ok := c.render(at, text, sample); ok && strings.TrimSpace(name) == "" {
+		c.add(at, "the object template renders an empty name", `object: "cus_{{div .Seq 4}}"`)
+	}
+}
+
 // replay checks operation.replay: a count, a wait within the retention,
 // and a body that renders to JSON.
 func (c *checker) replay() {
