@@ -198,9 +198,9 @@ func probes() []probe {
 		{id: "W01", run: probeW01,
 			requests: func(a *Auditor) int {
 				if a.hook != nil && a.hook.Timed() {
-					return w01Rounds * 4
+					return w01Rounds * 6
 				}
-				return w01Rounds * 3
+				return w01Rounds * 5
 			},
 			needs: func(a *Auditor) string {
 				if a.hook == nil {
@@ -208,7 +208,7 @@ func probes() []probe {
 				}
 				return ""
 			},
-			probes: fmt.Sprintf("%d rounds of an event delivered signed with another key, one stamped an hour ago (where the profile signs a timestamp), and one delivered forged, then genuine: every forgery refused 4xx with no effect, the genuine delivery after it applied once", w01Rounds)},
+			probes: fmt.Sprintf("%d rounds of an event delivered signed with another key, one stamped an hour ago (where the profile signs a timestamp), one delivered forged, then genuine, and one delivered genuine, then redelivered forged: every forgery refused 4xx with no effect (never answered from the store), the genuine delivery after it applied once", w01Rounds)},
 	}
 	for i, c := range checks.ContractChecks() {
 		if ps[i].id != c.ID {

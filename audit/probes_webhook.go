@@ -24,8 +24,9 @@ var webhookChecks = map[string]bool{
 }
 
 // probeW01 delivers forged events: per round, one signed with another key,
-// one stamped an hour ago (where the scheme signs a timestamp), and one
-// forged, then delivered genuine.
+// one stamped an hour ago (where the scheme signs a timestamp), one
+// forged, then delivered genuine, and one delivered genuine, then
+// redelivered forged.
 func probeW01(ctx context.Context, a *Auditor) time.Duration {
 	forgeries := []webhooks.Forgery{webhooks.BadSignature}
 	roles := []string{checks.RoleBadSignature}
@@ -48,6 +49,15 @@ func probeW01(ctx context.Context, a *Auditor) time.Duration {
 		}
 		a.send(ctx, req{label: label(round, checks.RoleBadSignature, "then genuine"), op: o, forgery: webhooks.BadSignature})
 		a.send(ctx, req{label: label(round, checks.RoleGenuine, ""), op: o})
+		keys = append(keys, o.key)
+		// an applied event redelivered forged: refused, not answered
+		// from the store
+		if o, err = a.newOp(ctx, "W01"); err != nil {
+			return 0
+		}
+		if first := a.send(ctx, req{label: label(round, checks.RoleApplied, ""), op: o}); first.Acked() {
+			a.send(ctx, req{label: label(round, checks.RoleForgedAgain, ""), op: o, forgery: webhooks.BadSignature})
+		}
 		keys = append(keys, o.key)
 	}
 	a.effects(ctx, "W01", keys...)

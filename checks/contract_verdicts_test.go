@@ -438,7 +438,7 @@ func TestRetentionCheckpoints(t *testing.T) {
 func TestRolesHaveNoDetail(t *testing.T) {
 	for _, role := range []string{RoleOriginal, RoleWinnerAgain, RoleOwnKey, RoleFlood, RoleKeylessFirst, RoleKeylessSecond, RolePrefixed,
 		RoleFirst, RoleRetry, RoleCopy, RoleBody, RolePast, RoleNormal, RoleErrorBody, RoleQuoted, RoleRaw,
-		RoleBadSignature, RoleStale, RoleGenuine} {
+		RoleBadSignature, RoleStale, RoleGenuine, RoleApplied, RoleForgedAgain} {
 		if strings.Contains(role, ", ") || Role(Label(3, role, "a detail")) != role {
 			t.Errorf("role %q does not survive a label", role)
 		}

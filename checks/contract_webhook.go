@@ -1,6 +1,11 @@
 package checks
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/idemcheck/idemcheck/history"
+)
 
 // The roles of W01's deliveries (an audit with --webhook).
 const (
@@ -12,15 +17,28 @@ const (
 	// RoleGenuine is a genuine delivery of an event after a forged one
 	// with its id.
 	RoleGenuine = "the same event signed rightly"
+	// RoleApplied is the genuine delivery of an event a forged
+	// redelivery (RoleForgedAgain) follows.
+	RoleApplied = "an event delivered genuine"
+	// RoleForgedAgain is a redelivery of an applied event, signed with
+	// another key.
+	RoleForgedAgain = "its redelivery signed with another key"
 )
 
 // judgeW01 judges forged webhook deliveries: each must be refused with a
 // 4xx and have no effect, and must not burn its event id (a genuine
 // delivery of the same event after it is applied, once).
 func judgeW01(c *contractRun, ops []probeOp) {
-	var forgedOnly, followed []string
+	var forgedOnly, followed, again []string
 	judged := 0
 	for _, o := range ops {
+		if first := o.one(RoleApplied); first != nil {
+			if judgeForgedAgain(c, o, first) {
+				judged++
+				again = append(again, o.Key)
+			}
+			continue
+		}
 		forged, what := o.one(RoleBadSignature), "signed with another key"
 		if forged == nil {
 			forged, what = o.one(RoleStale), "stamped an hour ago"
@@ -57,9 +75,9 @@ func judgeW01(c *contractRun, ops []probeOp) {
 	if judged == 0 {
 		return
 	}
-	n := c.count(append(append([]string{}, forgedOnly...), followed...)...)
+	n := c.count(slices.Concat(forgedOnly, followed, again)...)
 	if n == nil {
-		c.pass = fmt.Sprintf("%d forged deliveries (another key, an hour-old timestamp) each refused with a 4xx; a genuine delivery after one applied (judged from the answers alone: a receiver that applies before it verifies answers the same, --effects counts)", judged)
+		c.pass = fmt.Sprintf("%d forged deliveries (another key, an hour-old timestamp, a redelivery of an applied event) each refused with a 4xx; a genuine delivery after one applied (judged from the answers alone: a receiver that applies before it verifies answers the same, --effects counts)", judged)
 		return
 	}
 	for _, k := range forgedOnly {
@@ -75,5 +93,38 @@ func judgeW01(c *contractRun, ops []probeOp) {
 			c.fail(Critical, "event %s: %d effects from a forged delivery and a genuine one: the forgery was applied too", k, n[k])
 		}
 	}
-	c.pass = fmt.Sprintf("%d forged deliveries (another key, an hour-old timestamp) each refused with a 4xx and no effect; a genuine delivery after one applied once", judged)
+	for _, k := range again {
+		switch {
+		case n[k] == 0:
+			c.fail(Critical, "event %s: acknowledged, but no effect", k)
+		case n[k] > 1:
+			c.fail(Critical, "event %s: %d effects from a genuine delivery and its forged redelivery: the forgery was applied again", k, n[k])
+		}
+	}
+	c.pass = fmt.Sprintf("%d forged deliveries (another key, an hour-old timestamp, a redelivery of an applied event) each refused with a 4xx and no effect; a genuine delivery after one applied once", judged)
+}
+
+// judgeForgedAgain judges an event delivered genuine, then redelivered
+// forged: the forgery must be refused 4xx, not answered with the stored
+// answer (a receiver that deduplicates before it verifies hands its
+// answers to anyone who knows an event id). It reports whether the
+// forgery was judged, the op's effects to be counted (one).
+func judgeForgedAgain(c *contractRun, o probeOp, first *history.Attempt) bool {
+	if !c.first(first, "the genuine delivery") {
+		return false
+	}
+	forged := o.one(RoleForgedAgain)
+	c.show(forged)
+	const desc = "a forged redelivery of an applied event"
+	switch {
+	case forged != nil && forged.Acked():
+		c.fail(High, "%s was answered %d: the receiver deduplicated (and answered) before it verified the signature", desc, forged.Status)
+	case forged != nil && is5xx(forged):
+		c.fail(High, "%s was answered %d, not 4xx: it got past verification, or crashed the receiver", desc, forged.Status)
+	case c.bad(forged, desc):
+		return forged != nil && forged.Expired
+	case forged.Status < 400 || forged.Status > 499:
+		c.fail(Medium, "%s was answered %d, not 4xx", desc, forged.Status)
+	}
+	return true
 }

@@ -73,6 +73,7 @@ func TestAuditWebhook(t *testing.T) {
 		{"500 on redelivery", "webhook-500-on-redelivery", "/webhooks", "C03,C09", []string{"C03", "C09"}, checks.High},
 		{"dedupe by signature", "webhook-dedupe-by-signature", "/webhooks", "C03,C09", []string{"C03", "C09"}, checks.Critical},
 		{"id after effect", "webhook-id-after-effect", "/webhooks", "C06", []string{"C06"}, checks.Critical},
+		{"dedupe before verify", "webhook-dedupe-before-verify", "/webhooks", "W01,C03", []string{"W01"}, checks.High},
 		{"naive receiver", "", "/naive/webhooks", "C03,C06,W01", []string{"C03", "C06"}, checks.Critical},
 	} {
 		t.Run(c.name, func(t *testing.T) {

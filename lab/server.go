@@ -183,6 +183,10 @@ const (
 	// BugWebhookIgnoresOrder applies a customer event whatever its order:
 	// an older event delivered late overwrites a newer one.
 	BugWebhookIgnoresOrder = "webhook-ignores-order"
+	// BugWebhookDedupeBeforeVerify looks a delivery's event id up before
+	// it verifies the signature: a forged redelivery of an applied event
+	// gets the stored answer.
+	BugWebhookDedupeBeforeVerify = "webhook-dedupe-before-verify"
 )
 
 // Limits of the newer key bugs.
@@ -241,6 +245,7 @@ var bugs = []BugInfo{
 	{BugWebhookEffectBeforeVerify, "webhooks: the event is applied, then its signature verified: a forged delivery is answered 400 with its charge made"},
 	{BugWebhookDedupeBySignature, "webhooks: deliveries are deduplicated by their signature header, not their event id: a redelivery, signed anew with its own timestamp, charges again"},
 	{BugWebhookIgnoresOrder, "webhooks: a customer.updated event is applied whatever its created time: an older event delivered late overwrites the newer state"},
+	{BugWebhookDedupeBeforeVerify, "webhooks: the event id is looked up before the signature is verified: a forged redelivery of an applied event is answered its stored 2xx"},
 	{BugCrashStuck, "an in-flight record carries the key's 24 h retention as its lease: a request cut by a crash leaves its key answering 409, restarts included"},
 }
 

@@ -46,6 +46,9 @@ func (s *Server) handleWebhook(naive bool) http.HandlerFunc {
 		}
 		verr := s.webhook.Verify(r.Header, body, s.cfg.Clock(), webhooks.DefaultTolerance)
 		late := s.bugs[BugWebhookEffectBeforeVerify] && !naive
+		if verr != nil && s.bugs[BugWebhookDedupeBeforeVerify] && !naive && s.replayUnverified(w, r, body) {
+			return
+		}
 		if verr != nil && !late {
 			problem(w, http.StatusBadRequest, "invalid webhook", verr.Error())
 			return
@@ -223,4 +226,27 @@ func (s *Server) handleCustomerGet() http.HandlerFunc {
 			encode(w, http.StatusOK, customerView(c))
 		}
 	}
+}
+
+// replayUnverified is the webhook-dedupe-before-verify bug: a delivery
+// whose event id is already applied is answered the stored answer before
+// its signature is looked at, forged or not. It reports whether it
+// answered.
+func (s *Server) replayUnverified(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	id := r.Header.Get("webhook-id")
+	if storableText("webhook-id", id) != nil {
+		return false
+	}
+	req, fp, err := webhookCharge(body)
+	if err != nil {
+		return false
+	}
+	ctx := context.WithoutCancel(r.Context())
+	rows, err := s.ledger.ChargesByKey(ctx, id)
+	if err != nil || len(rows) == 0 {
+		return false
+	}
+	s.log.Warn("seeded bug: a known webhook event answered before its signature was verified", "bug", BugWebhookDedupeBeforeVerify)
+	s.chargeProtected(ctx, w, s.newChargeOp(WebhookPrincipal, id, req, fp))
+	return true
 }

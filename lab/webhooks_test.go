@@ -55,6 +55,8 @@ func TestWebhookReceivers(t *testing.T) {
 		{"500 on redelivery", "/webhooks", BugWebhook500OnRedelivery, "forged=400/0 stale=400/0 first=201 again=500 later=500 evt_1=1 evt_2=1"},
 		{"effect before verify", "/webhooks", BugWebhookEffectBeforeVerify, "forged=400/1 stale=400/1 first=201 again=201 later=201 evt_1=1 evt_2=1"},
 		{"dedupe by signature", "/webhooks", BugWebhookDedupeBySignature, "forged=400/0 stale=400/0 first=201 again=201 later=201 evt_1=2 evt_2=1"},
+		// forged deliveries of new events are refused as ever
+		{"dedupe before verify", "/webhooks", BugWebhookDedupeBeforeVerify, "forged=400/0 stale=400/0 first=201 again=201 later=201 evt_1=1 evt_2=1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := Config{}
@@ -65,6 +67,23 @@ func TestWebhookReceivers(t *testing.T) {
 				t.Errorf("got  %s\nwant %s", got, c.want)
 			}
 		})
+	}
+	// a forged redelivery of an applied event: refused, unless the id is
+	// looked up before the signature
+	for _, bug := range []string{"", BugWebhookDedupeBeforeVerify} {
+		cfg := Config{}
+		if bug != "" {
+			cfg.Bugs = []string{bug}
+		}
+		tl := newTestLab(t, cfg)
+		deliver(tl, "/webhooks", "evt_7", webhooks.Genuine)
+		want := 400
+		if bug != "" {
+			want = 201
+		}
+		if w := deliver(tl, "/webhooks", "evt_7", webhooks.BadSignature); w.Code != want || tl.ledgerCount(t, "evt_7") != 1 {
+			t.Errorf("bug %q: a forged redelivery of an applied event: %d, %d charges; want %d, 1", bug, w.Code, tl.ledgerCount(t, "evt_7"), want)
+		}
 	}
 	// concurrent deliveries of one event, with the id recorded after the
 	// charge: more than one applies
