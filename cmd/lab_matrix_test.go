@@ -23,14 +23,13 @@ import (
 
 var long = flag.Bool("long", false, "with IDEMCHECK_LONG=1: run the seed sweeps over 100 seeds instead of 20")
 
-// seedCount is the seed sweeps' size: 2 seeds on memory in the default
-// suite, 20 on every backend in the long one (IDEMCHECK_LONG=1), 100 with
-// -long as well.
+// seedCount is the seed sweeps' size, in the long suite only
+// (IDEMCHECK_LONG=1): 20 seeds on every backend, 100 with -long as well.
 func seedCount() int {
 	if *long && testenv.Long() {
 		return 100
 	}
-	return testenv.Pick(1, 20) // the fast suite proves one seed; the long one sweeps
+	return 20
 }
 
 // backend names where the lab keeps its state.
@@ -328,6 +327,11 @@ func TestPendingCatchers(t *testing.T) {
 // every built-in scenario under its faults, on every backend, over many
 // seeds: idemcheck accuses nothing correct.
 func TestProtectedHoldsOverSeeds(t *testing.T) {
+	// The fast suite runs every built-in once on the memory lab in
+	// TestDemo, which requires every expectation met (each protected
+	// scenario held, each naive one caught); the sweeps over seeds and
+	// backends are the long suite's.
+	testenv.SkipUnlessLong(t)
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("seed sweep: skipped with -short")
@@ -351,6 +355,7 @@ func TestProtectedHoldsOverSeeds(t *testing.T) {
 // TestNaiveCaughtOverSeeds: every naive endpoint is caught on every seed
 // (the naive scenarios expect a violation, so a caught one exits 0).
 func TestNaiveCaughtOverSeeds(t *testing.T) {
+	testenv.SkipUnlessLong(t) // as TestProtectedHoldsOverSeeds: TestDemo in the fast suite
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("seed sweep: skipped with -short")
