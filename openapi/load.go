@@ -53,7 +53,12 @@ type Skipped struct {
 
 // Name is the operation as a line names it: its operationId, or
 // "METHOD /path".
-func (s Skipped) Name() string { return opName(s.OperationID, s.Method, s.Path) }
+func (s Skipped) Name() string {
+	if s.Method == "*" {
+		return "every operation at " + s.Path // a path item that did not resolve
+	}
+	return opName(s.OperationID, s.Method, s.Path)
+}
 
 func opName(id, method, path string) string {
 	if id != "" {
@@ -283,6 +288,16 @@ func (r *reader) prune(root map[string]any) []Skipped {
 			continue
 		}
 		itemPtr := "#/paths/" + escape(p)
+		if _, ok := item["$ref"]; ok {
+			// a path item kept elsewhere: when it does not resolve, its
+			// operations are unknown; the path is left out, not the
+			// document
+			if b := r.brokenIn(item, r.base, itemPtr, map[string]bool{}); b.ptr != "" {
+				out = append(out, Skipped{Method: "*", Path: p, Pointer: b.ptr, Reason: b.why})
+				delete(paths, p)
+			}
+			continue
+		}
 		shared := r.brokenIn(item["parameters"], r.base, itemPtr+"/parameters", map[string]bool{})
 		for _, m := range Methods {
 			op, ok := item[m].(map[string]any)

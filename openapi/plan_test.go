@@ -316,6 +316,38 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
+// A path item kept in another file that is not there leaves that path out,
+// named with its pointer; the document's other operations are planned.
+func TestLoadBrokenPathItem(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "spec.yaml")
+	spec := `openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /gone:
+    $ref: missing.yaml#/paths/~1gone
+  /a:
+    post:
+      operationId: a
+      parameters: [{name: Idempotency-Key, in: header, schema: {type: string}}]
+      requestBody: {content: {application/json: {schema: {type: object, properties: {n: {type: integer}}}}}}
+      responses: {"200": {description: ok}}
+`
+	if err := os.WriteFile(p, []byte(spec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(context.Background(), p, nil)
+	if err != nil {
+		t.Fatalf("a broken path item refuses the document: %v", err)
+	}
+	if len(s.Broken) != 1 || s.Broken[0].Path != "/gone" || s.Broken[0].Pointer != "#/paths/~1gone/$ref" || !strings.Contains(s.Broken[0].Reason, "missing.yaml") {
+		t.Errorf("broken = %+v, want /gone at #/paths/~1gone/$ref naming missing.yaml", s.Broken)
+	}
+	if ops, _ := plan(t, s, PlanOptions{}); ops["a"].Path != "/a" {
+		t.Errorf("operation a not planned beside the broken path")
+	}
+}
+
 func TestLoadURL(t *testing.T) {
 	files := map[string]string{
 		"/spec.json": `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/a":{"post":{"operationId":"a",
