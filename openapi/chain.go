@@ -41,9 +41,6 @@ func hasExample(pr *openapi3.Parameter) bool {
 // that gives its path parameter param from that answer, and plans the
 // operation it is on; nil when there is none (or it cannot be planned).
 func (s *Spec) chainInto(o PlanOptions, op *openapi3.Operation, param string) *Chain {
-	if op.OperationID == "" {
-		return nil
-	}
 	for _, path := range sortedKeys(s.Doc.Paths.Map()) {
 		item := s.Doc.Paths.Value(path)
 		for _, m := range Methods {
@@ -58,7 +55,10 @@ func (s *Spec) chainInto(o PlanOptions, op *openapi3.Operation, param string) *C
 				}
 				for _, lname := range sortedKeys(resp.Value.Links) {
 					l := resp.Value.Links[lname]
-					if l == nil || l.Value == nil || l.Value.OperationID != op.OperationID {
+					if l == nil || l.Value == nil {
+						continue
+					}
+					if _, _, target := s.linkTarget(l.Value); target != op {
 						continue
 					}
 					expr := ""

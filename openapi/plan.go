@@ -600,7 +600,7 @@ func (s *Spec) linkedEffects(op *openapi3.Operation, out *Operation) *Effects {
 		}
 		for _, lname := range sortedKeys(resp.Value.Links) {
 			l := resp.Value.Links[lname]
-			if l == nil || l.Value == nil || l.Value.OperationID == "" {
+			if l == nil || l.Value == nil {
 				continue
 			}
 			keyParam := ""
@@ -612,7 +612,7 @@ func (s *Spec) linkedEffects(op *openapi3.Operation, out *Operation) *Effects {
 			if keyParam == "" {
 				continue
 			}
-			tpath, tmethod, top := s.operationByID(l.Value.OperationID)
+			tpath, tmethod, top := s.linkTarget(l.Value)
 			if top == nil || tmethod != http.MethodGet {
 				continue
 			}
@@ -622,6 +622,36 @@ func (s *Spec) linkedEffects(op *openapi3.Operation, out *Operation) *Effects {
 		}
 	}
 	return nil
+}
+
+// linkTarget is the operation a link names: by operationId, or by an
+// operationRef that points into this document ("#/paths/~1orders~1{id}/get",
+// with or without the document's name before the #); "", "", nil for a
+// link to another document or to nothing.
+func (s *Spec) linkTarget(l *openapi3.Link) (string, string, *openapi3.Operation) {
+	if l.OperationID != "" {
+		return s.operationByID(l.OperationID)
+	}
+	_, frag, ok := strings.Cut(l.OperationRef, "#")
+	rest, isPath := strings.CutPrefix(frag, "/paths/")
+	if !ok || !isPath {
+		return "", "", nil
+	}
+	i := strings.LastIndex(rest, "/")
+	if i < 0 {
+		return "", "", nil
+	}
+	path := strings.ReplaceAll(strings.ReplaceAll(rest[:i], "~1", "/"), "~0", "~")
+	method := strings.ToUpper(rest[i+1:])
+	item := s.Doc.Paths.Value(path)
+	if item == nil {
+		return "", "", nil
+	}
+	op := item.GetOperation(method)
+	if op == nil {
+		return "", "", nil
+	}
+	return path, method, op
 }
 
 // operationByID finds the operation with operationId id.

@@ -376,6 +376,39 @@ func TestLoadURL(t *testing.T) {
 	}
 }
 
+// Links that name their operation by operationRef (a pointer into the
+// document) chain and read back as those that name an operationId do.
+func TestPlanOperationRef(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "v30.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(raw), "readBack:\n              operationId: listCharges", "readBack:\n              operationRef: '#/paths/~1charges/get'", 1)
+	text = strings.Replace(text, "chargeIt:\n              operationId: createCustomerCharge", "chargeIt:\n              operationRef: 'v30.yaml#/paths/~1customers~1{customer}~1charges/post'", 1)
+	if text == string(raw) || strings.Count(text, "operationRef") != 2 {
+		t.Fatal("the test's spec edits did not apply")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "v30.yaml"), []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(dir, "shared"), os.DirFS(filepath.Join("testdata", "shared"))); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(context.Background(), filepath.Join(dir, "v30.yaml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, skipped := plan(t, s, PlanOptions{})
+	if c := ops["createCharge"]; c.Effects == nil || c.Effects.Request != "GET /charges?idempotency_key={{.Key}}" {
+		t.Errorf("createCharge effects %+v, want the read-back its operationRef names", c.Effects)
+	}
+	c, ok := ops["createCustomerCharge"]
+	if !ok || len(c.Chains) != 1 || c.Chains[0].From.ID != "createCustomer" {
+		t.Errorf("createCustomerCharge: %+v (skipped %+v), want chained from createCustomer by operationRef", c.Chains, skipped["createCustomerCharge"])
+	}
+}
+
 // A path parameter with no example is taken from the answer of the
 // operation whose link names it: create a customer, then charge it.
 func TestPlanChain(t *testing.T) {
