@@ -307,6 +307,16 @@ func (s *Spec) body(op *openapi3.Operation, ptr string, out *Operation, fx *Fixt
 				}
 			}
 		}
+		if media == nil {
+			// a body of any type (Swagger 2.0 without consumes converts
+			// to */*): JSON is one
+			for _, ct := range []string{"*/*", "application/*"} {
+				if m, ok := content[ct]; ok {
+					media, ctype = m, "application/json"
+					break
+				}
+			}
+		}
 		if media == nil && len(content) > 0 && (fx == nil || fx.Body == "") {
 			return nil, "", &GenError{ptr + "/requestBody/content", fmt.Sprintf("the body is %s only: idemcheck sends JSON and form bodies; give one in --fixtures", strings.Join(sortedKeys(content), ", "))}
 		}

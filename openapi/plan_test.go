@@ -376,6 +376,39 @@ func TestLoadURL(t *testing.T) {
 	}
 }
 
+// A Swagger 2.0 body without consumes (anywhere) is a body of any type:
+// planned as JSON from its schema.
+func TestPlanSwaggerWithoutConsumes(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "v2.yaml")
+	spec := `swagger: "2.0"
+info: {title: t, version: "1"}
+paths:
+  /orders:
+    post:
+      operationId: createOrder
+      parameters:
+        - {name: Idempotency-Key, in: header, type: string, required: true}
+        - {name: body, in: body, required: true, schema: {type: object, required: [sku], properties: {sku: {type: string, example: A1}}}}
+      responses: {"201": {description: created}}
+`
+	if err := os.WriteFile(p, []byte(spec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(context.Background(), p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, skipped := plan(t, s, PlanOptions{})
+	o, ok := ops["createOrder"]
+	if !ok {
+		t.Fatalf("createOrder not planned: %+v", skipped["createOrder"])
+	}
+	if b := body(t, o); b["sku"] != "A1" || o.Request.Headers["Content-Type"] != "application/json" {
+		t.Errorf("createOrder body %v, headers %v: want JSON from the schema", b, o.Request.Headers)
+	}
+}
+
 // Links that name their operation by operationRef (a pointer into the
 // document) chain and read back as those that name an operationId do.
 func TestPlanOperationRef(t *testing.T) {
