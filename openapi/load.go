@@ -241,13 +241,30 @@ func (r *reader) read(u *url.URL) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	var n yaml.Node
+	if err := yaml.Unmarshal(b, &n); err != nil {
+		return nil, fmt.Errorf("not JSON or YAML: %w", err)
+	}
+	untime(&n)
 	var v any
-	if err := yaml.Unmarshal(b, &v); err != nil {
+	if err := n.Decode(&v); err != nil {
 		return nil, fmt.Errorf("not JSON or YAML: %w", err)
 	}
 	v = plain(v)
 	r.cache[k.String()] = v
 	return v, nil
+}
+
+// untime keeps YAML's dates and times (an example's 2024-01-31) the
+// strings they are written as, as JSON has them: decoded as timestamps
+// they would be written back as 2024-01-31T00:00:00Z.
+func untime(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!timestamp" {
+		n.Tag = "!!str"
+	}
+	for _, c := range n.Content {
+		untime(c)
+	}
 }
 
 // plain turns YAML's maps with non-string keys (status codes such as 201)

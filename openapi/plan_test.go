@@ -389,7 +389,7 @@ paths:
       operationId: createOrder
       parameters:
         - {name: Idempotency-Key, in: header, type: string, required: true}
-        - {name: body, in: body, required: true, schema: {type: object, required: [sku], properties: {sku: {type: string, example: A1}}}}
+        - {name: body, in: body, required: true, schema: {type: object, required: [sku, due], properties: {sku: {type: string, example: A1}, due: {type: string, format: date, example: 2024-01-31}}}}
       responses: {"201": {description: created}}
 `
 	if err := os.WriteFile(p, []byte(spec), 0o600); err != nil {
@@ -404,8 +404,8 @@ paths:
 	if !ok {
 		t.Fatalf("createOrder not planned: %+v", skipped["createOrder"])
 	}
-	if b := body(t, o); b["sku"] != "A1" || o.Request.Headers["Content-Type"] != "application/json" {
-		t.Errorf("createOrder body %v, headers %v: want JSON from the schema", b, o.Request.Headers)
+	if b := body(t, o); b["sku"] != "A1" || b["due"] != "2024-01-31" || o.Request.Headers["Content-Type"] != "application/json" {
+		t.Errorf("createOrder body %v, headers %v: want JSON from the schema, the YAML date as written", b, o.Request.Headers)
 	}
 }
 
