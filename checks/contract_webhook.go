@@ -85,22 +85,10 @@ func judgeW01(c *contractRun, ops []probeOp) {
 			c.fail(Critical, "event %s: a forged delivery had an effect (%d) though it was refused: applied before it was verified", k, n[k])
 		}
 	}
-	for _, k := range followed {
-		switch {
-		case n[k] == 0:
-			c.fail(Critical, "event %s: the genuine delivery was acknowledged but had no effect: the forged one before it burnt the event id", k)
-		case n[k] > 1:
-			c.fail(Critical, "event %s: %d effects from a forged delivery and a genuine one: the forgery was applied too", k, n[k])
-		}
-	}
-	for _, k := range again {
-		switch {
-		case n[k] == 0:
-			c.fail(Critical, "event %s: acknowledged, but no effect", k)
-		case n[k] > 1:
-			c.fail(Critical, "event %s: %d effects from a genuine delivery and its forged redelivery: the forgery was applied again", k, n[k])
-		}
-	}
+	oneEach(c, n, followed, "the genuine delivery was acknowledged but had no effect: the forged one before it burnt the event id",
+		"effects from a forged delivery and a genuine one: the forgery was applied too")
+	oneEach(c, n, again, "acknowledged, but no effect",
+		"effects from a genuine delivery and its forged redelivery: the forgery was applied again")
 	c.pass = fmt.Sprintf("%d forged deliveries (another key, an hour-old timestamp, a redelivery of an applied event) each refused with a 4xx and no effect; a genuine delivery after one applied once", judged)
 }
 
@@ -127,4 +115,17 @@ func judgeForgedAgain(c *contractRun, o probeOp, first *history.Attempt) bool {
 		c.fail(Medium, "%s was answered %d, not 4xx", desc, forged.Status)
 	}
 	return true
+}
+
+// oneEach fails (critical) each event of keys without exactly one effect
+// in n: none says none, more than one says many after the count.
+func oneEach(c *contractRun, n map[string]int, keys []string, none, many string) {
+	for _, k := range keys {
+		switch {
+		case n[k] == 0:
+			c.fail(Critical, "event %s: %s", k, none)
+		case n[k] > 1:
+			c.fail(Critical, "event %s: %d %s", k, n[k], many)
+		}
+	}
 }
