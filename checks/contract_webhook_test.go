@@ -45,7 +45,7 @@ func TestW01ForgedDeliveries(t *testing.T) {
 			want: Fail, sev: High, says: []string{"answered 500, not 4xx"}},
 		{name: "applied before verified", check: "W01", ops: w01(400, 400, 400, 201),
 			effects: map[string]int{"evt_bad": 1, "evt_stale": 0, "evt_then": 1, "evt_again": 1}, oracle: true,
-			want: Fail, sev: Critical, says: []string{"event evt_bad: a forged delivery had an effect (1) though it was refused"}},
+			want: Fail, sev: Critical, says: []string{"event evt_bad: a forged delivery had an effect (1): applied before"}},
 		{name: "the forgery applied beside the genuine delivery", check: "W01", ops: w01(400, 400, 400, 201),
 			effects: map[string]int{"evt_bad": 0, "evt_stale": 0, "evt_then": 2, "evt_again": 1}, oracle: true,
 			want: Fail, sev: Critical, says: []string{"event evt_then: 2 effects"}},

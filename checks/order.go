@@ -27,7 +27,9 @@ type orderCheck struct {
 	meta    *history.Meta
 }
 
-// orderEvent is one op of ordered_apply.
+// orderEvent is one op of ordered_apply. first is when its first
+// delivery known to have reached the target left (answered, or its answer
+// hidden by a drop_ack).
 type orderEvent struct {
 	id    int
 	key   string
@@ -54,8 +56,8 @@ func (c *orderCheck) add(h *history.History) {
 		atts := h.AttemptsOf(i)
 		ev := orderEvent{id: op.ID, key: op.Key}
 		for _, a := range atts {
-			if a.Outcome == history.Fail || history.IsReplay(a.Fault) {
-				continue // never delivered; or a replay, sent after the op was acknowledged
+			if a.Outcome != history.OK && !heardBy(a) || history.IsReplay(a.Fault) {
+				continue // not known to have reached the target; or a replay, sent after the op was acknowledged
 			}
 			if at := a.SentAt(); !ev.sent || at < ev.first {
 				ev.sent, ev.first = true, at
@@ -72,7 +74,16 @@ func (c *orderCheck) add(h *history.History) {
 	}
 }
 
+// heardBy reports whether a drop_ack hid an answer of a: the target
+// saw the request.
+func heardBy(a history.Attempt) bool {
+	return slices.ContainsFunc(a.Answers, func(x history.Answer) bool { return x.Hidden })
+}
+
 func (c *orderCheck) verdict(v Verdict) Verdict {
+	if c.meta != nil && c.meta.Renumbered {
+		return unknown(v, "the shards' histories were merged with their ops renumbered (a shard missing, or unequal shares of the ops): the order the target reports cannot be matched to them")
+	}
 	names := make([]string, 0, len(c.objects))
 	for o := range c.objects {
 		names = append(names, o)

@@ -54,6 +54,23 @@ func TestOrderedApply(t *testing.T) {
 		{name: "no state", h: orderHistory(0, -1), obs: &history.Reading{Oracle: "st", Kind: history.KindState, States: map[string]int{}}, want: Fail, says: "has no state"},
 		{name: "another event's state", h: orderHistory(0, -1), obs: stateOf("c", 7), want: Fail, says: "not one of its events"},
 		{name: "in order: untested", h: orderHistory(-1, -1), obs: stateOf("c", 2), want: Unknown, says: "never put to the test"},
+		{name: "the late delivery unanswered: untested", h: func() *history.History {
+			h := orderHistory(0, -1)
+			h.Attempts[0].Outcome, h.Attempts[0].Status, h.Attempts[0].Err = history.Info, 0, "timeout"
+			return h
+		}(), obs: stateOf("c", 2), want: Unknown, says: "never put to the test"},
+		{name: "the late delivery's answer hidden: tested", h: func() *history.History {
+			h := orderHistory(0, -1)
+			a := &h.Attempts[0]
+			a.Outcome, a.Status, a.Err = history.Info, 0, "dropped ack"
+			a.Answers = []history.Answer{{Hidden: true, Outcome: history.OK, Status: 200}}
+			return h
+		}(), obs: stateOf("c", 2), want: Pass},
+		{name: "renumbered by a merge", h: func() *history.History {
+			h := orderHistory(0, -1)
+			h.Meta.Renumbered = true
+			return h
+		}(), obs: stateOf("c", 0), want: Unknown, says: "renumbered"},
 		{name: "the wrong oracle kind", h: orderHistory(0, -1), obs: &history.Reading{Oracle: "st", Kind: history.KindEffects}, want: Unknown, says: `needs "state"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -241,6 +241,13 @@ interrupted.`,
 				}
 			}
 			opts.MaxRequestsSet = c.Flags().Changed("max-requests")
+			switch {
+			case opts.Webhook == "" && (opts.WebhookEvent != "" || c.Flags().Changed("webhook-secret")):
+				return usageError("--webhook-secret and --webhook-event go with --webhook PROFILE")
+			case opts.Webhook != "" && opts.API.Spec != "":
+				return withHint(ExitUsage, errors.New("--webhook audits one receiver, --openapi an API's operations: not both"),
+					"idemcheck audit --webhook standard POST https://staging.example.com/webhooks")
+			}
 			if err := opts.API.check(); err != nil {
 				return err
 			}
@@ -469,8 +476,6 @@ func auditScenario(opts *AuditOptions) (*scenarios.Scenario, []*url.URL, error) 
 		if opts.Req.KeyHeader == "" && opts.Req.KeyField == "" {
 			spec.Key = scenarios.KeyPlace{} // the event id goes where the profile carries it
 		}
-	} else if opts.WebhookEvent != "" || opts.WebhookSecret != `{{env "WEBHOOK_SECRET"}}` {
-		return nil, nil, usageError("--webhook-secret and --webhook-event go with --webhook PROFILE")
 	}
 	sc, err := fromRequest(spec)
 	if err != nil {

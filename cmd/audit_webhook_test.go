@@ -115,6 +115,8 @@ func TestAuditWebhookUsage(t *testing.T) {
 		{[]string{"audit", "--webhook", "custom", "POST", "http://127.0.0.1:1/webhooks"}, "operation.webhook.profile: custom"},
 		{[]string{"audit", "--webhook", "paypal", "POST", "http://127.0.0.1:1/webhooks"}, "unknown provider profile"},
 		{[]string{"audit", "--webhook-event", "push", "POST", "http://127.0.0.1:1/webhooks"}, "go with --webhook PROFILE"},
+		{[]string{"audit", "--webhook-secret", `{{env "X"}}`, file, "--target", "http://127.0.0.1:1"}, "go with --webhook PROFILE"},
+		{[]string{"audit", "--webhook", "standard", "--openapi", "spec.yaml", "--target", "http://127.0.0.1:1"}, "not both"},
 	} {
 		r := runMain(t, webhookEnv, c.args...)
 		if r.code != ExitUsage || !strings.Contains(r.err, c.says) {

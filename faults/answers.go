@@ -102,8 +102,6 @@ func answersOf(ctx context.Context) *Answers {
 	return a
 }
 
-// bite records in the Answers carried by ctx, if any, that the fault
-// applied to its request bit.
 // Released is when a delay fault let the request go after holding it
 // back; zero when none did.
 func (a *Answers) Released() time.Time {
@@ -122,6 +120,8 @@ func release(ctx context.Context, t time.Time) {
 	}
 }
 
+// bite records in the Answers carried by ctx, if any, that the fault
+// applied to its request bit.
 func bite(ctx context.Context) {
 	if a := answersOf(ctx); a != nil {
 		a.mu.Lock()

@@ -260,6 +260,11 @@ type Meta struct {
 	// fault bit; a history recorded before it was (or by a sender that
 	// does not say) leaves it false, and its faults' bite is not judged.
 	BitRecorded bool `json:"bit_recorded,omitempty"`
+	// Renumbered is true for a merged history whose op ids are not the
+	// Seq each op's templates saw (a shard missing, or shards that made
+	// unequal shares of the ops): a check that reads Seq back from the
+	// target (ordered_apply) cannot match it to the ops.
+	Renumbered bool `json:"renumbered,omitempty"`
 	// Calibration is what a calibration measured before the load, and
 	// the relative fault parameters it resolved; nil when none ran.
 	Calibration *Calibration `json:"calibration,omitempty"`

@@ -161,6 +161,14 @@ func MergeShardFiles(files []string, dir string) (*History, error) {
 		}
 		return r
 	}
+	// The ids are the run's own (shard i's op local is local·n+i) unless
+	// a shard is missing or the shards made unequal shares; then an op's
+	// id is not the Seq its templates saw.
+	for k, p := range parts {
+		if p.t.Ops > 0 && rank(k, p.t.Ops-1) != (p.t.Ops-1)*n+p.meta.Shard.Index {
+			meta.Renumbered = true
+		}
+	}
 	out, err := createMerge(dir)
 	if err != nil {
 		return nil, err
@@ -233,6 +241,9 @@ func mergeShardFile(path string, recs *Records, id func(local int) int, shift ti
 		a.Intended += shift
 		a.Start += shift
 		a.End += shift
+		if a.Sent != 0 {
+			a.Sent += shift
+		}
 		for x := range a.Answers {
 			a.Answers[x].End += shift
 		}

@@ -136,6 +136,9 @@ func mergeShards(hs []*History) (*History, error) {
 	for k, p := range parts {
 		for _, o := range p.h.Ops {
 			id := ids[k][o.ID]
+			if id != p.i+o.ID*n {
+				out.Meta.Renumbered = true
+			}
 			o.ID = id
 			out.Ops[id] = o
 		}
@@ -151,6 +154,9 @@ func mergeShards(hs []*History) (*History, error) {
 			a.Op = id
 			a.Intended += shift
 			a.Start += shift
+			if a.Sent != 0 {
+				a.Sent += shift
+			}
 			a.End += shift
 			if len(a.Answers) > 0 {
 				a.Answers = append([]Answer(nil), a.Answers...)

@@ -39,11 +39,14 @@ func (o *HTTPState) Observe(ctx context.Context, h *history.History) (*history.R
 	}
 	var objects []string
 	seen := map[string]bool{}
-	for _, op := range h.Ops {
+	if err := history.EachOp(h, func(op history.Op) error {
 		if op.Object != "" && !seen[op.Object] {
 			seen[op.Object] = true
 			objects = append(objects, op.Object)
 		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	slices.Sort(objects)
 	states := make([]int64, len(objects))
@@ -65,6 +68,11 @@ func (o *HTTPState) Observe(ctx context.Context, h *history.History) (*history.R
 	})
 	if err != nil {
 		return nil, err
+	}
+	if len(objects) > 1 && !slices.Contains(has, true) {
+		// every object 404: more likely a wrong path than a receiver
+		// that applied nothing
+		return nil, fmt.Errorf("oracle %s: every one of %d objects was answered 404: is per_object's path right? (%s read none)", o.OracleName, len(objects), objects[0])
 	}
 	r := &history.Reading{Oracle: o.OracleName, Kind: history.KindState, States: map[string]int{}}
 	for i, obj := range objects {

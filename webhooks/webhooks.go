@@ -248,8 +248,12 @@ func (s *Scheme) Verify(h http.Header, body []byte, now time.Time, tolerance tim
 // signed at, sent at now: now, plus a second for each earlier attempt.
 // Signed times are whole seconds, so attempts a moment apart would
 // otherwise share a timestamp and a signature, as no provider's
-// redeliveries do; a few seconds ahead stays well within every
-// provider's tolerance (minutes).
+// redeliveries do; at most a minute ahead (the 61st attempt and later
+// share that stamp) stays well within every provider's tolerance.
 func DeliveryTime(now time.Time, attempt int) time.Time {
-	return now.Add(time.Duration(max(attempt-1, 0)) * time.Second)
+	return now.Add(time.Duration(min(max(attempt-1, 0), maxAhead)) * time.Second)
 }
+
+// maxAhead is the most seconds DeliveryTime stamps a delivery ahead of
+// now: every provider's tolerance is five minutes or more.
+const maxAhead = 60

@@ -120,3 +120,14 @@ func TestNewErrors(t *testing.T) {
 		}
 	}
 }
+
+// Each attempt is stamped a second after the one before, at most a
+// minute ahead.
+func TestDeliveryTime(t *testing.T) {
+	now := time.Unix(1700000000, 0)
+	for attempt, want := range map[int]int64{0: 0, 1: 0, 2: 1, 5: 4, 61: 60, 500: 60} {
+		if got := DeliveryTime(now, attempt).Unix() - now.Unix(); got != want {
+			t.Errorf("attempt %d: %d s ahead, want %d", attempt, got, want)
+		}
+	}
+}
