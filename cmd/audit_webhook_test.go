@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/checks"
+	redaction "github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/lab"
 )
 
@@ -46,6 +47,10 @@ func TestAuditWebhook(t *testing.T) {
 		}
 		if w := checkResults(sc)["W01"]; w.JudgedBy != checks.ByEffects || !strings.Contains(w.Summary, "no effect") {
 			t.Errorf("W01 = %s by %q: %q, want judged by the effects", w.Result, w.JudgedBy, w.Summary)
+		}
+		// a signature is a credential for its body: masked in the evidence
+		if strings.Contains(out, `"Webhook-Signature": "v1,`) || !strings.Contains(out, `"Webhook-Signature": "`+redaction.Mask) {
+			t.Errorf("the evidence does not mask the deliveries' signatures:\n%s", out)
 		}
 		// the secret signs every delivery and is written nowhere
 		if strings.Contains(out, lab.WebhookSecret) || strings.Contains(out, strings.TrimPrefix(lab.WebhookSecret, "whsec_")) {

@@ -101,6 +101,7 @@ func TestSecretHeader(t *testing.T) {
 	for name, want := range map[string]bool{
 		"Authorization": true, "proxy-authorization": true, "Cookie": true, "X-Api-Key": true, "Api-Key": true,
 		"X-Auth-Token": true, "Private-Token": true, "X-Session-Id": true, "X-Hub-Signature": true, "X-CSRF-Token": true,
+		"X-Shopify-Hmac-Sha256": true, "webhook-signature": true, "Stripe-Signature": true,
 		"Idempotency-Key": false, "Content-Type": false, "Accept": false, "X-Request-Id": false,
 	} {
 		if got := SecretHeader(name); got != want {

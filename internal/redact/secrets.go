@@ -23,7 +23,7 @@ func SecretHeader(name string) bool {
 	case "authorization", "proxy-authorization", "cookie", "set-cookie":
 		return true
 	}
-	for _, w := range []string{"auth", "token", "secret", "password", "passwd", "session", "signature", "cookie",
+	for _, w := range []string{"auth", "token", "secret", "password", "passwd", "session", "signature", "hmac", "cookie",
 		"api-key", "api_key", "apikey", "access-key", "access_key", "private-key", "private_key", "csrf", "xsrf"} {
 		if strings.Contains(n, w) {
 			return true
