@@ -43,19 +43,8 @@ func judgeW01(c *contractRun, ops []probeOp) {
 		if forged == nil {
 			forged, what = o.one(RoleStale), "stamped an hour ago"
 		}
-		c.show(forged)
-		desc := fmt.Sprintf("a forged delivery (%s)", what)
-		switch {
-		case forged != nil && forged.Acked():
-			c.fail(Critical, "%s was accepted: answered %d", desc, forged.Status)
-		case forged != nil && is5xx(forged):
-			c.fail(High, "%s was answered %d, not 4xx: it got past verification, or crashed the receiver", desc, forged.Status)
-		case c.bad(forged, desc):
-			if forged == nil || !forged.Expired {
-				continue // not sent, or no answer: nothing to judge
-			}
-		case forged.Status < 400 || forged.Status > 499:
-			c.fail(Medium, "%s was answered %d, not 4xx", desc, forged.Status)
+		if !judgeForgery(c, forged, fmt.Sprintf("a forged delivery (%s)", what), Critical, "was accepted") {
+			continue // not sent, or no answer: nothing to judge
 		}
 		judged++
 		genuine := o.one(RoleGenuine)
@@ -101,12 +90,19 @@ func judgeForgedAgain(c *contractRun, o probeOp, first *history.Attempt) bool {
 	if !c.first(first, "the genuine delivery") {
 		return false
 	}
-	forged := o.one(RoleForgedAgain)
+	return judgeForgery(c, o.one(RoleForgedAgain), "a forged redelivery of an applied event", High,
+		"was not refused: the receiver deduplicated (and answered) before it verified the signature")
+}
+
+// judgeForgery judges one forged delivery, described by desc: a 2xx
+// fails at accepted's severity (what says what it means), a 5xx or a hang
+// high, another non-4xx medium. It reports whether the delivery was
+// judged (false: not sent, or no answer).
+func judgeForgery(c *contractRun, forged *history.Attempt, desc string, accepted Severity, what string) bool {
 	c.show(forged)
-	const desc = "a forged redelivery of an applied event"
 	switch {
 	case forged != nil && forged.Acked():
-		c.fail(High, "%s was answered %d: the receiver deduplicated (and answered) before it verified the signature", desc, forged.Status)
+		c.fail(accepted, "%s %s: answered %d", desc, what, forged.Status)
 	case forged != nil && is5xx(forged):
 		c.fail(High, "%s was answered %d, not 4xx: it got past verification, or crashed the receiver", desc, forged.Status)
 	case c.bad(forged, desc):
