@@ -81,7 +81,17 @@ func quantile(l []time.Duration, q float64) time.Duration {
 // issued the ops due and sent them at the rate, within 1%.
 func checkRate(t *testing.T, u *url.URL, rate float64, d time.Duration) {
 	t.Helper()
-	for _, p := range rateProblems(t, u, rate, d) {
+	// A neighbour's load can stall a loaded machine for a fifth of a
+	// second, which bends the fitted rate by a few percent: a run that
+	// falls short is measured again, once (a broken pacer fails both).
+	var problems []string
+	for try := 1; try <= 2; try++ {
+		if problems = rateProblems(t, u, rate, d); len(problems) == 0 {
+			return
+		}
+		t.Logf("try %d fell short: %s", try, strings.Join(problems, "; "))
+	}
+	for _, p := range problems {
 		t.Error(p)
 	}
 }
