@@ -239,7 +239,7 @@ func initAPIRun(ctx context.Context, opts *InitOptions) error {
 				fmt.Sprintf(`take it from the environment: --auth '%s={{env "API_TOKEN"}}'`, name))
 		}
 	}
-	if p.base.User != nil {
+	if p.Base.User != nil {
 		return withHint(ExitUsage, errors.New("the target URL holds credentials: the scenario files would keep them"),
 			`take them from the environment in a header: -H 'Authorization: Basic {{env "API_BASIC"}}'`)
 	}
@@ -254,7 +254,7 @@ func initAPIRun(ctx context.Context, opts *InitOptions) error {
 	var files []file
 	names := map[string]bool{}
 	var chained []string
-	for _, op := range p.plan.Ops {
+	for _, op := range p.Ops {
 		if len(op.Chains) > 0 {
 			chained = append(chained, fmt.Sprintf("left out %s: its path parameter {%s} comes from the answer of %s (links %s), which a scenario cannot send first; give it in --fixtures (path: {%s: VALUE})",
 				op.Name(), op.Chains[0].Param, op.Chains[0].From.Name(), op.Chains[0].Link, op.Chains[0].Param))
@@ -270,7 +270,7 @@ func initAPIRun(ctx context.Context, opts *InitOptions) error {
 		if err := literalSecrets(headers); err != nil {
 			return err
 		}
-		name := scenarios.StarterName(op.Method, p.prefix+op.Path)
+		name := scenarios.StarterName(op.Method, p.Prefix+op.Path)
 		if op.ID != "" {
 			name = scenarios.StarterName("", camelWords.ReplaceAllString(op.ID, "$1-$2"))
 		}
@@ -278,8 +278,8 @@ func initAPIRun(ctx context.Context, opts *InitOptions) error {
 			name = fmt.Sprintf("%s-%d", base, i)
 		}
 		names[name] = true
-		st := scenarios.Starter{Name: name, Request: scenarios.Request{Method: op.Method, Path: p.prefix + op.Request.Path, Headers: headers, Body: op.Request.Body},
-			Key: op.Key, Targets: []string{p.targets[0].String()}, Credentials: credentials(headers)}
+		st := scenarios.Starter{Name: name, Request: scenarios.Request{Method: op.Method, Path: p.Prefix + op.Request.Path, Headers: headers, Body: op.Request.Body},
+			Key: op.Key, Targets: []string{p.Targets[0].String()}, Credentials: credentials(headers)}
 		if len(headers) == 0 {
 			st.Request.Headers = nil
 		}
@@ -288,7 +288,7 @@ func initAPIRun(ctx context.Context, opts *InitOptions) error {
 			if m == http.MethodGet {
 				m = ""
 			}
-			st.Effects, st.EffectsMethod, st.EffectsValue = p.prefix+path, m, op.Effects.Value
+			st.Effects, st.EffectsMethod, st.EffectsValue = p.Prefix+path, m, op.Effects.Value
 		}
 		path := filepath.Join(opts.Dir, name+".yaml")
 		text, err := starterText(path, st)
@@ -315,7 +315,7 @@ func initAPIRun(ctx context.Context, opts *InitOptions) error {
 		}
 		termsafe.Fprintf(opts.Streams.Err, "wrote %s (%s)\n", f.path, f.op)
 	}
-	for _, s := range p.plan.Skipped {
+	for _, s := range p.Skipped {
 		termsafe.Fprintf(opts.Streams.Err, "left out %s: %s%s\n", s.Name(), s.Reason, at(s.Pointer))
 	}
 	for _, line := range chained {

@@ -27,7 +27,7 @@ import (
 // and records what came of it as a history.Attempt: the load's workers
 // (Run) and the audit's probes (Send) go through it, so that every
 // exchange is bounded, faulted, scrubbed and recorded alike, and none is
-// ever sent again behind the history's back (see noHiddenResend).
+// ever sent again behind the history's back (see NoHiddenResend).
 //
 //	request ──> authorize (a target's userinfo) ──> faults.Transport ──> h1 | net/http
 //	                                                      │
@@ -222,7 +222,7 @@ func (c *Client) Send(ctx context.Context, req *http.Request, target int, f faul
 // at the send, and bounds the answer's body too.
 func (c *Client) send(s *session, a *history.Attempt, req *http.Request) {
 	c.keep.authorize(req, a.Target)
-	noHiddenResend(req)
+	NoHiddenResend(req)
 	s.sent++
 	s.retryAfter = 0
 	ctx := req.Context()
@@ -448,7 +448,7 @@ func evidenceN(b []byte, maxEvidence int) string {
 	return sb.String()
 }
 
-// noHiddenResend keeps net/http from resending a request on its own. The
+// NoHiddenResend keeps net/http from resending a request on its own. The
 // transport resends a request it deems replayable when a kept-alive
 // connection breaks, and it deems a body-less POST replayable when it
 // carries an Idempotency-Key or X-Idempotency-Key header (it looks them up
@@ -459,7 +459,7 @@ func evidenceN(b []byte, maxEvidence int) string {
 // (Content-Length: 0) and gets those two headers under their lower-case
 // names, which HTTP treats as the same header and the transport does not
 // recognise.
-func noHiddenResend(req *http.Request) {
+func NoHiddenResend(req *http.Request) {
 	req.GetBody = nil
 	if req.Body != nil && req.Body != http.NoBody {
 		return

@@ -832,9 +832,9 @@ func TestBodylessPostIsNotReplayable(t *testing.T) {
 	defer s.Close()
 	req, _ := http.NewRequest(http.MethodPost, s.URL, nil)
 	req.Header.Set("Idempotency-Key", "k1")
-	noHiddenResend(req)
+	NoHiddenResend(req)
 	if _, ok := req.Header["Idempotency-Key"]; ok || req.GetBody != nil {
-		t.Fatalf("noHiddenResend left a request net/http may resend: header %v, GetBody set %v", req.Header, req.GetBody != nil)
+		t.Fatalf("NoHiddenResend left a request net/http may resend: header %v, GetBody set %v", req.Header, req.GetBody != nil)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
