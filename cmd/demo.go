@@ -12,6 +12,7 @@ import (
 	"github.com/idemcheck/idemcheck/abtest"
 	"github.com/idemcheck/idemcheck/lab"
 	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/reports/live"
 	"github.com/idemcheck/idemcheck/scenarios"
 	"github.com/idemcheck/idemcheck/trial"
 )
@@ -128,7 +129,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 		if err := applyOverrides(sc, opts.Ops, 0, 0, 0, false); err != nil {
 			return err
 		}
-		prog := newProgressMode(streams, progressModeOf(streams, opts.Quiet), run.Name)
+		prog := live.New(streams.Err, live.ModeOf(streams.ErrTerminal, opts.Quiet), run.Name)
 		// With several instances (in-process-lock) the run spreads its
 		// attempts over all of them, as a balancer would.
 		var targets []string

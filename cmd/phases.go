@@ -11,6 +11,7 @@ import (
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/termsafe"
 	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/reports/live"
 	"github.com/idemcheck/idemcheck/scenarios"
 	"github.com/idemcheck/idemcheck/trial"
 )
@@ -84,7 +85,7 @@ func runPrepare(ctx context.Context, opts *RunOptions) error {
 	}
 	defer opts.closeTransport()
 	seed, nonce := opts.seedAndNonce()
-	prog := newProgressMode(opts.Streams, progressModeOf(opts.Streams, opts.Quiet), sc.Name)
+	prog := live.New(opts.Streams.Err, live.ModeOf(opts.Streams.ErrTerminal, opts.Quiet), sc.Name)
 	defer prog.Close()
 	t, err := trial.Prepare(ctx, sc, trial.Options{Targets: runTargets(opts), RequestTimeout: opts.RequestTimeout, Seed: seed, KeyNonce: nonce,
 		Transport: opts.Transport, Getenv: opts.phaseEnv(), Secrets: opts.Streams.Secrets, Observer: prog, FailOn: opts.FailOn, RedactPath: opts.RedactPath})
@@ -207,7 +208,7 @@ func runLoadShard(ctx context.Context, opts *RunOptions) error {
 		fmt.Fprintf(opts.Streams.Err, "warning: shard %s of run %s starts %s after the run's start time: its ops run that much later than the other shards' (prepare with a longer --start-in)\n",
 			shard, m.RunID, (-wait).Round(time.Millisecond))
 	}
-	prog := newProgressMode(opts.Streams, progressModeOf(opts.Streams, opts.Quiet), fmt.Sprintf("%s %s", sc.Name, shard))
+	prog := live.New(opts.Streams.Err, live.ModeOf(opts.Streams.ErrTerminal, opts.Quiet), fmt.Sprintf("%s %s", sc.Name, shard))
 	h, loadErr := trial.LoadShard(ctx, sc, m, claim, trial.Options{Targets: targets, RequestTimeout: m.Overrides.RequestTimeout,
 		Transport: opts.Transport, Getenv: opts.phaseEnv(), Secrets: opts.Streams.Secrets, Observer: prog, FailOn: m.Overrides.FailOn, RedactPath: m.Overrides.RedactPath,
 		SpillAfter: opts.SpillAfter, SpillDir: opts.tmpDir(opts.Out)})
@@ -280,7 +281,7 @@ func runJudge(ctx context.Context, opts *RunOptions, dirs []string, out string, 
 	if len(set.Missing) > 0 {
 		fmt.Fprintf(opts.Streams.Err, "warning: run %s: %d of %d shards missing (%s): the verdict cannot be met\n", m.RunID, len(set.Missing), m.Shards, intsString(set.Missing))
 	}
-	prog := newProgressMode(opts.Streams, progressModeOf(opts.Streams, opts.Quiet), sc.Name)
+	prog := live.New(opts.Streams.Err, live.ModeOf(opts.Streams.ErrTerminal, opts.Quiet), sc.Name)
 	t.SetObserver(prog)
 	j, err := t.JudgeShards(ctx, m, set)
 	prog.Close()

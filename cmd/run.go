@@ -17,6 +17,7 @@ import (
 	redaction "github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/internal/termsafe"
 	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/reports/live"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 	"github.com/idemcheck/idemcheck/trial"
@@ -313,7 +314,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	var errs []error
 	written := 0
 	for i, sc := range list {
-		prog := newProgressMode(opts.Streams, progressModeOf(opts.Streams, opts.Quiet), sc.Name)
+		prog := live.New(opts.Streams.Err, live.ModeOf(opts.Streams.ErrTerminal, opts.Quiet), sc.Name)
 		obs := opts.Metrics.begin(ctx, sc.Name, prog)
 		var rerun string
 		if opts.rerun != nil {

@@ -1,37 +1,9 @@
 package cmd
 
 import (
-	"bytes"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/idemcheck/idemcheck/history"
 )
-
-// The progress names the stage under way and its target, and nothing
-// once the stages are over.
-func TestProgressNamesTheStage(t *testing.T) {
-	var buf bytes.Buffer
-	p, _ := newFakeProgress(progressLines, &buf)
-	p.Stages([]history.Stage{{Duration: 10 * time.Second, Rate: 50}, {Duration: 20 * time.Second, Rate: 200, Ramp: true}, {Duration: 5 * time.Second, Concurrency: 4}})
-	p.Start(0, 35*time.Second)
-	for at, want := range map[time.Duration]string{
-		0:                "stage 1/3 50 ops/s",
-		15 * time.Second: "stage 2/3 ramp to 200 ops/s",
-		31 * time.Second: "stage 3/3 4 workers",
-		40 * time.Second: "",
-	} {
-		got := p.stage(p.start.Add(at))
-		if got != want {
-			t.Errorf("stage at %v = %q, want %q", at, got, want)
-		}
-		if c := p.counters(p.start.Add(at)); want != "" && !strings.HasPrefix(c, want+" · ") {
-			t.Errorf("counters at %v = %q, want them to start with the stage", at, c)
-		}
-	}
-	p.Close()
-}
 
 const stagedPay = `name: pay-open
 operation:

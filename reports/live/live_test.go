@@ -1,4 +1,4 @@
-package cmd
+package live
 
 import (
 	"bytes"
@@ -16,15 +16,15 @@ type fakeClock struct {
 	ticks chan time.Time
 }
 
-func newFakeProgress(mode progressMode, w *bytes.Buffer) (*progress, *fakeClock) {
+func newFakeProgress(mode Mode, w *bytes.Buffer) (*Progress, *fakeClock) {
 	c := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), ticks: make(chan time.Time)}
-	p := newProgressMode(Streams{Err: w}, mode, "charges")
+	p := New(w, mode, "charges")
 	p.now = func() time.Time { return c.t }
 	p.ticker = func(time.Duration) (<-chan time.Time, func()) { return c.ticks, func() {} }
 	return p, c
 }
 
-func feed(p *progress, n int) {
+func feed(p *Progress, n int) {
 	for i := range n {
 		p.AttemptDone(history.Attempt{Op: i, N: 1, Fault: "drop_ack", Outcome: history.Info})
 		p.AttemptDone(history.Attempt{Op: i, N: 2, Outcome: history.OK, Status: 201, End: 12 * time.Millisecond})
@@ -37,7 +37,7 @@ func feed(p *progress, n int) {
 
 func TestProgressLinesEveryTick(t *testing.T) {
 	var buf bytes.Buffer
-	p, clock := newFakeProgress(progressLines, &buf)
+	p, clock := newFakeProgress(Lines, &buf)
 	p.Start(0, 30*time.Second)
 	feed(p, 100)
 	clock.t = clock.t.Add(10 * time.Second)
@@ -63,7 +63,7 @@ func TestProgressLinesEveryTick(t *testing.T) {
 
 func TestProgressBarsCountOpsAndSeconds(t *testing.T) {
 	var buf bytes.Buffer
-	p, _ := newFakeProgress(progressBars, &buf)
+	p, _ := newFakeProgress(Bars, &buf)
 	p.Start(50, 0)
 	feed(p, 50)
 	p.Close()
@@ -75,7 +75,7 @@ func TestProgressBarsCountOpsAndSeconds(t *testing.T) {
 	}
 
 	buf.Reset()
-	p, clock := newFakeProgress(progressBars, &buf)
+	p, clock := newFakeProgress(Bars, &buf)
 	p.Start(0, 3*time.Second)
 	clock.t = clock.t.Add(2 * time.Second)
 	clock.ticks <- clock.t
@@ -87,7 +87,7 @@ func TestProgressBarsCountOpsAndSeconds(t *testing.T) {
 
 func TestProgressQuiet(t *testing.T) {
 	var buf bytes.Buffer
-	p, _ := newFakeProgress(progressModeOf(Streams{ErrTerminal: true}, true), &buf)
+	p, _ := newFakeProgress(ModeOf(true, true), &buf)
 	p.Start(10, 0)
 	feed(p, 10)
 	p.Phase("reading the oracles")
@@ -95,10 +95,34 @@ func TestProgressQuiet(t *testing.T) {
 	if buf.Len() != 0 {
 		t.Errorf("--quiet printed %q", buf.String())
 	}
-	if m := progressModeOf(Streams{}, false); m != progressLines {
-		t.Errorf("progressModeOf(no terminal) = %d, want lines", m)
+	if m := ModeOf(false, false); m != Lines {
+		t.Errorf("ModeOf(no terminal) = %d, want lines", m)
 	}
-	if m := progressModeOf(Streams{ErrTerminal: true}, false); m != progressBars {
-		t.Errorf("progressModeOf(terminal) = %d, want bars", m)
+	if m := ModeOf(true, false); m != Bars {
+		t.Errorf("ModeOf(terminal) = %d, want bars", m)
 	}
+}
+
+// The progress names the stage under way and its target, and nothing
+// once the stages are over.
+func TestProgressNamesTheStage(t *testing.T) {
+	var buf bytes.Buffer
+	p, _ := newFakeProgress(Lines, &buf)
+	p.Stages([]history.Stage{{Duration: 10 * time.Second, Rate: 50}, {Duration: 20 * time.Second, Rate: 200, Ramp: true}, {Duration: 5 * time.Second, Concurrency: 4}})
+	p.Start(0, 35*time.Second)
+	for at, want := range map[time.Duration]string{
+		0:                "stage 1/3 50 ops/s",
+		15 * time.Second: "stage 2/3 ramp to 200 ops/s",
+		31 * time.Second: "stage 3/3 4 workers",
+		40 * time.Second: "",
+	} {
+		got := p.stage(p.start.Add(at))
+		if got != want {
+			t.Errorf("stage at %v = %q, want %q", at, got, want)
+		}
+		if c := p.counters(p.start.Add(at)); want != "" && !strings.HasPrefix(c, want+" · ") {
+			t.Errorf("counters at %v = %q, want them to start with the stage", at, c)
+		}
+	}
+	p.Close()
 }

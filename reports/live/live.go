@@ -1,4 +1,8 @@
-package cmd
+// Package live shows a run's progress while it runs: bars with live
+// counters on a terminal, a plain line every 10 s in a log, nothing when
+// quiet. It renders what the runner's Observer hears; it writes only to
+// the writer it is given (stderr), never to a report's.
+package live
 
 import (
 	"fmt"
@@ -15,35 +19,35 @@ import (
 	"github.com/idemcheck/idemcheck/reports"
 )
 
-// progressMode is how a run shows its progress on stderr.
-type progressMode int
+// Mode is how a run shows its progress.
+type Mode int
 
 const (
-	// progressOff shows nothing (--quiet).
-	progressOff progressMode = iota
-	// progressLines prints one plain line every progressEvery, for CI
-	// logs and redirected stderr, where bars would be noise.
-	progressLines
-	// progressBars draws mpb bars with live counters, on a terminal.
-	progressBars
+	// Off shows nothing (--quiet).
+	Off Mode = iota
+	// Lines prints one plain line every Every, for CI logs and
+	// redirected stderr, where bars would be noise.
+	Lines
+	// Bars draws mpb bars with live counters, on a terminal.
+	Bars
 )
 
-// progressEvery is how often progressLines prints.
-const progressEvery = 10 * time.Second
+// Every is how often Lines prints.
+const Every = 10 * time.Second
 
-// progressModeOf chooses the mode: nothing with --quiet, bars when stderr
-// is a terminal, else a line every 10 s.
-func progressModeOf(s Streams, quiet bool) progressMode {
+// ModeOf chooses the mode: nothing when quiet, bars when the writer is a
+// terminal, else a line every 10 s.
+func ModeOf(terminal, quiet bool) Mode {
 	switch {
 	case quiet:
-		return progressOff
-	case s.ErrTerminal:
-		return progressBars
+		return Off
+	case terminal:
+		return Bars
 	}
-	return progressLines
+	return Lines
 }
 
-// progress adapts the runner's Observer to stderr: bars on a terminal,
+// Progress adapts the runner's Observer to stderr: bars on a terminal,
 // a plain line every 10 s elsewhere, nothing with --quiet. It never
 // writes to stdout, so a report there never holds a progress byte.
 //
@@ -51,8 +55,8 @@ func progressModeOf(s Streams, quiet bool) progressMode {
 // runner reports attempts (AttemptDone), faults, retries, 4xx and 5xx
 // answers and the clean attempts' p99 so far; Phase announces the steps
 // after the load (the quiet period, the oracle reads).
-type progress struct {
-	mode progressMode
+type Progress struct {
+	mode Mode
 	w    io.Writer
 	name string
 	// ticker makes the clock for lines and the bar's seconds; tests
@@ -77,10 +81,10 @@ type progress struct {
 	stages []history.Stage
 }
 
-// newProgressMode shows a scenario's progress on s.Err in mode. The
-// name comes from the scenario: its control characters are shown escaped.
-func newProgressMode(s Streams, mode progressMode, name string) *progress {
-	return &progress{mode: mode, w: s.Err, name: termsafe.String(name), now: time.Now,
+// New shows a scenario's progress on w in mode. The name comes from the
+// scenario: its control characters are shown escaped.
+func New(w io.Writer, mode Mode, name string) *Progress {
+	return &Progress{mode: mode, w: w, name: termsafe.String(name), now: time.Now,
 		ticker: func(d time.Duration) (<-chan time.Time, func()) {
 			t := time.NewTicker(d)
 			return t.C, t.Stop
@@ -88,8 +92,8 @@ func newProgressMode(s Streams, mode progressMode, name string) *progress {
 }
 
 // Start implements runner.Observer.
-func (p *progress) Start(totalOps int, d time.Duration) {
-	if p.mode == progressOff {
+func (p *Progress) Start(totalOps int, d time.Duration) {
+	if p.mode == Off {
 		return
 	}
 	p.once.Do(func() {
@@ -97,18 +101,18 @@ func (p *progress) Start(totalOps int, d time.Duration) {
 		p.total, p.dur = int64(totalOps), d
 		p.stop = make(chan struct{})
 		switch p.mode {
-		case progressBars:
+		case Bars:
 			p.startBar()
-		case progressLines:
+		case Lines:
 			p.printf("%s: started, %s\n", p.name, p.view().Plan())
 			p.wg.Add(1)
-			go p.loop(progressEvery, func(now time.Time) { p.printf("%s: %s\n", p.name, p.status(now)) })
+			go p.loop(Every, func(now time.Time) { p.printf("%s: %s\n", p.name, p.status(now)) })
 		}
 	})
 }
 
-func (p *progress) startBar() {
-	// bars only on a terminal (progressModeOf), so refresh whatever the
+func (p *Progress) startBar() {
+	// bars only on a terminal (ModeOf), so refresh whatever the
 	// writer looks like
 	p.p = mpb.New(mpb.WithOutput(p.w), mpb.WithAutoRefresh(), mpb.WithWidth(32), mpb.WithRefreshRate(150*time.Millisecond))
 	count := decor.CountersNoUnit("%d/%d ops")
@@ -132,7 +136,7 @@ func (p *progress) startBar() {
 }
 
 // loop calls f with the time every d until Close.
-func (p *progress) loop(d time.Duration, f func(now time.Time)) {
+func (p *Progress) loop(d time.Duration, f func(now time.Time)) {
 	defer p.wg.Done()
 	c, stop := p.ticker(d)
 	defer stop()
@@ -147,8 +151,8 @@ func (p *progress) loop(d time.Duration, f func(now time.Time)) {
 }
 
 // OpDone implements runner.Observer.
-func (p *progress) OpDone(op int, state history.OpState) {
-	if p.mode == progressOff {
+func (p *Progress) OpDone(op int, state history.OpState) {
+	if p.mode == Off {
 		return
 	}
 	p.tally.OpDone(op, state)
@@ -160,8 +164,8 @@ func (p *progress) OpDone(op int, state history.OpState) {
 // AttemptDone hears each attempt when it ends (the runner calls it when
 // its Observer has the method): faults, retries, answers by class and the
 // clean attempts' latency.
-func (p *progress) AttemptDone(a history.Attempt) {
-	if p.mode == progressOff {
+func (p *Progress) AttemptDone(a history.Attempt) {
+	if p.mode == Off {
 		return
 	}
 	p.tally.AttemptDone(a)
@@ -169,11 +173,11 @@ func (p *progress) AttemptDone(a history.Attempt) {
 
 // Phase announces a step after the load, such as "quiet period 2s" or
 // "reading the oracles" (trial calls it when its Observer has the method).
-func (p *progress) Phase(what string) {
-	if p.mode == progressOff {
+func (p *Progress) Phase(what string) {
+	if p.mode == Off {
 		return
 	}
-	if p.mode == progressBars && p.p != nil {
+	if p.mode == Bars && p.p != nil {
 		// a line above the bar, which keeps drawing
 		p.outMu.Lock()
 		defer p.outMu.Unlock()
@@ -187,8 +191,8 @@ func (p *progress) Phase(what string) {
 // endLines ends the load's part of a log of lines, once: the periodic
 // status stops and "load done" is printed with the load's own rate, before
 // the steps that follow it.
-func (p *progress) endLines() {
-	if p.mode != progressLines || p.stop == nil {
+func (p *Progress) endLines() {
+	if p.mode != Lines || p.stop == nil {
 		return
 	}
 	close(p.stop)
@@ -197,29 +201,29 @@ func (p *progress) endLines() {
 	p.printf("%s: load done, %s\n", p.name, p.status(p.now()))
 }
 
-func (p *progress) printf(format string, args ...any) {
+func (p *Progress) printf(format string, args ...any) {
 	p.outMu.Lock()
 	defer p.outMu.Unlock()
 	fmt.Fprintf(p.w, format, args...)
 }
 
 // live is the counters after the bar: rate, faults, retries, answers, p99.
-func (p *progress) live() string { return p.counters(time.Now()) }
+func (p *Progress) live() string { return p.counters(time.Now()) }
 
 // view renders the counts: reports.Progress over what Start and Stages
 // announced.
-func (p *progress) view() reports.Progress {
+func (p *Progress) view() reports.Progress {
 	return reports.Progress{Start: p.start, Total: p.total, Dur: p.dur, Stages: p.stages}
 }
 
-func (p *progress) counters(now time.Time) string { return p.view().Counters(now, &p.tally) }
+func (p *Progress) counters(now time.Time) string { return p.view().Counters(now, &p.tally) }
 
 // status is one line of progress for logs, at now.
-func (p *progress) status(now time.Time) string { return p.view().Status(now, &p.tally) }
+func (p *Progress) status(now time.Time) string { return p.view().Status(now, &p.tally) }
 
 // Close ends the progress: the bar completes, the log gets a last line.
-func (p *progress) Close() {
-	if p.mode == progressLines {
+func (p *Progress) Close() {
+	if p.mode == Lines {
 		p.endLines() // unless a step after the load already did
 		return
 	}
@@ -228,7 +232,7 @@ func (p *progress) Close() {
 	}
 	close(p.stop)
 	p.wg.Wait()
-	if p.mode == progressBars {
+	if p.mode == Bars {
 		if p.total == 0 {
 			p.bar.SetCurrent(min(int64(p.now().Sub(p.start)/time.Second), p.barTotal))
 		}
@@ -242,7 +246,7 @@ func (p *progress) Close() {
 
 // Stages implements runner.StageObserver: the load's stages, before
 // Start.
-func (p *progress) Stages(stages []history.Stage) { p.stages = stages }
+func (p *Progress) Stages(stages []history.Stage) { p.stages = stages }
 
 // stage names the stage under way at now (reports.Progress.Stage).
-func (p *progress) stage(now time.Time) string { return p.view().Stage(now) }
+func (p *Progress) stage(now time.Time) string { return p.view().Stage(now) }
