@@ -7,12 +7,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	redaction "github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/internal/termsafe"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
@@ -128,15 +126,12 @@ effects oracle where a link of the operation's answer names a read-back.`,
 	return c
 }
 
-// secretHeader names headers that carry credentials.
-var secretHeader = regexp.MustCompile(`(?i)^(authorization|proxy-authorization|cookie|x-api-key|api-key|apikey|x-auth-token|.*token.*|.*secret.*|.*password.*)$`)
-
 func initRun(_ context.Context, opts *InitOptions) error {
 	op, err := opts.Request.resolve(opts.Method, opts.URL)
 	if err != nil {
 		return err
 	}
-	if err := literalSecrets(op.Headers); err != nil {
+	if err := scenarios.LiteralCredentials(op.Headers); err != nil {
 		return err
 	}
 	if op.Base.User != nil {
@@ -156,8 +151,8 @@ func initRun(_ context.Context, opts *InitOptions) error {
 	if len(st.Targets) == 0 {
 		st.Targets = []string{op.Base.String()}
 	}
-	st.Credentials = credentials(op.Headers)
-	text, err := starterText(initSource(opts.Output), st)
+	st.Credentials = scenarios.Credentials(op.Headers)
+	text, err := scenarios.StarterText(initSource(opts.Output), st)
 	if err != nil {
 		return err
 	}
@@ -180,45 +175,6 @@ func initSource(out string) string {
 		return "init"
 	}
 	return out
-}
-
-// camelWords splits an operationId's words: createCharge, create-charge.
-var camelWords = regexp.MustCompile(`([a-z0-9])([A-Z])`)
-
-// literalSecrets refuses credential headers with literal values: the
-// scenario file would keep the secret.
-func literalSecrets(headers map[string]string) error {
-	for name, value := range headers {
-		if (secretHeader.MatchString(name) || redaction.SecretHeader(name)) && !strings.Contains(value, "{{") {
-			return withHint(ExitUsage, fmt.Errorf("-H %s holds a literal value: the scenario file would keep the secret", name),
-				fmt.Sprintf(`take it from the environment: -H '%s: Bearer {{env "API_TOKEN"}}' (with --openapi: --auth 'SCHEME={{env "API_TOKEN"}}')`, name))
-		}
-	}
-	return nil
-}
-
-// credentials are the credential headers of headers: the oracle's reads
-// carry them, nothing else.
-func credentials(headers map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range headers {
-		if secretHeader.MatchString(k) {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-// starterText writes st and checks it as run would.
-func starterText(source string, st scenarios.Starter) ([]byte, error) {
-	text, err := scenarios.StarterYAML(st)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := scenarios.Parse(source, text); err != nil {
-		return nil, withCode(ExitUsage, err)
-	}
-	return text, nil
 }
 
 // initAPIRun writes a scenario per operation of the --openapi document.
@@ -247,58 +203,25 @@ func initAPIRun(ctx context.Context, opts *InitOptions) error {
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
+	sts, chained, err := p.Starters(given)
+	if err != nil {
+		return err
+	}
 	type file struct {
 		path, op string
 		text     []byte
 	}
 	var files []file
-	names := map[string]bool{}
-	var chained []string
-	for _, op := range p.Ops {
-		if len(op.Chains) > 0 {
-			chained = append(chained, fmt.Sprintf("left out %s: its path parameter {%s} comes from the answer of %s (links %s), which a scenario cannot send first; give it in --fixtures (path: {%s: VALUE})",
-				op.Name(), op.Chains[0].Param, op.Chains[0].From.Name(), op.Chains[0].Link, op.Chains[0].Param))
-			continue
-		}
-		headers := map[string]string{}
-		for k, v := range op.Request.Headers {
-			headers[k] = v
-		}
-		for k, v := range given {
-			headers[k] = v
-		}
-		if err := literalSecrets(headers); err != nil {
-			return err
-		}
-		name := scenarios.StarterName(op.Method, p.Prefix+op.Path)
-		if op.ID != "" {
-			name = scenarios.StarterName("", camelWords.ReplaceAllString(op.ID, "$1-$2"))
-		}
-		for base, i := name, 2; names[name]; i++ {
-			name = fmt.Sprintf("%s-%d", base, i)
-		}
-		names[name] = true
-		st := scenarios.Starter{Name: name, Request: scenarios.Request{Method: op.Method, Path: p.Prefix + op.Request.Path, Headers: headers, Body: op.Request.Body},
-			Key: op.Key, Targets: []string{p.Targets[0].String()}, Credentials: credentials(headers)}
-		if len(headers) == 0 {
-			st.Request.Headers = nil
-		}
-		if op.Effects != nil {
-			m, path := scenarios.SplitMethod(op.Effects.Request)
-			if m == http.MethodGet {
-				m = ""
-			}
-			st.Effects, st.EffectsMethod, st.EffectsValue = p.Prefix+path, m, op.Effects.Value
-		}
-		path := filepath.Join(opts.Dir, name+".yaml")
-		text, err := starterText(path, st)
+	for _, st := range sts {
+		path := filepath.Join(opts.Dir, st.Name+".yaml")
+		text, err := scenarios.StarterText(path, st.Starter)
 		if err != nil {
-			return fmt.Errorf("%s: %w", op.Name(), err)
+			return fmt.Errorf("%s: %w", st.Op.Name(), err)
 		}
 		if _, err := os.Stat(path); err == nil && !opts.Force {
 			return withHint(ExitUsage, fmt.Errorf("%s exists", path), "choose another --out, or --force to overwrite")
 		}
-		files = append(files, file{path, op.Name(), text})
+		files = append(files, file{path, st.Op.Name(), text})
 	}
 	if len(files) == 0 {
 		for _, line := range chained {

@@ -8,6 +8,9 @@ import (
 	"text/template"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/idemcheck/idemcheck/internal/hint"
+	"github.com/idemcheck/idemcheck/internal/redact"
 )
 
 // Starter is a starting scenario for one operation of the user's API, as
@@ -154,4 +157,44 @@ func StarterName(method, path string) string {
 		return "my-operation"
 	}
 	return n
+}
+
+// credentialHeader names headers that carry credentials.
+var credentialHeader = regexp.MustCompile(`(?i)^(authorization|proxy-authorization|cookie|x-api-key|api-key|apikey|x-auth-token|.*token.*|.*secret.*|.*password.*)$`)
+
+// Credentials are the credential headers of headers: a starter's effects
+// reads carry them, nothing else.
+func Credentials(headers map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range headers {
+		if credentialHeader.MatchString(k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// LiteralCredentials refuses credential headers with literal values: a
+// scenario file would keep the secret.
+func LiteralCredentials(headers map[string]string) error {
+	for name, value := range headers {
+		if (credentialHeader.MatchString(name) || redact.SecretHeader(name)) && !strings.Contains(value, "{{") {
+			return hint.New(fmt.Sprintf(`take it from the environment: -H '%s: Bearer {{env "API_TOKEN"}}' (with --openapi: --auth 'SCHEME={{env "API_TOKEN"}}')`, name),
+				fmt.Errorf("-H %s holds a literal value: the scenario file would keep the secret", name))
+		}
+	}
+	return nil
+}
+
+// StarterText writes st (StarterYAML) and parses it as run would; source
+// names it in the errors.
+func StarterText(source string, st Starter) ([]byte, error) {
+	text, err := StarterYAML(st)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := Parse(source, text); err != nil {
+		return nil, err
+	}
+	return text, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/audit"
 	"github.com/idemcheck/idemcheck/runner"
+	"github.com/idemcheck/idemcheck/scenarios"
 )
 
 const chainSpec = `openapi: 3.0.3
@@ -187,5 +188,31 @@ func TestChainSendsOnce(t *testing.T) {
 	defer srv.mu.Unlock()
 	if srv.n != 2 {
 		t.Errorf("the server read %d requests, want 2: the second was sent again behind the audit's back (keys %v)", srv.n, srv.keys)
+	}
+}
+
+// TestStarters: an operation whose path comes from a link is left out,
+// saying why; the rest get a scenario named from their operationId that
+// parses; a literal credential is refused.
+func TestStarters(t *testing.T) {
+	p, err := NewPlan(context.Background(), PlanOptions{Spec: writeSpec(t), Targets: []string{"http://127.0.0.1:1/v1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sts, left, err := p.Starters(map[string]string{"Authorization": `Bearer {{env "TOKEN"}}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sts) != 1 || sts[0].Name != "create-customer" || sts[0].Request.Path != "/v1/customers" || sts[0].Credentials["Authorization"] == "" {
+		t.Fatalf("starters = %+v, want create-customer on /v1/customers with its credential", sts)
+	}
+	if len(left) != 1 || !strings.Contains(left[0], "createCustomerCharge") || !strings.Contains(left[0], "{customer}") {
+		t.Errorf("left out = %q, want createCustomerCharge and its {customer}", left)
+	}
+	if _, err := scenarios.StarterText("create-customer.yaml", sts[0].Starter); err != nil {
+		t.Errorf("the starter does not parse: %v", err)
+	}
+	if _, _, err := p.Starters(map[string]string{"Authorization": "Bearer sk_live_1"}); err == nil || !strings.Contains(err.Error(), "literal") {
+		t.Errorf("a literal credential: error %v, want a refusal", err)
 	}
 }
