@@ -224,12 +224,8 @@ func splitRun(ctx context.Context, dir string, partBytes int64) (*history.Parts,
 		return nil, withCode(ExitInterrupted, fmt.Errorf("check %s: %w", dir, ctx.Err()))
 	case errors.Is(err, trial.ErrNoHistory) && errors.Is(err, os.ErrNotExist):
 		return nil, withHint(ExitUsage, err, "DIR must be a directory written by 'idemcheck run --out DIR'")
-	case errors.Is(err, history.ErrOldFormat):
-		return nil, withHint(ExitUsage, err,
-			"run the scenario again with this idemcheck to judge it; its report.json gives the seed and key nonce to resend the same requests: idemcheck run NAME --seed S --key-nonce N --out DIR")
-	case errors.Is(err, history.ErrTruncated):
-		return nil, withHint(ExitUsage, err, "judging part of a run could accuse a correct API or pass a broken one: run it again")
 	case errors.Is(err, history.ErrFormat) || strings.Contains(err.Error(), ": reading history"):
+		// ErrOldFormat and ErrTruncated say what to do (their hints)
 		return nil, withCode(ExitUsage, err)
 	}
 	return nil, withCode(ExitRuntime, err)

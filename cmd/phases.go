@@ -145,33 +145,14 @@ func readRun(ctx context.Context, opts *RunOptions, dirs []string, wait time.Dur
 	return m, sc, targets, phaseError(err)
 }
 
-// phaseError gives an error of a sharded run's files its exit code and
-// hint; any other is the user's (exit 2).
+// phaseError gives an error of a sharded run's files its exit code (its
+// hint comes with it, trial's); any other is the user's (exit 2).
 func phaseError(err error) error {
-	var ce *trial.ClaimError
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return withCode(ExitInterrupted, err)
-	case errors.Is(err, trial.ErrTampered):
-		return withHint(ExitUsage, err, fmt.Sprintf("prepare the run again, in a new directory, with the same %s in every phase; keep the run's volume writable by the run's processes alone", runKeyEnv))
-	case errors.Is(err, trial.ErrRunKey):
-		return withHint(ExitUsage, err, fmt.Sprintf("give every phase the %s that prepare was given (none when prepare had none); docs/distributed.md", runKeyEnv))
-	case errors.Is(err, trial.ErrRunExists):
-		return withHint(ExitUsage, err, "give each sharded run a directory of its own")
-	case errors.Is(err, trial.ErrNoManifest):
-		return withHint(ExitUsage, err, "prepare the run first: idemcheck run FILE --phase prepare --shards N --out DIR")
-	case errors.Is(err, trial.ErrManifest):
-		return withHint(ExitUsage, err, "prepare the run with 'idemcheck run FILE --phase prepare --shards N --out DIR'")
-	case errors.Is(err, trial.ErrScenarioTarget):
-		return withHint(ExitUsage, err, "drop --target (and IDEMCHECK_TARGET), or prepare the run with it")
-	case errors.Is(err, trial.ErrNoReadings):
-		return withHint(ExitUsage, err, "give report merge the directory prepare wrote, which holds it beside manifest.json")
-	case errors.As(err, &ce) && ce.Ran:
-		return withHint(ExitUsage, err, "a shard runs once (a second run would resend its keys into the same verdict); prepare a new run to run again")
-	case errors.As(err, &ce):
-		return withHint(ExitUsage, err, "give each load process its own index; a shard that stopped before its start frees its claim")
 	}
 	return withCode(ExitUsage, err)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 
 	"github.com/idemcheck/idemcheck/checks"
@@ -133,38 +132,19 @@ func checkpoint(o execOptions, h *history.History) {
 	}
 }
 
-// prepareError gives a failed trial.Prepare its exit code and hint.
+// prepareError gives a failed trial.Prepare its exit code; its hint
+// comes with it (trial.TargetError, trial.ReadingError,
+// runner.SetupError, a diagnostic of the scenario).
 func prepareError(err error) error {
-	var te *trial.TargetError
-	var se *runner.SetupError
-	var re *trial.ReadingError
 	switch {
 	case errors.Is(err, trial.ErrConfig):
-		return withCode(ExitUsage, err) // the diagnostic carries its hint
+		return withCode(ExitUsage, err)
 	case errors.Is(err, context.Canceled):
 		return withCode(ExitInterrupted, err)
 	case errors.Is(err, context.DeadlineExceeded):
 		// A request of the preflight or the setup ran out of time: the
 		// target is there but did not answer, no signal came.
 		return withHint(ExitRuntime, err, "the target did not answer within the request timeout (--request-timeout, load.request_timeout); nothing of the load was sent")
-	case errors.As(err, &se):
-		return withHint(ExitRuntime, err, "the target answered a setup request with an error: check its method and path in the scenario's setup, and that the API allows it")
-	case errors.As(err, &re):
-		return withHint(ExitRuntime, err, "nothing of the load was sent: check the oracle's request (or its database URL) in the scenario, and that it can be read now")
-	case errors.As(err, &te):
-		hint := fmt.Sprintf("is the API running at %s?", te.Target)
-		if te.Loopback {
-			if u, perr := urlHost(te.Target); perr == nil {
-				hint += fmt.Sprintf(" Start the built-in lab with 'idemcheck lab --listen %s'", u)
-			}
-		}
-		if te.NotHTTP {
-			hint = "the target answered, but not in HTTP: is that the API's port, and the right scheme (http:// or https://)?"
-		}
-		if te.TLS {
-			hint = "the target speaks TLS: use https://"
-		}
-		return withHint(ExitRuntime, err, hint)
 	}
 	return withCode(ExitRuntime, err)
 }
@@ -195,15 +175,6 @@ func resultCode(r checks.Result) ExitCode {
 		return ExitInconclusive
 	}
 	return ExitFailed
-}
-
-// urlHost is the host:port of a base URL, for hints.
-func urlHost(raw string) (string, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", err
-	}
-	return u.Host, nil
 }
 
 // failOnFlag validates --fail-on: "" (a duplicate effect, a leak, a stuck

@@ -243,12 +243,12 @@ func TestShardedRunRefusesMixedRuns(t *testing.T) {
 		t.Errorf("judge of mixed runs: exit %d, want %d naming the mix-up\n%s", r.code, ExitUsage, r.err)
 	}
 	r = runMain(t, keyed(), "run", "--phase", "load", "--shard", "0/2", "--out", dir1)
-	if r.code != ExitUsage || !strings.Contains(r.err, "already ran") {
-		t.Errorf("a shard run twice: exit %d, want %d\n%s", r.code, ExitUsage, r.err)
+	if r.code != ExitUsage || !strings.Contains(r.err, "already ran") || !strings.Contains(r.err, "hint: a shard runs once") {
+		t.Errorf("a shard run twice: exit %d, want %d and the claim's hint\n%s", r.code, ExitUsage, r.err)
 	}
 	r = runMain(t, keyed(), "run", "charges-lost-ack", "--phase", "prepare", "--shards", "2", "--out", dir1, "--target", target)
-	if r.code != ExitUsage || !strings.Contains(r.err, "already holds a run") {
-		t.Errorf("prepare into a run's directory: exit %d, want %d\n%s", r.code, ExitUsage, r.err)
+	if r.code != ExitUsage || !strings.Contains(r.err, "already holds a run") || !strings.Contains(r.err, "hint: give each sharded run a directory of its own") {
+		t.Errorf("prepare into a run's directory: exit %d, want %d and trial.ErrRunExists's hint\n%s", r.code, ExitUsage, r.err)
 	}
 }
 
@@ -375,8 +375,8 @@ func TestLoadWaitsForTheManifest(t *testing.T) {
 	target := startTestLab(t, memoryBackend())
 	dir := t.TempDir()
 	r := runMain(t, keyed(), "run", "--phase", "load", "--shard", "0/1", "--out", dir, "--wait", "0s")
-	if r.code != ExitUsage || !strings.Contains(r.err, "no manifest.json") {
-		t.Errorf("load without a manifest and no wait: exit %d, want %d\n%s", r.code, ExitUsage, r.err)
+	if r.code != ExitUsage || !strings.Contains(r.err, "no manifest.json") || !strings.Contains(r.err, "hint: prepare the run first") {
+		t.Errorf("load without a manifest and no wait: exit %d, want %d and trial.ErrNoManifest's hint\n%s", r.code, ExitUsage, r.err)
 	}
 	var errb syncBuffer
 	done := make(chan ExitCode, 1)

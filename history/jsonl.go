@@ -12,6 +12,8 @@ import (
 	"os"
 	"slices"
 	"sort"
+
+	"github.com/idemcheck/idemcheck/internal/hint"
 )
 
 // FormatVersion is the version of the JSON Lines format written by Encode.
@@ -40,11 +42,12 @@ var ErrFormat = errors.New("malformed history")
 // ErrTruncated is wrapped by Decode's error when the history has no
 // trailer record: it was cut short (a crash, a full disk, a copy that
 // did not finish) and would be judged on part of the run.
-var ErrTruncated = errors.New("history is incomplete")
+var ErrTruncated error = hint.New("judging part of a run could accuse a correct API or pass a broken one: run it again", errors.New("history is incomplete"))
 
 // ErrOldFormat is wrapped by Decode's error for a history written in an
 // older format than this idemcheck reads.
-var ErrOldFormat = errors.New("history written by an older idemcheck")
+var ErrOldFormat error = hint.New("run the scenario again with this idemcheck to judge it; its report.json gives the seed and key nonce to resend the same requests: idemcheck run NAME --seed S --key-nonce N --out DIR",
+	errors.New("history written by an older idemcheck"))
 
 type header struct {
 	Type          string `json:"type"`

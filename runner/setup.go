@@ -83,3 +83,8 @@ func (e *SetupError) Error() string {
 }
 
 func (e *SetupError) Unwrap() error { return e.Err }
+
+// Hint says what to check.
+func (e *SetupError) Hint() string {
+	return "the target answered a setup request with an error: check its method and path in the scenario's setup, and that the API allows it"
+}

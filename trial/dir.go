@@ -11,6 +11,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/atomicfile"
+	"github.com/idemcheck/idemcheck/internal/hint"
 	redaction "github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
@@ -42,20 +43,20 @@ func ShardFile(s history.Shard) string { return fmt.Sprintf("shard-%d-of-%d.json
 // by an error of its own words.
 var (
 	// ErrRunExists: the directory holds a run already (CheckFresh).
-	ErrRunExists = errors.New("the directory holds a run already")
+	ErrRunExists error = hint.New("give each sharded run a directory of its own", errors.New("the directory holds a run already"))
 	// ErrNoManifest: no directory holds the run's manifest (yet).
-	ErrNoManifest = errors.New("no manifest")
+	ErrNoManifest error = hint.New("prepare the run first: idemcheck run FILE --phase prepare --shards N --out DIR", errors.New("no manifest"))
 	// ErrManifest: a manifest that cannot be used: malformed, of another
 	// format, inconsistent.
-	ErrManifest = errors.New("unusable manifest")
+	ErrManifest error = hint.New("prepare the run with 'idemcheck run FILE --phase prepare --shards N --out DIR'", errors.New("unusable manifest"))
 	// ErrNoReadings: no directory holds the readings before the load.
-	ErrNoReadings = errors.New("no readings before the load")
+	ErrNoReadings error = hint.New("give report merge the directory prepare wrote, which holds it beside manifest.json", errors.New("no readings before the load"))
 	// ErrTargetSecret: the run's targets carry a secret the manifest
 	// does not keep: a later phase must be given them again.
 	ErrTargetSecret = errors.New("the run's target carries a secret, which the manifest does not keep")
 	// ErrScenarioTarget: targets were given to a later phase of a run
 	// prepared with the scenario's own.
-	ErrScenarioTarget = errors.New("the run was prepared with the scenario's own target")
+	ErrScenarioTarget error = hint.New("drop --target (and IDEMCHECK_TARGET), or prepare the run with it", errors.New("the run was prepared with the scenario's own target"))
 )
 
 // kindError is err, which is also kind for errors.Is: a sentinel to tell
@@ -270,6 +271,14 @@ type ClaimError struct {
 	// Path is the shard's history when Ran, else its claim.
 	Path string
 	Ran  bool
+}
+
+// Hint says what to do instead.
+func (e *ClaimError) Hint() string {
+	if e.Ran {
+		return "a shard runs once (a second run would resend its keys into the same verdict); prepare a new run to run again"
+	}
+	return "give each load process its own index; a shard that stopped before its start frees its claim"
 }
 
 func (e *ClaimError) Error() string {

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 
 	"github.com/idemcheck/idemcheck/internal/atomicfile"
+	"github.com/idemcheck/idemcheck/internal/hint"
 )
 
 // A sharded run's directory is shared: whoever can write it could change
@@ -41,10 +42,10 @@ const macAlgorithm = "HMAC-SHA256"
 var (
 	// ErrTampered: a file of the run is not what prepare wrote (its MAC
 	// does not check with the run key given).
-	ErrTampered = errors.New("changed after prepare")
+	ErrTampered error = hint.New("prepare the run again, in a new directory, with the same "+RunKeyEnv+" in every phase; keep the run's volume writable by the run's processes alone", errors.New("changed after prepare"))
 	// ErrRunKey: a run prepared with a run key read without one, or a run
 	// without MACs read with one.
-	ErrRunKey = errors.New("the run key does not fit the run")
+	ErrRunKey error = hint.New("give every phase the "+RunKeyEnv+" that prepare was given (none when prepare had none); docs/distributed.md", errors.New("the run key does not fit the run"))
 )
 
 // CheckRunKey reports what makes key unusable as a run key: shorter than

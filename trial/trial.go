@@ -48,6 +48,22 @@ func (e *TargetError) Error() string { return e.Err.Error() }
 
 func (e *TargetError) Unwrap() error { return e.Err }
 
+// Hint says what to check: the API's address, its scheme, or (on this
+// machine) the built-in lab.
+func (e *TargetError) Hint() string {
+	switch {
+	case e.TLS:
+		return "the target speaks TLS: use https://"
+	case e.NotHTTP:
+		return "the target answered, but not in HTTP: is that the API's port, and the right scheme (http:// or https://)?"
+	}
+	hint := fmt.Sprintf("is the API running at %s?", e.Target)
+	if u, err := url.Parse(e.Target); err == nil && e.Loopback {
+		hint += fmt.Sprintf(" Start the built-in lab with 'idemcheck lab --listen %s'", u.Host)
+	}
+	return hint
+}
+
 // Options tune one run.
 type Options struct {
 	// Target overrides the scenario's target when set.
@@ -200,6 +216,11 @@ type ReadingError struct {
 func (e *ReadingError) Error() string { return e.Err.Error() }
 
 func (e *ReadingError) Unwrap() error { return e.Err }
+
+// Hint says what to check.
+func (e *ReadingError) Hint() string {
+	return "nothing of the load was sent: check the oracle's request (or its database URL) in the scenario, and that it can be read now"
+}
 
 // newTrial builds the trial of sc: its targets, oracles and the runner's
 // options; it sends nothing.
