@@ -1,16 +1,11 @@
 package cmd
 
 import (
-	"crypto/tls"
-	"crypto/x509"
-	"fmt"
 	"io"
 	"net/http"
-	"os"
 
 	"github.com/spf13/pflag"
 
-	"github.com/idemcheck/idemcheck/internal/h1"
 	"github.com/idemcheck/idemcheck/runner"
 )
 
@@ -37,50 +32,18 @@ func (c *clientFlags) register(fs *pflag.FlagSet) {
 	fs.Lookup("http-debug").NoOptDefVal = "10"
 }
 
-// transport is the HTTP transport of every request a run makes: the
-// runner's HTTP/1.1 client for plain http:// targets, over a net/http
-// transport with the flags' TLS settings and the environment's proxies
-// for the rest, room for conns idle connections per host, and the
-// --http-debug trace on errw. The first result closes their idle
-// connections.
+// transport is the HTTP transport of every request a command makes
+// (runner.NewWire) with the flags' TLS settings, room for conns idle
+// connections per host, and the --http-debug trace on errw. The first
+// result closes their idle connections.
 func (c *clientFlags) transport(errw io.Writer, conns int) (idleCloser, http.RoundTripper, error) {
-	tc := &tls.Config{InsecureSkipVerify: c.Insecure} //nolint:gosec // the user asked for it
-	if c.CACert != "" {
-		pem, err := os.ReadFile(c.CACert)
-		if err != nil {
-			return nil, nil, withHint(ExitUsage, fmt.Errorf("--ca-cert: %w", err), "give a PEM file of CA certificates")
-		}
-		pool, err := x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, nil, withHint(ExitUsage, fmt.Errorf("--ca-cert %s: no PEM certificate in it", c.CACert), "give a PEM file (-----BEGIN CERTIFICATE-----)")
-		}
-		tc.RootCAs = pool
-	}
-	if (c.ClientCert == "") != (c.ClientKey == "") {
-		return nil, nil, usageError("--client-cert and --client-key go together")
-	}
-	if c.ClientCert != "" {
-		cert, err := tls.LoadX509KeyPair(c.ClientCert, c.ClientKey)
-		if err != nil {
-			return nil, nil, withHint(ExitUsage, fmt.Errorf("--client-cert/--client-key: %w", err), "give PEM files of a certificate and its key")
-		}
-		tc.Certificates = []tls.Certificate{cert}
-	}
-	base := runner.NewTransport(conns)
-	base.Proxy = http.ProxyFromEnvironment
-	base.TLSClientConfig = tc
-	tr := h1.New(base, conns)
-	if c.HTTPDebug <= 0 {
-		return tr, tr, nil
-	}
-	return tr, runner.NewDebugTransport(tr, errw, c.HTTPDebug), nil
+	idle, rt, err := runner.NewWire(runner.WireOptions{Insecure: c.Insecure, CACert: c.CACert, ClientCert: c.ClientCert, ClientKey: c.ClientKey,
+		Conns: conns, Debug: errw, DebugN: c.HTTPDebug})
+	return idle, rt, withCode(ExitUsage, err)
 }
 
 // idleCloser closes a transport's idle connections.
-type idleCloser interface{ CloseIdleConnections() }
+type idleCloser = runner.IdleCloser
 
 // aliasFlag keeps --alias, an old spelling of --name, working: hidden
 // from help, and a line on stderr names the one spelling (--listen for
