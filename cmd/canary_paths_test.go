@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/idemcheck/idemcheck/trial"
 )
 
 // The secrets of TestCanaryEveryPath, each planted where a user puts one:
@@ -42,7 +44,7 @@ const (
 func canaryEnv() map[string]string {
 	return map[string]string{
 		"API_TOKEN": canaryToken, "SESS": canarySess, "TENANT": canaryTenant, "SIGNING_SECRET": canarySigning,
-		runKeyEnv: testRunKey,
+		trial.RunKeyEnv: testRunKey,
 	}
 }
 

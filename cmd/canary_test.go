@@ -261,6 +261,14 @@ func TestCanaryLabFlags(t *testing.T) {
 		if r.code != tc.code {
 			t.Errorf("lab %s %s: exit %d, want %d\n%s", tc.flag, tc.value, r.code, tc.code, r.err)
 		}
+		// a bad value shows one that works; an unreachable one, what to check
+		hint := map[string]string{"--ledger": "hint: e.g. --ledger postgres://", "--store": "hint: e.g. --store redis://"}[tc.flag]
+		if tc.code == ExitRuntime {
+			hint = map[string]string{"--ledger": "hint: is Postgres running", "--store": "hint: is Redis running"}[tc.flag]
+		}
+		if !strings.Contains(r.err, hint) {
+			t.Errorf("lab %s %s: no %q\n%s", tc.flag, tc.value, hint, r.err)
+		}
 		noCanary(t, "lab "+tc.flag+": stderr", r.err)
 		noCanary(t, "lab "+tc.flag+": stdout", r.out)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -134,10 +133,14 @@ type judgedAudit struct {
 	card *checks.Scorecard
 }
 
-// recheckAudit judges the audit saved in dir again, from its history
-// alone; ok is false when dir holds a run, not an audit.
+// recheckAudit judges the audit saved in dir again (trial.RecheckAudit);
+// ok is false when dir holds a run, not an audit.
 func recheckAudit(dir string, sc *scenarios.Scenario, opts *CheckOptions) (judgedAudit, bool, error) {
-	h, ok, err := trial.ReadAudit(dir)
+	var failOn *string
+	if opts.FailOnSet {
+		failOn = &opts.FailOn
+	}
+	h, card, ok, err := trial.RecheckAudit(dir, failOn)
 	switch {
 	case !ok:
 		return judgedAudit{}, false, nil // a run (or an error the run's path reports)
@@ -149,10 +152,7 @@ func recheckAudit(dir string, sc *scenarios.Scenario, opts *CheckOptions) (judge
 	case err != nil:
 		return judgedAudit{}, false, withCode(ExitRuntime, err)
 	}
-	if opts.FailOnSet {
-		h.Meta.Judge.FailOn = opts.FailOn
-	}
-	return judgedAudit{h: h, card: checks.JudgeContract(h)}, true, nil
+	return judgedAudit{h: h, card: card}, true, nil
 }
 
 // write renders the audit's scorecard on stdout and in the --report
@@ -179,54 +179,26 @@ func runDirs(dir string) ([]string, error) {
 	return dirs, nil
 }
 
-// recheck judges the run saved in dir again, from its history alone;
-// with sc, against sc's expectation, invariants and thresholds instead of
-// those saved. A history larger than checkPartBytes is judged in parts,
-// one part of its keys in memory at a time.
+// recheck judges the run saved in dir again (trial.Recheck), in parts
+// of checkPartBytes.
 func recheck(ctx context.Context, dir string, sc *scenarios.Scenario, opts *CheckOptions) (*reports.Summary, error) {
-	p, err := splitRun(ctx, dir, checkPartBytes)
-	if err != nil {
-		return nil, err
-	}
-	defer p.Close()
-	meta := p.Meta
-	if sc != nil {
-		failOn := meta.Judge.FailOn
-		meta.Judge = trial.JudgeOf(sc)
-		meta.Judge.FailOn = failOn
-	}
+	var failOn *string
 	if opts.FailOnSet {
-		meta.Judge.FailOn = opts.FailOn
+		failOn = &opts.FailOn
 	}
-	j, err := trial.JudgeParts(ctx, p, meta)
-	switch {
-	case ctx.Err() != nil:
-		return nil, withCode(ExitInterrupted, fmt.Errorf("check %s: %w", dir, ctx.Err()))
-	case errors.Is(err, history.ErrFormat):
-		return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", filepath.Join(dir, "history.jsonl"), err))
-	case err != nil:
-		return nil, withCode(ExitRuntime, fmt.Errorf("%s: %w", filepath.Join(dir, "history.jsonl"), err))
-	}
-	return summarize(j), nil
-}
-
-// checkPartBytes is the size of the parts check judges a history in.
-var checkPartBytes int64 = history.DefaultPartBytes
-
-// splitRun opens the history saved in dir, split into parts of partBytes
-// (trial.SplitRun); ctx's end stops it.
-func splitRun(ctx context.Context, dir string, partBytes int64) (*history.Parts, error) {
-	p, err := trial.SplitRun(ctx, dir, partBytes)
+	j, err := trial.Recheck(ctx, dir, sc, failOn, checkPartBytes)
 	switch {
 	case err == nil:
-		return p, nil
+		return summarize(j), nil
 	case ctx.Err() != nil:
 		return nil, withCode(ExitInterrupted, fmt.Errorf("check %s: %w", dir, ctx.Err()))
 	case errors.Is(err, trial.ErrNoHistory) && errors.Is(err, os.ErrNotExist):
 		return nil, withHint(ExitUsage, err, "DIR must be a directory written by 'idemcheck run --out DIR'")
 	case errors.Is(err, history.ErrFormat) || strings.Contains(err.Error(), ": reading history"):
-		// ErrOldFormat and ErrTruncated say what to do (their hints)
-		return nil, withCode(ExitUsage, err)
+		return nil, withCode(ExitUsage, err) // ErrOldFormat and ErrTruncated say what to do (their hints)
 	}
 	return nil, withCode(ExitRuntime, err)
 }
+
+// checkPartBytes is the size of the parts check judges a history in.
+var checkPartBytes int64 = history.DefaultPartBytes

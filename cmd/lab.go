@@ -66,7 +66,7 @@ POST /reset with --allow-reset.
 
 Seeded bugs (--bug NAME, repeatable) break the protected endpoints the
 classic ways, so you can watch idemcheck catch each one:
-` + bugList(),
+` + lab.BugTable(),
 		Example: `  idemcheck lab --listen 127.0.0.1:8080
   idemcheck lab --store redis://127.0.0.1:6379/0 --ledger postgres://postgres@127.0.0.1:5432/postgres
   idemcheck lab --bug check-then-act --bug key-only --processor-latency 50ms`,
@@ -96,18 +96,6 @@ func addLabFlags(c *cobra.Command, opts *LabOptions) {
 	fl.DurationVar(&opts.KeyTTL, "key-ttl", 24*time.Hour, "how long idempotency keys are kept")
 	fl.StringVar(&opts.Namespace, "namespace", "", "keep this lab's data apart on shared Redis/Postgres servers (a Postgres schema and a Redis key prefix of this name)")
 	fl.StringArrayVar(&opts.Bugs, "bug", nil, "seed a classic bug into the protected endpoints (repeatable): "+strings.Join(lab.BugNames(), ", "))
-}
-
-func bugList() string {
-	width := 0
-	for _, bug := range lab.Bugs() {
-		width = max(width, len(bug.Name))
-	}
-	var b strings.Builder
-	for _, bug := range lab.Bugs() {
-		fmt.Fprintf(&b, "  %-*s  %s\n", width, bug.Name, bug.Description)
-	}
-	return b.String()
 }
 
 // maxLabLatency bounds --processor-latency: longer, every request of a
@@ -168,31 +156,22 @@ func redact(raw string) string {
 	return redaction.Options{Keep: redaction.ConnParams}.String(raw)
 }
 
-// labError gives an error of lab.Start its exit code and hint: a bad
-// --store, --ledger or --namespace (or --bug) is a usage error, a backend
-// that cannot be reached or an address taken a runtime one.
+// labError gives an error of lab.Start its exit code (its hint comes
+// with it): a bad --store, --ledger or --namespace (or --bug) is a usage
+// error, a backend that cannot be reached or an address taken a runtime
+// one.
 func labError(err error) error {
 	var ce *lab.ConfigError
-	var xe *lab.ConnectError
-	var le *lab.ListenError
 	switch {
-	case errors.As(err, &le):
-		return withHint(ExitRuntime, err, "choose another --listen, e.g. 127.0.0.1:0 for any free port")
 	case errors.As(err, &ce):
-		hint := map[string]string{
-			"namespace": "e.g. --namespace lab_ci_1",
-			"ledger":    "e.g. --ledger postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable, or host=127.0.0.1 user=postgres dbname=postgres",
-			"store":     "e.g. --store redis://127.0.0.1:6379/0 (a password: redis://:PASSWORD@host:6379/0)",
-		}[ce.Field]
-		return withHint(ExitUsage, fmt.Errorf("--%s %s: %s", ce.Field, ce.Value, ce.Problem), hint)
-	case errors.As(err, &xe):
-		hint := map[string]string{
-			"ledger": "is Postgres running and the URL right? e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
-			"store":  "is Redis running and the URL right? e.g. redis://127.0.0.1:6379/0",
-		}[xe.Backend]
-		return withHint(ExitRuntime, err, hint)
+		return withCode(ExitUsage, &configError{ce})
 	case errors.Is(err, lab.ErrUnknownBug):
 		return withCode(ExitUsage, err)
 	}
 	return withCode(ExitRuntime, err)
 }
+
+// configError is a lab.ConfigError named by its flag: --store VALUE: ….
+type configError struct{ *lab.ConfigError }
+
+func (e *configError) Error() string { return "--" + e.ConfigError.Error() }

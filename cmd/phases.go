@@ -16,9 +16,6 @@ import (
 	"github.com/idemcheck/idemcheck/trial"
 )
 
-// runKeyEnv names the environment variable of a sharded run's key.
-const runKeyEnv = trial.RunKeyEnv
-
 // runKey is the run key from the environment (trial.RunKeyFrom).
 func (opts *RunOptions) runKey() ([]byte, error) {
 	key, err := trial.RunKeyFrom(opts.Getenv)
@@ -27,9 +24,6 @@ func (opts *RunOptions) runKey() ([]byte, error) {
 	}
 	return key, nil
 }
-
-// phaseEnv is what a phase's templates read (trial.PhaseEnv).
-func (opts *RunOptions) phaseEnv() func(string) string { return trial.PhaseEnv(opts.Getenv) }
 
 // runPhase runs one phase of a sharded run.
 func runPhase(ctx context.Context, opts *RunOptions) error {
@@ -88,7 +82,7 @@ func runPrepare(ctx context.Context, opts *RunOptions) error {
 	prog := live.New(opts.Streams.Err, live.ModeOf(opts.Streams.ErrTerminal, opts.Quiet), sc.Name)
 	defer prog.Close()
 	t, err := trial.Prepare(ctx, sc, trial.Options{Targets: runTargets(opts), RequestTimeout: opts.RequestTimeout, Seed: seed, KeyNonce: nonce,
-		Transport: opts.Transport, Getenv: opts.phaseEnv(), Secrets: opts.Streams.Secrets, Observer: prog, FailOn: opts.FailOn, RedactPath: opts.RedactPath})
+		Transport: opts.Transport, Getenv: trial.PhaseEnv(opts.Getenv), Secrets: opts.Streams.Secrets, Observer: prog, FailOn: opts.FailOn, RedactPath: opts.RedactPath})
 	if err != nil {
 		return prepareError(fmt.Errorf("--phase prepare: %w (no manifest written)", err))
 	}
@@ -106,7 +100,7 @@ func runPrepare(ctx context.Context, opts *RunOptions) error {
 	}
 	if key == nil {
 		fmt.Fprintf(e, "warning: %s is not set: the run's %s and %s are not authenticated, and anyone who can write %s can send every load process's requests, with their secrets, where they choose (docs/distributed.md)\n",
-			runKeyEnv, trial.ManifestFile, trial.BeforeFile, opts.Out)
+			trial.RunKeyEnv, trial.ManifestFile, trial.BeforeFile, opts.Out)
 	}
 	if c := sc.Load.Concurrency; sc.Load.Rate == 0 && c > 0 && c < m.Shards {
 		fmt.Fprintf(e, "warning: concurrency %d over %d shards: each shard needs a worker, so %d ops run at once\n", c, m.Shards, m.Shards)
@@ -116,7 +110,7 @@ func runPrepare(ctx context.Context, opts *RunOptions) error {
 		again = " --target URL"
 	}
 	if key != nil {
-		fmt.Fprintf(e, "run authenticated with %s (%s): give every phase the same %s\n", runKeyEnv, trial.MACFile, runKeyEnv)
+		fmt.Fprintf(e, "run authenticated with %s (%s): give every phase the same %s\n", trial.RunKeyEnv, trial.MACFile, trial.RunKeyEnv)
 	}
 	fmt.Fprintf(e, "next, in each of %d processes:  idemcheck run --phase load --shard i/%d --out %s%s\n", m.Shards, m.Shards, opts.Out, again)
 	fmt.Fprintf(e, "then:  idemcheck run --phase judge --out %s%s\n", opts.Out, again)
@@ -191,7 +185,7 @@ func runLoadShard(ctx context.Context, opts *RunOptions) error {
 	}
 	prog := live.New(opts.Streams.Err, live.ModeOf(opts.Streams.ErrTerminal, opts.Quiet), fmt.Sprintf("%s %s", sc.Name, shard))
 	h, loadErr := trial.LoadShard(ctx, sc, m, claim, trial.Options{Targets: targets, RequestTimeout: m.Overrides.RequestTimeout,
-		Transport: opts.Transport, Getenv: opts.phaseEnv(), Secrets: opts.Streams.Secrets, Observer: prog, FailOn: m.Overrides.FailOn, RedactPath: m.Overrides.RedactPath,
+		Transport: opts.Transport, Getenv: trial.PhaseEnv(opts.Getenv), Secrets: opts.Streams.Secrets, Observer: prog, FailOn: m.Overrides.FailOn, RedactPath: m.Overrides.RedactPath,
 		SpillAfter: opts.SpillAfter, SpillDir: opts.tmpDir(opts.Out)})
 	prog.Close()
 	if h == nil { // nothing was sent: the claim is released
@@ -241,7 +235,7 @@ func runJudge(ctx context.Context, opts *RunOptions, dirs []string, out string, 
 	}
 	defer opts.closeTransport()
 	t, err := trial.Resume(sc, m, dirs, trial.Options{Targets: targets, RequestTimeout: m.Overrides.RequestTimeout,
-		Transport: opts.Transport, Getenv: opts.phaseEnv(), Secrets: opts.Streams.Secrets, FailOn: m.Overrides.FailOn, RedactPath: m.Overrides.RedactPath,
+		Transport: opts.Transport, Getenv: trial.PhaseEnv(opts.Getenv), Secrets: opts.Streams.Secrets, FailOn: m.Overrides.FailOn, RedactPath: m.Overrides.RedactPath,
 		SpillDir: opts.tmpDir(out)})
 	if err != nil {
 		return phaseError(err)

@@ -96,9 +96,6 @@ an answer; outcome "cut" when it was closed mid-answer), ms.
 	return c
 }
 
-// parseFault reads a --fault flag (faults.ParseFlag).
-func parseFault(s string) (faults.Spec, error) { return faults.ParseFlag(s) }
-
 func proxyRun(ctx context.Context, opts *ProxyOptions) error {
 	target, err := url.Parse(opts.Target)
 	if err != nil || (target.Scheme != "http" && target.Scheme != "https") || target.Host == "" {

@@ -21,7 +21,7 @@ const testRunKey = "k3y-of-the-sharded-test-run-0123456789"
 
 // keyed is the environment of a phase given the test's run key, and vars.
 func keyed(vars ...string) map[string]string {
-	env := map[string]string{runKeyEnv: testRunKey}
+	env := map[string]string{trial.RunKeyEnv: testRunKey}
 	for i := 0; i+1 < len(vars); i += 2 {
 		env[vars[i]] = vars[i+1]
 	}
@@ -135,10 +135,10 @@ func TestShardedRunKeyMismatch(t *testing.T) {
 	target := newPayServer(t, true)
 	withKey := prepared(t, keyed(), target.URL, 1)
 	r := runMain(t, nil, "run", "--phase", "load", "--shard", "0/1", "--out", withKey, "--wait", "0s")
-	if r.code != ExitUsage || !strings.Contains(r.err, "prepared with a run key") || !strings.Contains(r.err, runKeyEnv) {
-		t.Errorf("load without the key of a keyed run: exit %d, want %d naming %s\n%s", r.code, ExitUsage, runKeyEnv, r.err)
+	if r.code != ExitUsage || !strings.Contains(r.err, "prepared with a run key") || !strings.Contains(r.err, trial.RunKeyEnv) {
+		t.Errorf("load without the key of a keyed run: exit %d, want %d naming %s\n%s", r.code, ExitUsage, trial.RunKeyEnv, r.err)
 	}
-	r = runMain(t, keyed(runKeyEnv, "another-key-just-as-long-as-the-first"), "run", "--phase", "judge", "--out", withKey, "--wait", "0s")
+	r = runMain(t, keyed(trial.RunKeyEnv, "another-key-just-as-long-as-the-first"), "run", "--phase", "judge", "--out", withKey, "--wait", "0s")
 	if r.code != ExitUsage || !strings.Contains(r.err, "changed after prepare") {
 		t.Errorf("judge with another key: exit %d, want %d\n%s", r.code, ExitUsage, r.err)
 	}
@@ -146,7 +146,7 @@ func TestShardedRunKeyMismatch(t *testing.T) {
 	dir := t.TempDir()
 	plain := runMain(t, nil, "run", writeScenario(t, payScenario), "--phase", "prepare", "--shards", "1", "--start-in", "0s",
 		"--ops", "5", "--target", target.URL, "--out", dir)
-	if plain.code != ExitOK || !strings.Contains(plain.err, "warning: "+runKeyEnv+" is not set") || !strings.Contains(plain.err, "not authenticated") {
+	if plain.code != ExitOK || !strings.Contains(plain.err, "warning: "+trial.RunKeyEnv+" is not set") || !strings.Contains(plain.err, "not authenticated") {
 		t.Errorf("prepare without a key: exit %d, want %d and a warning\n%s", plain.code, ExitOK, plain.err)
 	}
 	r = runMain(t, keyed(), "run", "--phase", "load", "--shard", "0/1", "--out", dir, "--wait", "0s")
@@ -157,9 +157,9 @@ func TestShardedRunKeyMismatch(t *testing.T) {
 		t.Errorf("load without a key of a run prepared without: exit %d\n%s", r.code, r.err)
 	}
 
-	short := runMain(t, keyed(runKeyEnv, "s3cr3t"), "run", writeScenario(t, payScenario), "--phase", "prepare", "--shards", "1",
+	short := runMain(t, keyed(trial.RunKeyEnv, "s3cr3t"), "run", writeScenario(t, payScenario), "--phase", "prepare", "--shards", "1",
 		"--target", target.URL, "--out", t.TempDir())
-	if short.code != ExitUsage || !strings.Contains(short.err, runKeyEnv) || strings.Contains(short.err, "s3cr3t") {
+	if short.code != ExitUsage || !strings.Contains(short.err, trial.RunKeyEnv) || strings.Contains(short.err, "s3cr3t") {
 		t.Errorf("prepare with a 6-byte key: exit %d, want %d, the key not shown\n%s", short.code, ExitUsage, short.err)
 	}
 }

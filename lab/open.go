@@ -46,6 +46,15 @@ type ConfigError struct {
 
 func (e *ConfigError) Error() string { return e.Field + " " + e.Value + ": " + e.Problem }
 
+// Hint shows a value that works.
+func (e *ConfigError) Hint() string {
+	return map[string]string{
+		"namespace": "e.g. --namespace lab_ci_1",
+		"ledger":    "e.g. --ledger postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable, or host=127.0.0.1 user=postgres dbname=postgres",
+		"store":     "e.g. --store redis://127.0.0.1:6379/0 (a password: redis://:PASSWORD@host:6379/0)",
+	}[e.Field]
+}
+
 // ConnectError is a store or a ledger that Open could not connect to or
 // set up. Its message is the driver's, scrubbed of every secret the URL
 // holds; the driver's error is not kept, since its message is what would
@@ -57,6 +66,14 @@ type ConnectError struct {
 }
 
 func (e *ConnectError) Error() string { return "lab " + e.Backend + ": " + e.msg }
+
+// Hint says what to check.
+func (e *ConnectError) Hint() string {
+	return map[string]string{
+		"ledger": "is Postgres running and the URL right? e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
+		"store":  "is Redis running and the URL right? e.g. redis://127.0.0.1:6379/0",
+	}[e.Backend]
+}
 
 // Open connects to the backends b names and returns n labs on them
 // (n < 1 means 1): instances of one service, sharing the store, the

@@ -28,6 +28,11 @@ type ListenError struct{ Err error }
 func (e *ListenError) Error() string { return "lab: " + e.Err.Error() }
 func (e *ListenError) Unwrap() error { return e.Err }
 
+// Hint says what to do instead.
+func (e *ListenError) Hint() string {
+	return "choose another --listen, e.g. 127.0.0.1:0 for any free port"
+}
+
 // Start opens the backends b (Open) for n instances of the lab (0 means
 // 1) and serves them over HTTP, the first on addr, the others on free
 // ports of addr's host, as instances of one service behind a load

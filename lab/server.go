@@ -257,6 +257,20 @@ func Bugs() []BugInfo {
 	return append([]BugInfo(nil), bugs...)
 }
 
+// BugTable is Bugs as text: a line per bug, its name and description in
+// columns, as `idemcheck lab --help` lists them.
+func BugTable() string {
+	width := 0
+	for _, bug := range bugs {
+		width = max(width, len(bug.Name))
+	}
+	var b strings.Builder
+	for _, bug := range bugs {
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, bug.Name, bug.Description)
+	}
+	return b.String()
+}
+
 // BugNames are the names of Bugs, in their order.
 func BugNames() []string {
 	names := make([]string, len(bugs))

@@ -9,8 +9,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/atomicfile"
+	"github.com/idemcheck/idemcheck/scenarios"
 )
 
 // HistoryFile is the file a saved run or audit keeps its history in.
@@ -54,6 +56,20 @@ func ReadAudit(dir string) (h *history.History, ok bool, err error) {
 		return nil, true, fmt.Errorf("%s: %w", path, err)
 	}
 	return h, true, nil
+}
+
+// RecheckAudit judges the audit saved in dir again, from its history
+// alone, to its scorecard; with failOn, at that failing severity. ok is
+// false when dir holds a run, not an audit (ReadAudit).
+func RecheckAudit(dir string, failOn *string) (h *history.History, card *checks.Scorecard, ok bool, err error) {
+	h, ok, err = ReadAudit(dir)
+	if !ok || err != nil {
+		return nil, nil, ok, err
+	}
+	if failOn != nil {
+		h.Meta.Judge.FailOn = *failOn
+	}
+	return h, checks.JudgeContract(h), true, nil
 }
 
 // ErrNoHistory is wrapped by SplitRun's error when the directory's
@@ -126,4 +142,31 @@ func ParseShardArg(s string, getenv func(string) string) (history.Shard, error) 
 		return history.Shard{}, fmt.Errorf("--shard: %w", err)
 	}
 	return sh, nil
+}
+
+// Recheck judges the run saved in dir again, from its history alone, in
+// parts of partBytes (one part of its keys in memory at a time): with sc,
+// against sc's expectation, invariants and thresholds instead of those
+// saved; with failOn, at that failing severity. Its errors are
+// SplitRun's, ctx's, or name the history.
+func Recheck(ctx context.Context, dir string, sc *scenarios.Scenario, failOn *string, partBytes int64) (*Judged, error) {
+	p, err := SplitRun(ctx, dir, partBytes)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	meta := p.Meta
+	if sc != nil {
+		keep := meta.Judge.FailOn
+		meta.Judge = JudgeOf(sc)
+		meta.Judge.FailOn = keep
+	}
+	if failOn != nil {
+		meta.Judge.FailOn = *failOn
+	}
+	j, err := JudgeParts(ctx, p, meta)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, HistoryFile), err)
+	}
+	return j, nil
 }

@@ -1,9 +1,9 @@
-package cmd
+package faults
 
 import "testing"
 
 // TestParseFaultMessages: the messages of --fault are what they were,
-// faults.ParseSpec's under the flag and its value.
+// ParseSpec's under the flag and its value.
 func TestParseFaultMessages(t *testing.T) {
 	for in, want := range map[string]string{
 		"drop_ack":               `--fault "drop_ack": want KIND=RATE, like drop_ack=0.1`,
@@ -14,8 +14,8 @@ func TestParseFaultMessages(t *testing.T) {
 		"delay=0.1,wait=5ms":     `--fault "delay=0.1,wait=5ms": unknown parameter "wait": want after, copies or delay`,
 		"reset=0.1,foo":          `--fault "reset=0.1,foo": parameter "foo": want NAME=VALUE`,
 	} {
-		if _, err := parseFault(in); err == nil || err.Error() != want {
-			t.Errorf("parseFault(%q) = %v, want %s", in, err, want)
+		if _, err := ParseFlag(in); err == nil || err.Error() != want {
+			t.Errorf("ParseFlag(%q) = %v, want %s", in, err, want)
 		}
 	}
 }
