@@ -27,6 +27,7 @@ type LabOptions struct {
 	// Namespace isolates the lab's data on shared servers: a Postgres
 	// schema and a Redis key prefix of that name.
 	Namespace string
+	Consumer  string // --consumer: the Redis whose streams the lab's queue consumers read
 	// Instances is how many labs startLab serves, each on its own port,
 	// as instances of one service behind a load balancer: they share the
 	// store, the ledger (so the namespace) and the card processor, and
@@ -85,6 +86,7 @@ classic ways, so you can watch idemcheck catch each one:
 	c.Flags().StringVar(&opts.Addr, "listen", "127.0.0.1:8080", "address to listen on")
 	aliasFlag(c.Flags(), "addr", "listen")
 	c.Flags().BoolVar(&opts.AllowReset, "allow-reset", false, "enable POST /reset, which clears every store")
+	c.Flags().StringVar(&opts.Consumer, "consumer", "", "run the queue consumers on this Redis's streams (redis://127.0.0.1:6379/0): lab:charges (protected) and lab:charges:naive, for the stream-charges built-ins")
 	return c
 }
 
@@ -126,7 +128,7 @@ func startLab(ctx context.Context, opts *LabOptions, addr string) (*runningLab, 
 	if cfg.ProcessorLatency == 0 {
 		cfg.ProcessorLatency = lab.NoProcessorLatency // the flag's 0 means none; lab.Config's 0 means its default
 	}
-	r, err := lab.Start(ctx, cfg, lab.Backends{Store: opts.Store, Ledger: opts.Ledger, Namespace: opts.Namespace}, opts.Instances, addr)
+	r, err := lab.Start(ctx, cfg, lab.Backends{Store: opts.Store, Ledger: opts.Ledger, Namespace: opts.Namespace, Consumer: opts.Consumer}, opts.Instances, addr)
 	if err != nil {
 		return nil, labError(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -244,7 +243,7 @@ func runJudge(ctx context.Context, opts *RunOptions, dirs []string, out string, 
 	set, err := trial.CollectShards(ctx, m, dirs, deadline, 500*time.Millisecond, func(missing []int) {
 		if !opts.Quiet {
 			fmt.Fprintf(opts.Streams.Err, "run %s: waiting for %d of %d shards' histories (%s), until %s\n", m.RunID, len(missing), m.Shards,
-				intsString(missing), deadline.Format(time.RFC3339))
+				strings.Trim(strings.Join(strings.Fields(fmt.Sprint(missing)), ", "), "[]"), deadline.Format(time.RFC3339))
 		}
 	})
 	switch {
@@ -254,7 +253,7 @@ func runJudge(ctx context.Context, opts *RunOptions, dirs []string, out string, 
 		return withHint(ExitUsage, err, "judge one run per directory; a shard's history is written whole or not at all, so a cut file was damaged after")
 	}
 	if len(set.Missing) > 0 {
-		fmt.Fprintf(opts.Streams.Err, "warning: run %s: %d of %d shards missing (%s): the verdict cannot be met\n", m.RunID, len(set.Missing), m.Shards, intsString(set.Missing))
+		fmt.Fprintf(opts.Streams.Err, "warning: run %s: %d of %d shards missing (%s): the verdict cannot be met\n", m.RunID, len(set.Missing), m.Shards, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(set.Missing)), ", "), "[]"))
 	}
 	prog := live.New(opts.Streams.Err, live.ModeOf(opts.Streams.ErrTerminal, opts.Quiet), sc.Name)
 	t.SetObserver(prog)
@@ -291,12 +290,4 @@ func runJudge(ctx context.Context, opts *RunOptions, dirs []string, out string, 
 		fmt.Fprintf(opts.Streams.Err, "report written to %s\n", out)
 	}
 	return finish(code, errs)
-}
-
-func intsString(l []int) string {
-	s := make([]string, len(l))
-	for i, v := range l {
-		s[i] = strconv.Itoa(v)
-	}
-	return strings.Join(s, ", ")
 }

@@ -33,6 +33,7 @@ type RunOptions struct {
 	// Targets are every --target when more than one was given: replicas
 	// behind one balancer, each attempt sent to one of them.
 	Targets        []string
+	Service        string // --service: the HTTP API behind a queue target, which its oracles read
 	RequestTimeout time.Duration
 	Seed           uint64
 	SeedSet        bool
@@ -226,6 +227,7 @@ an expected violation was not caught), 2 usage or config error,
 	}
 	fl := c.Flags()
 	fl.StringArrayVarP(&targets, "target", "t", nil, "base URL of the API under test (default: $IDEMCHECK_TARGET, else the scenario's target); repeat it for replicas behind one balancer: each attempt goes to one of them, a retry may land on another")
+	fl.StringVar(&opts.Service, "service", "", "for a scenario that publishes to a queue (--target is its broker): the HTTP API behind its consumer, which the oracles read (default: the scenario's service)")
 	fl.DurationVar(&opts.RequestTimeout, "request-timeout", 0, "bound every request of the run: load, setup and oracle reads (default: the scenario's load.request_timeout, 30s); an attempt over it is indeterminate and the run goes on")
 	fl.Uint64Var(&opts.Seed, "seed", 0, "seed for keys, fault placement and jitter (default: random, printed in the report)")
 	fl.Uint64Var(&opts.KeyNonce, "key-nonce", 0, "mixed into the keys so a re-run with the same seed sends new ones (default: random, printed in the report; give the report's to resend its exact keys, 0 for keys from the seed alone)")
@@ -320,7 +322,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		if opts.rerun != nil {
 			rerun = opts.rerun(strings.TrimPrefix(sc.Source, "builtin:"), seed, nonce)
 		}
-		ex, err := execute(ctx, sc, execOptions{Out: outs[i], Base: opts.Out, Rerun: rerun, Errs: opts.Streams.Err, Options: trial.Options{Target: opts.Target, Targets: opts.Targets, RequestTimeout: opts.RequestTimeout,
+		ex, err := execute(ctx, sc, execOptions{Out: outs[i], Base: opts.Out, Rerun: rerun, Errs: opts.Streams.Err, Options: trial.Options{Target: opts.Target, Targets: opts.Targets, Service: opts.Service, RequestTimeout: opts.RequestTimeout,
 			Seed: seed, KeyNonce: nonce, Transport: opts.Transport, Getenv: opts.Getenv, Secrets: opts.Streams.Secrets, Observer: obs, FailOn: opts.FailOn, RedactPath: opts.RedactPath, SpillAfter: opts.SpillAfter,
 			SpillDir: opts.tmpDir(outs[i])}})
 		prog.Close()

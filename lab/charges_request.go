@@ -24,6 +24,12 @@ func decodeCharge(w http.ResponseWriter, r *http.Request, raw bool) (chargeReque
 	if err != nil {
 		return chargeRequest{}, "", err
 	}
+	return decodeChargeBody(body, raw)
+}
+
+// decodeChargeBody validates a charge body (decodeCharge), from a request
+// or a message.
+func decodeChargeBody(body []byte, raw bool) (chargeRequest, string, error) {
 	if err := storableBody(body); err != nil {
 		return chargeRequest{}, "", err
 	}

@@ -28,6 +28,9 @@ type Backends struct {
 	// a Postgres schema and a Redis key prefix of that name (lowercase
 	// letters, digits and _).
 	Namespace string
+	// Consumer, when set, is a redis:// URL whose streams the lab's queue
+	// consumers read (ConsumerStream, NaiveConsumerStream).
+	Consumer string
 }
 
 // ConfigError is a value of Backends that cannot be used: a URL of
@@ -52,6 +55,7 @@ func (e *ConfigError) Hint() string {
 		"namespace": "e.g. --namespace lab_ci_1",
 		"ledger":    "e.g. --ledger postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable, or host=127.0.0.1 user=postgres dbname=postgres",
 		"store":     "e.g. --store redis://127.0.0.1:6379/0 (a password: redis://:PASSWORD@host:6379/0)",
+		"consumer":  "e.g. --consumer redis://127.0.0.1:6379/0: the Redis whose streams the consumers read",
 	}[e.Field]
 }
 
@@ -71,7 +75,8 @@ func (e *ConnectError) Error() string { return "lab " + e.Backend + ": " + e.msg
 func (e *ConnectError) Hint() string {
 	return map[string]string{
 		"ledger": "is Postgres running and the URL right? e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
-		"store":  "is Redis running and the URL right? e.g. redis://127.0.0.1:6379/0",
+		"store":    "is Redis running and the URL right? e.g. redis://127.0.0.1:6379/0",
+		"consumer": "is Redis running and the URL right? e.g. --consumer redis://127.0.0.1:6379/0",
 	}[e.Backend]
 }
 

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -18,6 +19,7 @@ type Running struct {
 
 	srvs          []*Server
 	served        []*served
+	consumers     []*Consumers
 	closeBackends func()
 }
 
@@ -60,11 +62,25 @@ func Start(ctx context.Context, cfg Config, b Backends, n int, addr string) (*Ru
 		r.URLs = append(r.URLs, "http://"+sv.addr)
 	}
 	r.URL = r.URLs[0]
+	if b.Consumer != "" {
+		for i, srv := range srvs {
+			c, err := srv.StartConsumers(ctx, b.Consumer, b.Namespace, fmt.Sprintf("lab%d", i))
+			if err != nil {
+				r.Stop()
+				return nil, err
+			}
+			r.consumers = append(r.consumers, c)
+		}
+	}
 	return r, nil
 }
 
 // Stop shuts every instance down, then closes the backends.
 func (r *Running) Stop() {
+	for _, c := range r.consumers {
+		c.Stop()
+	}
+	r.consumers = nil
 	for i := len(r.served) - 1; i >= 0; i-- {
 		r.served[i].stop()
 	}

@@ -187,6 +187,13 @@ const (
 	// it verifies the signature: a forged redelivery of an applied event
 	// gets the stored answer.
 	BugWebhookDedupeBeforeVerify = "webhook-dedupe-before-verify"
+	// BugConsumerDedupByDeliveryTag deduplicates queue messages by the
+	// broker's entry id, not the message id: a republished message has a
+	// new one, and charges again.
+	BugConsumerDedupByDeliveryTag = "consumer-dedup-by-delivery-tag"
+	// BugConsumerDedupAfterEffect looks the message id up, charges, then
+	// records the id: copies handed to two consumers at once both charge.
+	BugConsumerDedupAfterEffect = "consumer-dedup-after-effect"
 )
 
 // Limits of the newer key bugs.
@@ -246,6 +253,8 @@ var bugs = []BugInfo{
 	{BugWebhookDedupeBySignature, "webhooks: deliveries are deduplicated by their signature header, not their event id: a redelivery, signed anew with its own timestamp, charges again"},
 	{BugWebhookIgnoresOrder, "webhooks: a customer.updated event is applied whatever its created time: an older event delivered late overwrites the newer state"},
 	{BugWebhookDedupeBeforeVerify, "webhooks: the event id is looked up before the signature is verified: a forged redelivery of an applied event is answered its stored 2xx"},
+	{BugConsumerDedupByDeliveryTag, "queue consumer: messages are deduplicated by the broker's entry id, not their message id: a message the producer published again (its confirm lost) charges again"},
+	{BugConsumerDedupAfterEffect, "queue consumer: the message id is looked up, the charge made, then the id recorded: copies handed to two consumers at once both charge"},
 	{BugCrashStuck, "an in-flight record carries the key's 24 h retention as its lease: a request cut by a crash leaves its key answering 409, restarts included"},
 }
 

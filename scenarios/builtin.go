@@ -91,11 +91,19 @@ var showcaseFirst = []string{"charges-lost-ack", "charges-timeout", "likes-dupli
 func Showcase() []string {
 	out := slices.Clone(showcaseFirst)
 	for _, n := range BuiltinNames() {
-		if !strings.HasSuffix(n, "-naive") && !slices.Contains(out, n) {
+		if !strings.HasSuffix(n, "-naive") && !slices.Contains(out, n) && !QueueBuiltin(n) {
 			out = append(out, n)
 		}
 	}
 	return out
+}
+
+// QueueBuiltin reports whether the built-in name publishes to a queue
+// (operation.publish): it needs a broker (--target) and the lab's
+// consumers (idemcheck lab --consumer), so the demo leaves it out.
+func QueueBuiltin(name string) bool {
+	sc, err := Builtin(name)
+	return err == nil && sc.IsQueue()
 }
 
 // HasNaive reports whether the built-in name has a naive variant, the

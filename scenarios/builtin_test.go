@@ -26,6 +26,7 @@ func TestBuiltinNames(t *testing.T) {
 		"charges-timeout", "charges-timeout-naive",
 		"debit-cas", "debit-cas-naive",
 		"likes-duplicate", "likes-duplicate-naive",
+		"stream-charges", "stream-charges-naive",
 		"webhooks", "webhooks-naive",
 		"webhooks-ordered", "webhooks-ordered-naive",
 	}
@@ -67,6 +68,9 @@ func TestBuiltins(t *testing.T) {
 				t.Errorf("Target = %q, want none (the lab's address comes from --target)", s.Target)
 			}
 			naive := strings.Contains(s.Operation.Path, "/naive/")
+			if p := s.Operation.Publish; p != nil {
+				naive = strings.HasSuffix(p.Stream, ":naive") // the lab's naive consumer's stream
+			}
 			if naive != (wantExpect == ExpectViolation) {
 				t.Errorf("path %s: naive endpoint %v, want %v", s.Operation.Path, naive, !naive)
 			}

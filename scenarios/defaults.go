@@ -57,6 +57,7 @@ func (s *Scenario) applyDefaults() {
 	}
 	method(&s.Operation.Request, "POST")
 	s.webhookDefaults()
+	s.publishDefaults()
 	if b := s.Operation.Before; b != nil {
 		method(&b.Request, "GET")
 	}

@@ -20,6 +20,10 @@ type Scenario struct {
 	// no shared load balancer); overridden by --target and
 	// IDEMCHECK_TARGET. Read it with TargetURL or TargetURLs.
 	Target TargetList `yaml:"target"`
+	// Service is the HTTP base URL of the service behind a queue target
+	// (operation.publish): the one its consumer writes to, which the HTTP
+	// oracles and the setup requests read. Unused for an HTTP target.
+	Service TargetList `yaml:"service"`
 	// ProfileName names the profile whose statuses the API is expected to
 	// answer (ProfileDraft when left out); Profile resolves it.
 	ProfileName string `yaml:"profile"`
@@ -107,6 +111,10 @@ type Operation struct {
 	// provider signs it: the op's key is the event id (the same on every
 	// redelivery), the timestamp and signature made anew per attempt.
 	Webhook *Webhook `yaml:"webhook"`
+	// Publish makes each op a message published to a queue (the target's
+	// broker) rather than an HTTP request: the op's key is the message id,
+	// the same on every republish; the body is the message.
+	Publish *Publish `yaml:"publish"`
 	// Object is a template naming the object each op's event updates
 	// ('cus_{{div .Seq 4}}': four events per customer, in Seq order);
 	// its templates and the state oracle's see it as {{.Object}}.

@@ -85,8 +85,12 @@ func (s *Scenario) TargetURLs(overrides []string) ([]*url.URL, error) {
 	}
 	out := make([]*url.URL, 0, len(raws))
 	var ds Diagnostics
+	parse := parseTarget
+	if s.IsQueue() {
+		parse = parseBroker // a queue's target is its broker
+	}
 	for i, raw := range raws {
-		u, err := parseTarget(raw)
+		u, err := parse(raw)
 		if err != nil {
 			var he *hintError
 			errors.As(err, &he)

@@ -72,9 +72,13 @@ func (s *Scenario) validate() []problem {
 		c.add("expect", fmt.Sprintf("unknown expectation %q", s.Expect), "expect: pass (every invariant holds) or expect: violation (a known-broken target is caught)")
 	}
 	seenTarget := map[string]int{}
+	parse := parseTarget
+	if s.Operation.Publish != nil {
+		parse = parseBroker
+	}
 	for i, t := range s.Target {
 		at := s.targetField(i)
-		if _, err := parseTarget(t); err != nil {
+		if _, err := parse(t); err != nil {
 			var he *hintError
 			errors.As(err, &he)
 			c.add(at, he.msg, he.hint)
@@ -95,6 +99,7 @@ func (s *Scenario) validate() []problem {
 	c.faults()
 	c.key()
 	c.webhook()
+	c.publish()
 	c.requests()
 	c.replay()
 	c.object()

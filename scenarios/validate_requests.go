@@ -48,6 +48,8 @@ func (c *checker) key() {
 		}
 	}
 	switch {
+	case c.s.IsQueue():
+		// the message id is the key (operation.publish checks the rest)
 	case n == 0:
 		c.add("operation.key", "say where the op's key goes: exactly one of header, body_field or none",
 			"key: {header: Idempotency-Key}, key: {body_field: op_id}, or key: {none: true} for an endpoint that takes no key",

@@ -71,6 +71,9 @@ type Options struct {
 	// Targets, when set, override the scenario's targets (and Target):
 	// the run spreads its attempts over them as a load balancer would.
 	Targets []string
+	// Service, when set, overrides a queue scenario's service: the HTTP
+	// API behind its consumer, which its oracles read.
+	Service string
 	// RequestTimeout, when set, overrides the scenario's
 	// load.request_timeout: it bounds every request of the run (load,
 	// setup, preflight, oracles).
@@ -156,6 +159,9 @@ type Trial struct {
 	oracles []oracles.Oracle
 	before  map[string]error // oracles whose reading before the load failed
 	ropts   runner.Options
+	// queue is a queue target's publisher (operation.publish); nil for an
+	// HTTP target.
+	queue publisher
 	// calibration is what calibrate measured, nil when it sent nothing.
 	calibration *history.Calibration
 }
@@ -175,7 +181,8 @@ func Prepare(ctx context.Context, sc *scenarios.Scenario, o Options) (*Trial, er
 		}
 		var se *runner.SetupError
 		var tlsErr *tlsError
-		if errors.As(err, &se) && !errors.As(err, &tlsErr) {
+		var be *brokerError
+		if errors.As(err, &se) && !errors.As(err, &tlsErr) || errors.As(err, &be) {
 			return nil, fmt.Errorf("%s: %w", sc.Name, err)
 		}
 		te := &TargetError{Target: t.redacted(target), Loopback: isLoopback(target.Hostname()), NotHTTP: notHTTP(err),
@@ -239,6 +246,12 @@ func newTrial(sc *scenarios.Scenario, o Options) (*Trial, *http.Client, error) {
 	for _, u := range targets {
 		o.Secrets.AddURL(u)
 	}
+	broker := targets[0] // a queue's: the broker its ops are published to
+	if sc.IsQueue() {
+		if targets, err = queueTargets(sc, o); err != nil {
+			return nil, nil, err
+		}
+	}
 	// The paths' literal query values too: masked in every URL printed,
 	// they must be masked where a server reflects them.
 	o.Secrets.Add(sc.QueryValues()...)
@@ -257,16 +270,26 @@ func newTrial(sc *scenarios.Scenario, o Options) (*Trial, *http.Client, error) {
 		timeout = time.Duration(sc.Load.RequestTimeout)
 	}
 	client := &http.Client{Transport: o.Transport, Timeout: timeout}
-	ors, err := oracles.FromScenarioTargets(sc, targets, o.Transport, timeout, env)
+	oracleTargets := targets
+	if len(oracleTargets) == 0 {
+		oracleTargets = []*url.URL{broker} // a queue whose oracles read a database
+	}
+	ors, err := oracles.FromScenarioTargets(sc, oracleTargets, o.Transport, timeout, env)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %s: %w", ErrConfig, sc.Name, err)
 	}
-	target := targets[0]
+	target := oracleTargets[0]
 	t := &Trial{sc: sc, opts: o, target: target, targets: targets, oracles: ors, before: map[string]error{},
 		ropts: runner.Options{Target: target, Seed: o.Seed, KeyNonce: o.KeyNonce, Transport: o.Transport, Env: env, Secrets: o.Secrets,
 			Observer: o.Observer, RequestTimeout: timeout, RedactPath: o.RedactPath, SpillAfter: o.SpillAfter, SpillDir: o.SpillDir}}
 	if len(targets) > 1 {
 		t.ropts.Targets = targets
+	}
+	if sc.IsQueue() {
+		if t.queue, err = newPublisher(sc, broker, env); err != nil {
+			return nil, nil, fmt.Errorf("%w: %s: %w", ErrConfig, sc.Name, err)
+		}
+		t.target, t.ropts.Target, t.ropts.Targets, t.ropts.Sender = broker, broker, nil, t.queue
 	}
 	return t, client, nil
 }
@@ -280,6 +303,11 @@ func newTrial(sc *scenarios.Scenario, o Options) (*Trial, *http.Client, error) {
 // error is a *tlsError, whatever the setup said, as no request of the run
 // could succeed.
 func (t *Trial) preflight(ctx context.Context, client *http.Client) error {
+	if t.queue != nil {
+		if err := t.queue.Ping(ctx); err != nil {
+			return &brokerError{err}
+		}
+	}
 	if len(t.sc.Setup) > 0 {
 		err := runner.Setup(ctx, t.sc, t.ropts)
 		var se *runner.StatusError
@@ -386,7 +414,7 @@ func (t *Trial) Load(ctx context.Context) (*history.History, error) {
 	h.Meta.Judge = JudgeOf(t.sc)
 	h.Meta.Judge.FailOn = t.opts.FailOn
 	h.Meta.Nemesis = windows
-	h.Meta.BitRecorded = t.ropts.Sender == nil // the runner's client records Attempt.Bit
+	h.Meta.BitRecorded = t.ropts.Sender == nil || t.queue != nil // the runner's client, and the publishers, record Attempt.Bit
 	h.Meta.Calibration = t.calibration
 	switch {
 	case err == nil:
@@ -424,7 +452,15 @@ func (t *Trial) Observe(ctx context.Context, h *history.History) {
 	}
 	interruptedIn := ""
 	start := time.Now()
-	if !sleep(ctx, quiet) {
+	undrained := ""
+	if t.queue != nil {
+		if phase != nil {
+			phase.Phase(fmt.Sprintf("waiting up to %s for the consumer to drain", quiet))
+		}
+		if undrained = t.drain(ctx, quiet); ctx.Err() != nil {
+			interruptedIn = history.PhaseQuiet
+		}
+	} else if !sleep(ctx, quiet) {
 		interruptedIn = history.PhaseQuiet
 		rest := quiet - time.Since(start)
 		sleep(abort, min(rest, InterruptedQuiet))
@@ -444,6 +480,8 @@ func (t *Trial) Observe(ctx context.Context, h *history.History) {
 		r := history.Reading{Oracle: or.Name()}
 		if err := t.before[or.Name()]; err != nil {
 			r.Err = "reading before the run: " + err.Error()
+		} else if undrained != "" {
+			r.Err = undrained // the consumer may still apply what is left: nothing to judge yet
 		} else {
 			r = *oracles.Observe(octx, or, h)
 		}
@@ -571,6 +609,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, o Options) (*Judged, error
 		t.opts.Checkpoint = nil // no history to save: it was lost
 	}
 	t.Observe(ctx, h)
+	t.Close()
 	j, err := judgeIn(h, o.SpillDir)
 	if err != nil {
 		h.Spill.Remove()

@@ -1,0 +1,203 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The lab's queue consumers read payment messages from Redis streams and
+// charge each, as a payment service's worker would: the protected
+// consumer deduplicates by message id in the same transaction as the
+// charge (the key record, as the protected endpoint's), then acknowledges
+// (XACK); the naive consumer charges every message it is handed, then
+// acknowledges. A message whose charge failed is left unacknowledged: a
+// consumer claims it again once it has been idle ConsumerClaimIdle
+// (XAUTOCLAIM), as a crashed or cut-off consumer's messages are.
+const (
+	// ConsumerStream is the protected consumer's stream.
+	ConsumerStream = "lab:charges"
+	// NaiveConsumerStream is the naive consumer's stream.
+	NaiveConsumerStream = "lab:charges:naive"
+	// ConsumerGroup is the consumers' group on both streams.
+	ConsumerGroup = "lab"
+	// ConsumerIDField and ConsumerBodyField are the entry's fields: the
+	// message id, and the charge ({"amount":100,"currency":"usd"}).
+	ConsumerIDField, ConsumerBodyField = "message_id", "body"
+	// ConsumerPrincipal owns the consumers' charges: their keys are the
+	// messages' ids, scoped apart from the API's users.
+	ConsumerPrincipal = "consumer"
+	// ConsumerClaimIdle is how long a delivered, unacknowledged message
+	// waits before a consumer claims it again.
+	ConsumerClaimIdle = 500 * time.Millisecond
+	// consumerWorkers is how many consumers each lab runs per stream.
+	consumerWorkers = 4
+)
+
+// Consumers are a lab's running queue consumers.
+type Consumers struct {
+	client *redis.Client
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// StartConsumers starts the lab's consumers of the streams on the Redis
+// at url (their names prefixed with namespace and ":" when it is set),
+// creating the streams and their group when need be; name tells this
+// lab's consumers from another's in the group. Stop ends them.
+func (s *Server) StartConsumers(ctx context.Context, url, namespace, name string) (*Consumers, error) {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, &ConfigError{Field: "consumer", Value: redact(url), Problem: "not a redis:// URL: " + err.Error()}
+	}
+	client := redis.NewClient(opt)
+	prefix := ""
+	if namespace != "" {
+		prefix = namespace + ":"
+	}
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c := &Consumers{client: client, cancel: cancel}
+	for _, naive := range []bool{false, true} {
+		stream := prefix + ConsumerStream
+		if naive {
+			stream = prefix + NaiveConsumerStream
+		}
+		// from the stream's start: messages published before the group
+		// existed are consumed too
+		err := client.XGroupCreateMkStream(ctx, stream, ConsumerGroup, "0").Err()
+		if err != nil && !strings.Contains(err.Error(), "BUSYGROUP") {
+			c.Stop()
+			return nil, &ConnectError{Backend: "consumer", msg: redact(url) + ": " + err.Error()}
+		}
+		for i := range consumerWorkers {
+			w := &consumer{s: s, client: client, stream: stream, naive: naive, name: fmt.Sprintf("%s-%d", name, i)}
+			c.wg.Add(2)
+			go func() { defer c.wg.Done(); w.read(cctx) }()
+			go func() { defer c.wg.Done(); w.claim(cctx) }()
+		}
+	}
+	return c, nil
+}
+
+// Stop ends the consumers: a message being charged is charged first.
+func (c *Consumers) Stop() {
+	c.cancel()
+	c.wg.Wait()
+	c.client.Close()
+}
+
+// consumer is one worker of a consumer group.
+type consumer struct {
+	s      *Server
+	client *redis.Client
+	stream string
+	naive  bool
+	name   string
+}
+
+// read takes new messages and handles them until ctx ends.
+func (w *consumer) read(ctx context.Context) {
+	for ctx.Err() == nil {
+		res, err := w.client.XReadGroup(ctx, &redis.XReadGroupArgs{Group: ConsumerGroup, Consumer: w.name,
+			Streams: []string{w.stream, ">"}, Count: 16, Block: 200 * time.Millisecond}).Result()
+		if err != nil {
+			if !errors.Is(err, redis.Nil) && ctx.Err() == nil {
+				w.s.log.Warn("consumer: read failed", "stream", w.stream, "err", err)
+				sleepCtx(ctx, 100*time.Millisecond)
+			}
+			continue
+		}
+		// a batch's messages are charged at once, as a worker pool does
+		var wg sync.WaitGroup
+		for _, st := range res {
+			for _, m := range st.Messages {
+				wg.Add(1)
+				go func() { defer wg.Done(); w.handle(ctx, m) }()
+			}
+		}
+		wg.Wait()
+	}
+}
+
+// claim takes the messages another delivery left unacknowledged for
+// ConsumerClaimIdle (a failed charge, a consumer cut off) and handles
+// them again: the broker's redelivery.
+func (w *consumer) claim(ctx context.Context) {
+	for sleepCtx(ctx, ConsumerClaimIdle/2) {
+		msgs, _, err := w.client.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: w.stream, Group: ConsumerGroup, Consumer: w.name,
+			MinIdle: ConsumerClaimIdle, Start: "0-0", Count: 16}).Result()
+		if err != nil {
+			continue
+		}
+		for _, m := range msgs {
+			w.handle(ctx, m)
+		}
+	}
+}
+
+// handle charges one message and acknowledges it, unless its charge
+// failed (it is then claimed again). A message that can never be charged
+// (no id, an invalid body) is acknowledged and logged: a poison message
+// is not redelivered forever.
+func (w *consumer) handle(ctx context.Context, m redis.XMessage) {
+	s := w.s
+	id, _ := m.Values[ConsumerIDField].(string)
+	body, _ := m.Values[ConsumerBodyField].(string)
+	req, fp, err := decodeChargeBody([]byte(body), false)
+	if err == nil {
+		err = storableText(ConsumerIDField, id)
+	}
+	if err == nil && id == "" {
+		err = errors.New("no " + ConsumerIDField)
+	}
+	if err != nil {
+		s.log.Warn("consumer: message dropped", "stream", w.stream, "entry", m.ID, "err", err)
+		w.ack(ctx, m.ID)
+		return
+	}
+	cctx := context.WithoutCancel(ctx)
+	op := s.newChargeOp(ConsumerPrincipal, id, req, fp)
+	rec := &statusRecorder{header: http.Header{}}
+	switch {
+	case w.naive:
+		s.chargeOnce(cctx, rec, op)
+	case s.bugs[BugConsumerDedupByDeliveryTag]:
+		// the charge keeps the message id; the record it is deduplicated
+		// under is the entry's id, new on every publish
+		op.id.Key, op.forward = "entry:"+m.ID, false
+		op.ck = cacheKey(op.id)
+		s.chargeProtected(cctx, rec, op)
+	case s.bugs[BugConsumerDedupAfterEffect]:
+		s.chargeCheckThenAct(cctx, rec, op)
+	default:
+		s.chargeProtected(cctx, rec, op)
+	}
+	if rec.status >= 500 || rec.status == http.StatusConflict {
+		return // left pending: claimed again once idle
+	}
+	w.ack(ctx, m.ID)
+}
+
+func (w *consumer) ack(ctx context.Context, id string) {
+	if err := w.client.XAck(context.WithoutCancel(ctx), w.stream, ConsumerGroup, id).Err(); err != nil {
+		w.s.log.Warn("consumer: ack failed", "stream", w.stream, "entry", id, "err", err)
+	}
+}
+
+// sleepCtx waits d; false when ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,138 @@
+package queues_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/internal/testsvc"
+	"github.com/idemcheck/idemcheck/lab"
+	"github.com/idemcheck/idemcheck/scenarios"
+	"github.com/idemcheck/idemcheck/trial"
+)
+
+// startLab starts a memory lab whose consumers read the streams of the
+// Redis at broker, with bugs.
+func startLab(t *testing.T, broker string, bugs ...string) string {
+	t.Helper()
+	r, err := lab.Start(context.Background(), lab.Config{Bugs: bugs},
+		lab.Backends{Store: "memory", Ledger: "memory", Consumer: broker}, 1, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	return r.URL
+}
+
+// run runs the built-in name against the lab's consumers: its messages
+// published to the Redis at broker, its effects read from the lab.
+func run(t *testing.T, name, broker, service string) *trial.Judged {
+	t.Helper()
+	sc, err := scenarios.Builtin(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	j, err := trial.Run(ctx, sc, trial.Options{Target: broker, Service: service, Seed: 7})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	t.Cleanup(func() { j.History.Spill.Remove() })
+	return j
+}
+
+func verdict(j *trial.Judged, check string) checks.Verdict {
+	for _, v := range j.Judgement.Verdicts {
+		if v.Invariant == check {
+			return v
+		}
+	}
+	return checks.Verdict{}
+}
+
+// TestStreamConsumers publishes the stream built-ins to a real Redis,
+// where the lab's consumers charge the messages: the protected consumer
+// holds exactly_once through lost confirms and double publishes, every
+// fault having bitten; the naive consumer, and the protected one with a
+// seeded bug, are caught.
+func TestStreamConsumers(t *testing.T) {
+	t.Parallel()
+	testsvc.Need(t, testsvc.RedisServer) // a Redis per case: the streams' names are the lab's
+	for _, tc := range []struct {
+		name, builtin string
+		bugs          []string
+		want          checks.Status
+	}{
+		{"protected", "stream-charges", nil, checks.Pass},
+		{"naive", "stream-charges-naive", nil, checks.Fail},
+		{lab.BugConsumerDedupByDeliveryTag, "stream-charges", []string{lab.BugConsumerDedupByDeliveryTag}, checks.Fail},
+		{lab.BugConsumerDedupAfterEffect, "stream-charges", []string{lab.BugConsumerDedupAfterEffect}, checks.Fail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			broker := testsvc.Redis(t)
+			j := run(t, tc.builtin, broker, startLab(t, broker, tc.bugs...))
+			v := verdict(j, checks.ExactlyOnce)
+			if v.Status != tc.want {
+				t.Fatalf("exactly_once = %s (%s), want %s", v.Status, v.Summary, tc.want)
+			}
+			bit := map[string]int{}
+			for _, a := range j.History.Attempts {
+				if a.Bit {
+					bit[a.Fault]++
+				}
+			}
+			if bit["drop_ack"] == 0 || bit["duplicate"] == 0 {
+				t.Errorf("faults that bit: %v, want lost confirms and double publishes", bit)
+			}
+			if !j.History.Meta.BitRecorded {
+				t.Error("the publisher's faults are not judged for their bite (BitRecorded false)")
+			}
+		})
+	}
+}
+
+// TestStreamWithoutConsumer: nothing reads the stream, so it never
+// drains: the run is inconclusive, saying so, never met nor failed.
+func TestStreamWithoutConsumer(t *testing.T) {
+	t.Parallel()
+	broker := testsvc.Redis(t)
+	r, err := lab.Start(context.Background(), lab.Config{}, lab.Backends{Store: "memory", Ledger: "memory"}, 1, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	sc, err := scenarios.Builtin("stream-charges")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Quiet = scenarios.Duration(300 * time.Millisecond)
+	sc.Load.Ops = 20
+	j, err := trial.Run(context.Background(), sc, trial.Options{Target: broker, Service: r.URL, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := verdict(j, checks.ExactlyOnce)
+	if v.Status != checks.Unknown || !strings.Contains(v.Summary+v.Reason, "no consumer group reads stream lab:charges") {
+		t.Errorf("exactly_once = %s (%s %s), want inconclusive naming the missing consumer", v.Status, v.Summary, v.Reason)
+	}
+}
+
+// TestStreamBrokerDown: an unreachable broker stops the run before its
+// load, saying what to check.
+func TestStreamBrokerDown(t *testing.T) {
+	t.Parallel()
+	sc, err := scenarios.Builtin("stream-charges")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = trial.Run(context.Background(), sc, trial.Options{Target: "redis://127.0.0.1:1/0", Service: "http://127.0.0.1:1", Seed: 1})
+	var h interface{ Hint() string }
+	if err == nil || !strings.Contains(err.Error(), "unreachable") || !errors.As(err, &h) || !strings.Contains(h.Hint(), "is Redis running") {
+		t.Fatalf("error = %v, want the broker unreachable, and what to check", err)
+	}
+}

@@ -1,0 +1,210 @@
+// Package queues publishes a scenario's ops to a message broker: the
+// runner's Sender for a queue target (operation.publish). An attempt is a
+// publish; the message id is the op's key, the same on every republish.
+// The consumer behind the broker is the system under test: its effects
+// are read by the scenario's oracles once it has drained (Drained).
+package queues
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/hint"
+	"github.com/idemcheck/idemcheck/scenarios"
+)
+
+// ConfirmedStatus is the status a confirmed publish is recorded with: the
+// broker took the message (history.Attempt.Acked).
+const ConfirmedStatus = 200
+
+// RedisStream publishes each attempt to a Redis stream with XADD: the
+// entry's id field carries the message id, its body field the rendered
+// body. XADD's answer (the entry's id) is the broker's confirm.
+type RedisStream struct {
+	client             *redis.Client
+	stream             string
+	idField, bodyField string
+	body               *scenarios.Text
+	broker             string // the broker's address, for messages
+}
+
+// NewRedisStream is the publisher of sc (operation.publish) to the Redis
+// at broker; env is what the body's template reads. It connects nothing:
+// Ping does.
+func NewRedisStream(sc *scenarios.Scenario, broker *url.URL, env func(string) string) (*RedisStream, error) {
+	p := sc.Operation.Publish
+	if p == nil {
+		return nil, errors.New("the scenario publishes nothing (operation.publish)")
+	}
+	opt, err := redis.ParseURL(broker.String())
+	if err != nil {
+		return nil, hint.New("target: redis://HOST:6379/0 (rediss:// for TLS)", fmt.Errorf("broker %s: %w", broker.Redacted(), err))
+	}
+	opt.MaxRetries = -1 // a publish is sent once: a retry is the runner's, recorded
+	opt.PoolSize = 64
+	body, err := scenarios.NewText("operation.body", sc.Operation.Body, env)
+	if err != nil {
+		return nil, err
+	}
+	return &RedisStream{client: redis.NewClient(opt), stream: p.Stream, idField: p.IDField, bodyField: p.BodyField, body: body, broker: broker.Host}, nil
+}
+
+// Close closes the connections.
+func (p *RedisStream) Close() error { return p.client.Close() }
+
+// Ping checks that the broker answers.
+func (p *RedisStream) Ping(ctx context.Context) error {
+	if err := p.client.Ping(ctx).Err(); err != nil {
+		return hint.New("is Redis running at "+p.broker+", and the URL right? e.g. --target redis://127.0.0.1:6379/0",
+			fmt.Errorf("broker %s unreachable: %w", p.broker, err))
+	}
+	return nil
+}
+
+// RecordsBit reports that Send says whether each fault bit.
+func (p *RedisStream) RecordsBit() bool { return true }
+
+// Send publishes one attempt: XADD of the message (its id the op's key).
+// A duplicate fault adds Copies entries of it at once (a producer's
+// double send: it bit when two or more were added); drop_ack adds it and
+// loses the confirm (outcome info: the runner republishes, as a producer
+// whose confirm timed out does; it bit when the entry was added); delay
+// waits first (it bit when the whole wait elapsed). The attempt is ok
+// when the broker confirmed every entry, fail when none was added, info
+// when it cannot be told.
+func (p *RedisStream) Send(ctx context.Context, v scenarios.Vars, f faults.Fault, a *history.Attempt, now func() time.Duration) error {
+	body, err := p.body.Render(ctx, v)
+	if err != nil {
+		return err
+	}
+	fields := map[string]any{p.idField: v.Key, p.bodyField: body}
+	a.Start = now()
+	defer func() { a.End = now() }()
+	if d, ok := f.(faults.Delay); ok {
+		t := time.NewTimer(d.Wait)
+		select {
+		case <-t.C:
+			a.Bit = true
+		case <-ctx.Done():
+			t.Stop()
+			a.Outcome, a.Err = history.Fail, "not published: "+ctx.Err().Error()
+			return nil
+		}
+	}
+	copies := 1
+	if d, ok := f.(faults.Duplicate); ok {
+		copies = max(d.Copies, 2)
+		a.Copies = copies
+	}
+	ids, errs := p.add(ctx, fields, copies)
+	switch {
+	case len(ids) == 0:
+		a.Outcome, a.Err = history.Fail, "not published: "+errs[0].Error()
+		if maybeSent(errs[0]) {
+			a.Outcome = history.Info // the command may have reached the broker
+		}
+		return nil
+	case len(ids) < copies:
+		a.Outcome, a.Err = history.Info, fmt.Sprintf("%d of %d copies published: %v", len(ids), copies, errs[0])
+	default:
+		a.Outcome, a.Status = history.OK, ConfirmedStatus
+	}
+	switch f.(type) {
+	case faults.Duplicate:
+		a.Bit = len(ids) >= 2
+	case faults.DropAck:
+		// the broker took it; the producer never hears so
+		a.Bit = true
+		a.Outcome, a.Status, a.Err = history.Info, 0, "the broker's confirm was lost (drop_ack)"
+	}
+	return nil
+}
+
+// add adds copies entries of fields at once; it returns the ids the broker
+// confirmed and the errors of the others.
+func (p *RedisStream) add(ctx context.Context, fields map[string]any, copies int) (ids []string, errs []error) {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range copies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id, err := p.client.XAdd(ctx, &redis.XAddArgs{Stream: p.stream, Values: fields}).Result()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			ids = append(ids, id)
+		}()
+	}
+	wg.Wait()
+	return ids, errs
+}
+
+// maybeSent reports whether a failed XADD may have reached the broker: a
+// connection that broke or a deadline that passed after it was written.
+func maybeSent(err error) bool {
+	var re redis.Error
+	if errors.As(err, &re) {
+		return false // the broker answered: it refused
+	}
+	return !strings.Contains(err.Error(), "connect: connection refused") && !strings.Contains(err.Error(), "dial tcp")
+}
+
+// Drained reports whether every consumer group of the stream has had
+// every entry delivered and acknowledged: none pending, none not yet
+// delivered. why says what is left, or that no group reads the stream.
+func (p *RedisStream) Drained(ctx context.Context) (ok bool, why string, err error) {
+	info, err := p.client.XInfoStream(ctx, p.stream).Result()
+	if err != nil {
+		return false, "", fmt.Errorf("reading stream %s: %w", p.stream, err)
+	}
+	groups, err := p.client.XInfoGroups(ctx, p.stream).Result()
+	if err != nil {
+		return false, "", fmt.Errorf("reading the consumer groups of stream %s: %w", p.stream, err)
+	}
+	if len(groups) == 0 {
+		return false, fmt.Sprintf("no consumer group reads stream %s: is the consumer running?", p.stream), nil
+	}
+	var left []string
+	for _, g := range groups {
+		behind := idLess(g.LastDeliveredID, info.LastGeneratedID)
+		if g.Pending > 0 || behind {
+			s := fmt.Sprintf("group %s: %d delivered and not acknowledged", g.Name, g.Pending)
+			if behind {
+				s += fmt.Sprintf(", entries after %s not yet delivered", g.LastDeliveredID)
+			}
+			left = append(left, s)
+		}
+	}
+	if len(left) > 0 {
+		return false, strings.Join(left, "; "), nil
+	}
+	return true, "", nil
+}
+
+// idLess compares two stream entry ids ("ms-seq").
+func idLess(a, b string) bool {
+	am, as := splitID(a)
+	bm, bs := splitID(b)
+	return am < bm || am == bm && as < bs
+}
+
+func splitID(id string) (uint64, uint64) {
+	ms, seq, _ := strings.Cut(id, "-")
+	m, _ := strconv.ParseUint(ms, 10, 64)
+	s, _ := strconv.ParseUint(seq, 10, 64)
+	return m, s
+}

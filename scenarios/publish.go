@@ -1,0 +1,168 @@
+package scenarios
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+
+	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/internal/redact"
+)
+
+// Publish is operation.publish: each op is a message published to a
+// queue, the target's broker. Its id is the op's key, the same on every
+// republish (a producer's retry, a duplicate send); its body is
+// operation.body. The consumer behind the broker applies it; the oracles
+// read what it applied through the service (Scenario.Service) or a
+// database.
+//
+// The broker is the target's scheme: redis:// or rediss:// publishes to a
+// Redis stream (XADD).
+type Publish struct {
+	// Stream is the Redis stream the message is added to.
+	Stream string `yaml:"stream"`
+	// IDField is the entry's field that carries the message id (the op's
+	// key); default "message_id".
+	IDField string `yaml:"id_field"`
+	// BodyField is the entry's field that carries the body; default
+	// "body".
+	BodyField string `yaml:"body_field"`
+}
+
+// PublishFaults are the fault kinds a publish takes: copies of the
+// message (a producer's double send), a confirm lost after the broker
+// took the message (the producer republishes), a wait before it.
+var PublishFaults = []string{faults.KindDuplicate, faults.KindDropAck, faults.KindDelay}
+
+// QueueSchemes are the target schemes of a queue, and the broker each
+// names.
+var QueueSchemes = map[string]string{"redis": "Redis Streams", "rediss": "Redis Streams (TLS)"}
+
+func (s *Scenario) publishDefaults() {
+	p := s.Operation.Publish
+	if p == nil {
+		return
+	}
+	if p.IDField == "" {
+		p.IDField = "message_id"
+	}
+	if p.BodyField == "" {
+		p.BodyField = "body"
+	}
+	if s.Operation.Path == "" {
+		s.Operation.Path = "/" // no HTTP request: the runner's template wants a path
+	}
+}
+
+// IsQueue reports whether each op is a message published to a broker.
+func (s *Scenario) IsQueue() bool { return s.Operation.Publish != nil }
+
+// BrokerURL is the broker a queue scenario publishes to: override (from
+// --target or IDEMCHECK_TARGET) when set, else the scenario's target.
+func (s *Scenario) BrokerURL(override string) (*url.URL, error) {
+	raw := override
+	if raw == "" {
+		if len(s.Target) == 0 {
+			return nil, &hintError{msg: "no broker to publish to", hint: "target: redis://127.0.0.1:6379/0, or --target"}
+		}
+		raw = s.Target[0]
+	}
+	return parseBroker(raw)
+}
+
+// ServiceURLs are the HTTP base URLs the oracles and the setup requests
+// of a queue scenario read: override when set, else the scenario's
+// service.
+func (s *Scenario) ServiceURLs(override string) ([]*url.URL, error) {
+	raws := []string(s.Service)
+	if override != "" {
+		raws = []string{override}
+	}
+	var out []*url.URL
+	for _, r := range raws {
+		u, err := parseTarget(r)
+		if err != nil {
+			return nil, fmt.Errorf("service: %w", err)
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// parseBroker checks a queue target: a URL of a known broker scheme with
+// a host.
+func parseBroker(raw string) (*url.URL, error) {
+	const hint = "a Redis stream's broker: target: redis://127.0.0.1:6379/0 (rediss:// for TLS; a password from the environment, redis://:{{env \"REDIS_PASSWORD\"}}@host:6379/0 is not a template: give it with --target)"
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, &hintError{msg: fmt.Sprintf("bad broker URL %s", redact.String(raw)), hint: hint}
+	}
+	if _, ok := QueueSchemes[u.Scheme]; !ok || u.Host == "" {
+		return nil, &hintError{msg: fmt.Sprintf("target %q is not a broker URL that operation.publish can publish to", redact.URL(u)), hint: hint}
+	}
+	return u, nil
+}
+
+func (c *checker) publish() {
+	p := c.s.Operation.Publish
+	if p == nil {
+		if len(c.s.Service) > 0 {
+			c.add("service", "service names the HTTP API behind a queue target: this scenario publishes nothing", "leave service out, or add operation.publish")
+		}
+		return
+	}
+	const at = "operation.publish"
+	for i, svc := range c.s.Service {
+		if _, err := parseTarget(svc); err != nil {
+			field := "service"
+			if len(c.s.Service) > 1 {
+				field = fmt.Sprintf("service[%d]", i)
+			}
+			c.add(field, err.Error(), "service: http://127.0.0.1:8080, the API the consumer writes to")
+		}
+	}
+	if len(c.s.Target) > 1 {
+		c.add("target", "a queue scenario publishes to one broker", "target: redis://127.0.0.1:6379/0")
+	}
+	if p.Stream == "" {
+		c.add(at+".stream", "the stream to publish to is required", "stream: charges")
+	}
+	if p.IDField == p.BodyField {
+		c.add(at+".id_field", "the message id and the body need fields of their own", "id_field: message_id, body_field: body")
+	}
+	if c.s.Operation.Webhook != nil {
+		c.add(at, "a message is published, a webhook delivered: not both", "leave out operation.webhook or operation.publish")
+	}
+	k := c.s.Operation.Key
+	if k.Header != "" || k.BodyField != "" || k.None || k.FromAnswer != nil {
+		c.add("operation.key", "the message id is the op's key: it goes in id_field, nowhere else", "leave out key (or give key: {value: ...} alone)")
+	}
+	if len(c.s.Operation.Headers) > 0 || c.s.Operation.Before != nil || c.s.Operation.Replay != nil || len(c.s.Operation.ExpectReject) > 0 {
+		c.add(at, "headers, before, replay and expect_reject belong to HTTP requests, not to a published message", "leave them out")
+	}
+	for i, f := range c.s.Faults {
+		if !slices.Contains(PublishFaults, f.Kind) {
+			c.add(fmt.Sprintf("faults[%d].kind", i), fmt.Sprintf("a published message takes %v, not %s", PublishFaults, f.Kind),
+				"duplicate (copies of the message), drop_ack (a lost confirm: the producer republishes) or delay")
+		}
+	}
+	if c.s.Response.Fields != nil || len(c.s.Response.Volatile) > 0 {
+		c.add("response", "a publish has no answer body", "leave response out")
+	}
+	for _, inv := range c.s.Invariants {
+		if inv.Check == "same_response" || inv.Check == "rejects_forged" {
+			c.add("invariants", inv.Check+" judges HTTP answers: a publish has none", "exactly_once, at_most_once or exact_counter on an effects oracle")
+		}
+	}
+}
+
+// ReadsHTTP reports whether an oracle of s reads over HTTP (from the
+// target, or a queue's service) rather than from a database.
+func (s *Scenario) ReadsHTTP() bool {
+	for _, o := range s.Oracles {
+		if o.Effects == nil || o.Effects.SQL == nil && o.Effects.Redis == nil {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,92 @@
+package trial
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/idemcheck/idemcheck/queues"
+	"github.com/idemcheck/idemcheck/runner"
+	"github.com/idemcheck/idemcheck/scenarios"
+)
+
+// publisher is a queue target's Sender (operation.publish): it publishes
+// the attempts, says whether its broker answers, and whether the consumer
+// behind it has drained what was published.
+type publisher interface {
+	runner.Sender
+	Ping(ctx context.Context) error
+	Drained(ctx context.Context) (ok bool, why string, err error)
+	Close() error
+}
+
+// newPublisher is the publisher of sc to broker, by the broker's scheme.
+func newPublisher(sc *scenarios.Scenario, broker *url.URL, env func(string) string) (publisher, error) {
+	switch broker.Scheme {
+	case "redis", "rediss":
+		return queues.NewRedisStream(sc, broker, env)
+	}
+	return nil, fmt.Errorf("no publisher for %s:// brokers", broker.Scheme)
+}
+
+// queueTargets are the HTTP base URLs of a queue scenario's service
+// (Options.Service, else its service:), which its HTTP oracles read;
+// none when its oracles read a database alone.
+func queueTargets(sc *scenarios.Scenario, o Options) ([]*url.URL, error) {
+	services, err := sc.ServiceURLs(o.Service)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, sc.Name, err)
+	}
+	for _, u := range services {
+		o.Secrets.AddURL(u)
+	}
+	if len(services) == 0 && sc.ReadsHTTP() {
+		return nil, fmt.Errorf("%w: %s: its oracles read the service behind the queue over HTTP, and none is given: set service: http://HOST:PORT in the scenario, or --service", ErrConfig, sc.Name)
+	}
+	return services, nil
+}
+
+// brokerError is a queue's broker that does not answer: its error says
+// what to check (not an HTTP target's TargetError).
+type brokerError struct{ err error }
+
+func (e *brokerError) Error() string { return e.err.Error() }
+func (e *brokerError) Unwrap() error { return e.err }
+
+// drainPoll is how often drain asks the broker.
+const drainPoll = 50 * time.Millisecond
+
+// drain waits, up to quiet (at least a poll), until the consumer behind
+// the queue has drained what was published: nothing ready, nothing
+// delivered and unacknowledged. It returns "" once drained, else why not:
+// what is left, or that the broker could not tell. An interrupted wait
+// says so.
+func (t *Trial) drain(ctx context.Context, quiet time.Duration) string {
+	deadline := time.Now().Add(max(quiet, drainPoll))
+	why := ""
+	for {
+		ok, w, err := t.queue.Drained(context.WithoutCancel(ctx))
+		switch {
+		case err != nil:
+			why = err.Error()
+		case ok:
+			return ""
+		default:
+			why = w
+		}
+		if time.Now().After(deadline) {
+			return fmt.Sprintf("the consumer had not drained the queue within quiet (%s): %s; raise quiet, or check the consumer", quiet, why)
+		}
+		if !sleep(ctx, drainPoll) {
+			return "interrupted while waiting for the consumer to drain the queue: " + why
+		}
+	}
+}
+
+// Close releases what the trial holds open: a queue's connections.
+func (t *Trial) Close() {
+	if t.queue != nil {
+		t.queue.Close()
+	}
+}
