@@ -74,7 +74,7 @@ func (e *ConnectError) Error() string { return "lab " + e.Backend + ": " + e.msg
 // Hint says what to check.
 func (e *ConnectError) Hint() string {
 	return map[string]string{
-		"ledger": "is Postgres running and the URL right? e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
+		"ledger":   "is Postgres running and the URL right? e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
 		"store":    "is Redis running and the URL right? e.g. redis://127.0.0.1:6379/0",
 		"consumer": "is Redis running and the URL right? e.g. --consumer redis://127.0.0.1:6379/0",
 	}[e.Backend]
