@@ -72,6 +72,18 @@ func (b *biteTally) unbitten(meta history.Meta) []string {
 	for _, k := range kinds {
 		out = append(out, b.why(k, meta))
 	}
+	if cc := meta.ConsumerCut; cc != nil && cc.Redelivered == 0 {
+		why := fmt.Sprintf("the consumer_cut faults never bit (%d connections cut at %s, no message redelivered)", cc.Cuts, cc.Listen)
+		switch {
+		case cc.Err != "":
+			why += ": the redeliveries could not be watched: " + cc.Err
+		case cc.Cuts == 0:
+			why += ": is the consumer pointed at " + cc.Listen + ", the proxy, rather than at the broker?"
+		default:
+			why += ": the consumer reconnected and acknowledged before the broker handed anything out again; a higher rate cuts more deliveries before their acknowledgement"
+		}
+		out = append(out, why)
+	}
 	return out
 }
 

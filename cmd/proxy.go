@@ -182,6 +182,7 @@ type ProxyTCPOptions struct {
 	Jitter     time.Duration
 	Down       bool
 	ResetAfter int64
+	CutRate    float64 // --cut-rate: faults.TCPFaults.CutRate
 	Bandwidth  string
 	Faults     []string
 	Seed       uint64
@@ -244,6 +245,7 @@ and restore it:
 	fl.DurationVar(&opts.Jitter, "jitter", 0, "vary each hold uniformly within ±this")
 	fl.BoolVar(&opts.Down, "down", false, "reset every connection: the dependency is down")
 	fl.Int64Var(&opts.ResetAfter, "reset-after", 0, "reset a connection after this many bytes (0: never)")
+	fl.Float64Var(&opts.CutRate, "cut-rate", 0, "cut a connection instead of passing on this share of its chunks, either way: a queue consumer cut off between a delivery and its ack (0.05)")
 	fl.StringVar(&opts.Bandwidth, "bandwidth", "", "upstream→client bytes per second per connection: 1MB, 64KB, 10000 (empty: no cap)")
 	fl.StringArrayVar(&opts.Faults, "fault", nil, "a shared fault in the HTTP proxy's syntax: delay=RATE,delay=D or reset=RATE (repeatable)")
 	fl.Uint64Var(&opts.Seed, "seed", 1, "seed for jitter and fault rates")
@@ -253,7 +255,7 @@ and restore it:
 // tcpFaults builds the TCP proxy's faults from the flags
 // (faults.ParseTCPFlags).
 func tcpFaults(opts *ProxyTCPOptions) (faults.TCPFaults, error) {
-	f := faults.TCPFaults{Latency: opts.Latency, Jitter: opts.Jitter, Down: opts.Down, ResetAfter: opts.ResetAfter}
+	f := faults.TCPFaults{Latency: opts.Latency, Jitter: opts.Jitter, Down: opts.Down, ResetAfter: opts.ResetAfter, CutRate: opts.CutRate}
 	f, err := faults.ParseTCPFlags(f, opts.Bandwidth, opts.Faults)
 	return f, withCode(ExitUsage, err)
 }

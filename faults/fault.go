@@ -125,6 +125,10 @@ type Spec struct {
 	// ReadyTimeout bounds the wait for Ready and each command; 0 means
 	// DefaultReadyTimeout.
 	ReadyTimeout time.Duration `yaml:"ready_timeout"`
+
+	// Listen is a consumer_cut's address (KindConsumerCut): the TCP proxy
+	// the consumer is pointed at, in front of the broker.
+	Listen string `yaml:"listen"`
 }
 
 // SpecError is one problem with one parameter of a Spec. New and NewPlan
@@ -268,6 +272,12 @@ func build(s Spec) (Fault, error) {
 	}
 	if s.Kind == KindNemesis {
 		return nil, fmt.Errorf("%s fault: %w", s.Kind, errors.Join(append(errs, errNotPerAttempt)...))
+	}
+	if s.Kind == KindConsumerCut {
+		return nil, fmt.Errorf("%s fault: %w", s.Kind, errors.Join(append(errs, errCutNotPerAttempt)...))
+	}
+	if s.Listen != "" {
+		errs = append(errs, specErr("listen", "only a consumer_cut fault takes listen, not a %s fault", s.Kind))
 	}
 	i := slices.IndexFunc(kinds, func(k kind) bool { return k.name == s.Kind })
 	if i < 0 {

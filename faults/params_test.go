@@ -48,7 +48,7 @@ func TestParamsCoverSpec(t *testing.T) {
 				by = append(by, p.Name)
 			}
 		}
-		for _, p := range nemesisParams {
+		for _, p := range append(slices.Clone(nemesisParams), cutParams...) {
 			if p.isSet(s) {
 				by = append(by, p.name)
 			}

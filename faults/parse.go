@@ -20,6 +20,9 @@ func ParseSpec(s string) (Spec, error) {
 	if kind == KindNemesis {
 		return Spec{}, errors.New("a nemesis runs commands that stop the target: only a scenario's faults declare one")
 	}
+	if kind == KindConsumerCut {
+		return Spec{}, errors.New("a consumer_cut cuts a queue consumer's broker connection: a scenario's faults declare one; idemcheck proxy tcp --cut-rate does it by hand")
+	}
 	spec := Spec{Kind: kind}
 	rateParam, _ := LookupParam("rate")
 	if err := rateParam.Set(&spec, rate); err != nil {

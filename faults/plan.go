@@ -34,8 +34,8 @@ func NewPlan(seed uint64, specs []Spec) (*Plan, error) {
 	var errs []error
 	sum := 0.0
 	for i, s := range specs {
-		if s.Kind == KindNemesis {
-			continue // not a per-attempt fault: NewNemeses schedules it
+		if s.Kind == KindNemesis || s.Kind == KindConsumerCut {
+			continue // not a per-attempt fault: a run's trial runs it beside the load
 		}
 		f, err := New(s)
 		if err != nil {

@@ -40,6 +40,11 @@ type TCPFaults struct {
 	// Bandwidth caps each connection's upstream-to-client throughput in
 	// bytes per second; 0 means no cap.
 	Bandwidth int64
+	// CutRate is the share of chunks, either way, at which the connection
+	// is cut (both sides reset) instead of the chunk passed on: a queue
+	// consumer cut off between a delivery and its acknowledgement
+	// (KindConsumerCut).
+	CutRate float64
 }
 
 // MaxLatency bounds a hold (Latency, Jitter): longer, a dependency is
@@ -59,6 +64,8 @@ func (f TCPFaults) Validate() error {
 		return fmt.Errorf("reset rate %v: want a share in [0, 1]", f.ResetRate)
 	case f.ResetAfter < 0:
 		return fmt.Errorf("reset after %d bytes: want 0 or more", f.ResetAfter)
+	case f.CutRate < 0 || f.CutRate > 1:
+		return fmt.Errorf("cut rate %v: want a share in [0, 1]", f.CutRate)
 	case f.Bandwidth < 0:
 		return fmt.Errorf("bandwidth %d bytes/s: want 0 or more", f.Bandwidth)
 	}
@@ -98,6 +105,8 @@ type TCPStats struct {
 	Down int64 `json:"bytes_down"`
 	// Resets is how many connections the faults reset.
 	Resets int64 `json:"resets"`
+	// Cuts is how many of them CutRate cut.
+	Cuts int64 `json:"cuts"`
 }
 
 // TCPProxy forwards TCP connections to an upstream address and applies
@@ -112,7 +121,7 @@ type TCPProxy struct {
 	rng    *rand.Rand
 	conns  map[*tcpConn]struct{}
 
-	conns0, exchanges, up, down, resets atomic.Int64
+	conns0, exchanges, up, down, resets, cuts atomic.Int64
 }
 
 // NewTCPProxy returns a proxy to upstream (host:port) with faults f and
@@ -165,7 +174,7 @@ func (p *TCPProxy) SetFaults(f TCPFaults) error {
 func (p *TCPProxy) Stats() TCPStats {
 	return TCPStats{
 		Conns: p.conns0.Load(), Exchanges: p.exchanges.Load(),
-		Up: p.up.Load(), Down: p.down.Load(), Resets: p.resets.Load(),
+		Up: p.up.Load(), Down: p.down.Load(), Resets: p.resets.Load(), Cuts: p.cuts.Load(),
 	}
 }
 
@@ -300,7 +309,7 @@ func (p *TCPProxy) pumpUp(c *tcpConn) {
 	for {
 		n, err := c.client.Read(buf)
 		if n > 0 {
-			if !p.allow(c, n) {
+			if !p.allow(c, n) || p.cut(c) {
 				return
 			}
 			c.sent.Store(true)
@@ -334,6 +343,18 @@ func (p *TCPProxy) allow(c *tcpConn, n int) bool {
 	return true
 }
 
+// cut resets c instead of passing a chunk on, a share CutRate of the
+// time; it reports whether it did.
+func (p *TCPProxy) cut(c *tcpConn) bool {
+	if r := p.Faults().CutRate; r <= 0 || p.draw() >= r {
+		return false
+	}
+	p.resets.Add(1)
+	p.cuts.Add(1)
+	c.reset()
+	return true
+}
+
 // chunk is data from the upstream and when it may reach the client.
 type chunk struct {
 	data []byte
@@ -358,7 +379,7 @@ func (p *TCPProxy) pumpDown(c *tcpConn, resetFirst bool) {
 			return false
 		}
 		first = false
-		if !p.allow(c, len(data)) {
+		if !p.allow(c, len(data)) || p.cut(c) {
 			return false
 		}
 		p.down.Add(int64(len(data)))

@@ -18,19 +18,20 @@ type TCPFaultsJSON struct {
 	ResetAfter  int64   `json:"reset_after"`
 	ResetRate   float64 `json:"reset_rate"`
 	Bandwidth   int64   `json:"bandwidth"`
+	CutRate     float64 `json:"cut_rate"`
 }
 
 // JSON returns f as the control API writes it.
 func (f TCPFaults) JSON() TCPFaultsJSON {
 	return TCPFaultsJSON{
 		Latency: f.Latency.String(), LatencyRate: f.LatencyRate, Jitter: f.Jitter.String(),
-		Down: f.Down, ResetAfter: f.ResetAfter, ResetRate: f.ResetRate, Bandwidth: f.Bandwidth,
+		Down: f.Down, ResetAfter: f.ResetAfter, ResetRate: f.ResetRate, Bandwidth: f.Bandwidth, CutRate: f.CutRate,
 	}
 }
 
 // Faults reads j back.
 func (j TCPFaultsJSON) Faults() (TCPFaults, error) {
-	f := TCPFaults{LatencyRate: j.LatencyRate, Down: j.Down, ResetAfter: j.ResetAfter, ResetRate: j.ResetRate, Bandwidth: j.Bandwidth}
+	f := TCPFaults{LatencyRate: j.LatencyRate, Down: j.Down, ResetAfter: j.ResetAfter, ResetRate: j.ResetRate, Bandwidth: j.Bandwidth, CutRate: j.CutRate}
 	var err error
 	if f.Latency, err = optDuration("latency", j.Latency); err != nil {
 		return f, err

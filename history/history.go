@@ -265,6 +265,9 @@ type Meta struct {
 	// unequal shares of the ops): a check that reads Seq back from the
 	// target (ordered_apply) cannot match it to the ops.
 	Renumbered bool `json:"renumbered,omitempty"`
+	// ConsumerCut is what a consumer_cut did to a queue's consumer; nil
+	// when the scenario has none.
+	ConsumerCut *ConsumerCut `json:"consumer_cut,omitempty"`
 	// Calibration is what a calibration measured before the load, and
 	// the relative fault parameters it resolved; nil when none ran.
 	Calibration *Calibration `json:"calibration,omitempty"`
@@ -651,4 +654,23 @@ func OpLatency(attempts []Attempt) time.Duration {
 		return 0
 	}
 	return attempts[len(attempts)-1].End - attempts[0].Intended
+}
+
+// ConsumerCut is what a consumer_cut did: the proxy in front of the
+// broker cut the consumer's connections (Cuts), and the broker handed
+// Redelivered of the run's messages out again. A cut that made it
+// redeliver nothing did not bite.
+type ConsumerCut struct {
+	// Rate is the share of chunks cut, either way.
+	Rate float64 `json:"rate"`
+	// Listen is the proxy's address, which the consumer connects to.
+	Listen string `json:"listen"`
+	// Cuts is how many connections were cut during the load.
+	Cuts int64 `json:"cuts"`
+	// Redelivered is how many messages the broker delivered more than
+	// once, as seen while the load ran and the consumer drained.
+	Redelivered int `json:"redelivered"`
+	// Err says why the redeliveries could not be watched; "" when they
+	// were.
+	Err string `json:"err,omitempty"`
 }

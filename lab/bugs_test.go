@@ -245,13 +245,16 @@ func TestSeededBugs(t *testing.T) {
 	for _, p := range append(backendBugProbes(), keyBugProbes()...) { // run by TestSeededBugsMemory and TestSeededBugsRedisPostgres
 		covered[p.bug] = true
 	}
-	covered[BugCrashStuck] = true                // TestCrashStuck
-	covered[BugWebhookIDAfterEffect] = true      // TestWebhookReceivers
-	covered[BugWebhook500OnRedelivery] = true    // TestWebhookReceivers
-	covered[BugWebhookEffectBeforeVerify] = true // TestWebhookReceivers
-	covered[BugWebhookDedupeBySignature] = true  // TestWebhookReceivers
-	covered[BugWebhookIgnoresOrder] = true       // TestCustomerEventsOrder
-	covered[BugWebhookDedupeBeforeVerify] = true // TestWebhookReceivers
+	covered[BugCrashStuck] = true                 // TestCrashStuck
+	covered[BugWebhookIDAfterEffect] = true       // TestWebhookReceivers
+	covered[BugWebhook500OnRedelivery] = true     // TestWebhookReceivers
+	covered[BugWebhookEffectBeforeVerify] = true  // TestWebhookReceivers
+	covered[BugWebhookDedupeBySignature] = true   // TestWebhookReceivers
+	covered[BugWebhookIgnoresOrder] = true        // TestCustomerEventsOrder
+	covered[BugWebhookDedupeBeforeVerify] = true  // TestWebhookReceivers
+	covered[BugConsumerDedupByDeliveryTag] = true // TestConsumers
+	covered[BugConsumerDedupAfterEffect] = true   // queues' TestStreamConsumers: copies at once on a real Redis
+	covered[BugConsumerAckBeforeEffect] = true    // queues' TestStreamConsumerCut: an acknowledgement's answer cut
 	for _, b := range Bugs() {
 		if !covered[b.Name] {
 			t.Errorf("bug %s has no probe", b.Name)

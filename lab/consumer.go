@@ -56,6 +56,10 @@ func (s *Server) StartConsumers(ctx context.Context, url, namespace, name string
 	if err != nil {
 		return nil, &ConfigError{Field: "consumer", Value: redact(url), Problem: "not a redis:// URL: " + err.Error()}
 	}
+	// A command cut off is not sent again behind the consumer's back (an
+	// acknowledgement lost is the broker's to redeliver), as a consumer
+	// that acknowledges once does.
+	opt.MaxRetries = -1
 	client := redis.NewClient(opt)
 	prefix := ""
 	if namespace != "" {
@@ -68,12 +72,11 @@ func (s *Server) StartConsumers(ctx context.Context, url, namespace, name string
 		if naive {
 			stream = prefix + NaiveConsumerStream
 		}
-		// from the stream's start: messages published before the group
-		// existed are consumed too
-		err := client.XGroupCreateMkStream(ctx, stream, ConsumerGroup, "0").Err()
-		if err != nil && !strings.Contains(err.Error(), "BUSYGROUP") {
-			c.Stop()
-			return nil, &ConnectError{Backend: "consumer", msg: redact(url) + ": " + err.Error()}
+		// A broker not up yet (or a proxy in front of it not yet
+		// listening) is waited for: the workers create the group when
+		// they first reach it.
+		if err := ensureGroup(ctx, client, stream); err != nil {
+			s.log.Warn("consumer: waiting for the broker", "stream", stream, "err", err)
 		}
 		for i := range consumerWorkers {
 			w := &consumer{s: s, client: client, stream: stream, naive: naive, name: fmt.Sprintf("%s-%d", name, i)}
@@ -83,6 +86,17 @@ func (s *Server) StartConsumers(ctx context.Context, url, namespace, name string
 		}
 	}
 	return c, nil
+}
+
+// ensureGroup creates the consumers' group on stream (and the stream),
+// from its start: messages published before the group existed are
+// consumed too.
+func ensureGroup(ctx context.Context, client *redis.Client, stream string) error {
+	err := client.XGroupCreateMkStream(ctx, stream, ConsumerGroup, "0").Err()
+	if err != nil && !strings.Contains(err.Error(), "BUSYGROUP") {
+		return err
+	}
+	return nil
 }
 
 // Stop ends the consumers: a message being charged is charged first.
@@ -108,8 +122,13 @@ func (w *consumer) read(ctx context.Context) {
 			Streams: []string{w.stream, ">"}, Count: 16, Block: 200 * time.Millisecond}).Result()
 		if err != nil {
 			if !errors.Is(err, redis.Nil) && ctx.Err() == nil {
-				w.s.log.Warn("consumer: read failed", "stream", w.stream, "err", err)
-				sleepCtx(ctx, 100*time.Millisecond)
+				if strings.Contains(err.Error(), "NOGROUP") {
+					err = ensureGroup(ctx, w.client, w.stream)
+				}
+				if err != nil {
+					w.s.log.Warn("consumer: read failed", "stream", w.stream, "err", err)
+					sleepCtx(ctx, 100*time.Millisecond)
+				}
 			}
 			continue
 		}
@@ -167,6 +186,16 @@ func (w *consumer) handle(ctx context.Context, m redis.XMessage) {
 	switch {
 	case w.naive:
 		s.chargeOnce(cctx, rec, op)
+	case s.bugs[BugConsumerAckBeforeEffect]:
+		// acknowledged first; an acknowledgement whose answer was lost is
+		// taken for one that failed, and the message for one the broker
+		// will hand out again: it may have taken the ack
+		if err := w.client.XAck(cctx, w.stream, ConsumerGroup, m.ID).Err(); err != nil {
+			s.log.Warn("seeded bug: a message left uncharged after its acknowledgement failed", "bug", BugConsumerAckBeforeEffect, "err", err)
+			return
+		}
+		s.chargeProtected(cctx, rec, op)
+		return
 	case s.bugs[BugConsumerDedupByDeliveryTag]:
 		// the charge keeps the message id; the record it is deduplicated
 		// under is the entry's id, new on every publish

@@ -3,6 +3,7 @@ package queues_test
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -134,5 +135,64 @@ func TestStreamBrokerDown(t *testing.T) {
 	var h interface{ Hint() string }
 	if err == nil || !strings.Contains(err.Error(), "unreachable") || !errors.As(err, &h) || !strings.Contains(h.Hint(), "is Redis running") {
 		t.Fatalf("error = %v, want the broker unreachable, and what to check", err)
+	}
+}
+
+// freeAddr is a loopback address nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestStreamConsumerCut cuts the consumers' broker connection during the
+// load (consumer_cut): the broker hands the messages whose
+// acknowledgement was cut out again, for real (each run proves its cuts
+// bit). The protected consumer charges each once; the naive one charges
+// a redelivery again, and ack-before-effect leaves a message uncharged:
+// both are caught.
+func TestStreamConsumerCut(t *testing.T) {
+	t.Parallel()
+	testsvc.Need(t, testsvc.RedisServer)
+	for _, tc := range []struct {
+		name, builtin string
+		bugs          []string
+		want          checks.Status
+	}{
+		{"protected", "stream-charges-cut", nil, checks.Pass},
+		{"naive", "stream-charges-cut-naive", nil, checks.Fail},
+		{lab.BugConsumerAckBeforeEffect, "stream-charges-cut", []string{lab.BugConsumerAckBeforeEffect}, checks.Fail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			broker := testsvc.Redis(t)
+			listen := freeAddr(t)
+			service := startLab(t, "redis://"+listen+"/0", tc.bugs...) // the consumers reach the broker through the cut
+			sc, err := scenarios.Builtin(tc.builtin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc.Faults[0].Listen = listen
+			sc.Faults[0].Rate = 0.1
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			j, err := trial.Run(ctx, sc, trial.Options{Target: broker, Service: service, Seed: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cc := j.History.Meta.ConsumerCut
+			if cc == nil || cc.Cuts == 0 || cc.Redelivered == 0 {
+				t.Fatalf("consumer_cut = %+v, want connections cut and messages redelivered", cc)
+			}
+			v := verdict(j, checks.ExactlyOnce)
+			if v.Status != tc.want {
+				t.Fatalf("exactly_once = %s (%s), want %s; %d cuts, %d redelivered", v.Status, v.Summary, tc.want, cc.Cuts, cc.Redelivered)
+			}
+			t.Logf("%d cuts, %d redelivered; %s", cc.Cuts, cc.Redelivered, v.Summary)
+		})
 	}
 }

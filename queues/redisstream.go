@@ -208,3 +208,48 @@ func splitID(id string) (uint64, uint64) {
 	s, _ := strconv.ParseUint(seq, 10, 64)
 	return m, s
 }
+
+// Redelivered returns the ids of the stream's entries now pending in a
+// consumer group that the broker has delivered more than once: claimed
+// again after a consumer left them unacknowledged.
+func (p *RedisStream) Redelivered(ctx context.Context) ([]string, error) {
+	groups, err := p.client.XInfoGroups(ctx, p.stream).Result()
+	if err != nil {
+		return nil, fmt.Errorf("reading the consumer groups of stream %s: %w", p.stream, err)
+	}
+	var out []string
+	for _, g := range groups {
+		if g.Pending == 0 {
+			continue
+		}
+		pend, err := p.client.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: p.stream, Group: g.Name, Start: "-", End: "+", Count: 10000}).Result()
+		if err != nil {
+			return nil, fmt.Errorf("reading the pending entries of stream %s: %w", p.stream, err)
+		}
+		for _, e := range pend {
+			if e.RetryCount > 1 {
+				out = append(out, e.ID)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Delivered reports whether every consumer group of the stream has been
+// handed every entry at least once (acknowledged or not).
+func (p *RedisStream) Delivered(ctx context.Context) (bool, error) {
+	info, err := p.client.XInfoStream(ctx, p.stream).Result()
+	if err != nil {
+		return false, err
+	}
+	groups, err := p.client.XInfoGroups(ctx, p.stream).Result()
+	if err != nil || len(groups) == 0 {
+		return false, err
+	}
+	for _, g := range groups {
+		if idLess(g.LastDeliveredID, info.LastGeneratedID) {
+			return false, nil
+		}
+	}
+	return true, nil
+}

@@ -26,7 +26,7 @@ func TestBuiltinNames(t *testing.T) {
 		"charges-timeout", "charges-timeout-naive",
 		"debit-cas", "debit-cas-naive",
 		"likes-duplicate", "likes-duplicate-naive",
-		"stream-charges", "stream-charges-naive",
+		"stream-charges", "stream-charges-cut", "stream-charges-cut-naive", "stream-charges-naive",
 		"webhooks", "webhooks-naive",
 		"webhooks-ordered", "webhooks-ordered-naive",
 	}

@@ -22,6 +22,7 @@ func TestFaultFieldsAreFaultParams(t *testing.T) {
 		names = append(names, p.Name)
 	}
 	names = append(names, faults.NemesisParams()...)
+	names = append(names, faults.ConsumerCutParams()...)
 	slices.Sort(names)
 	got := slices.DeleteFunc(yamlstrict.Fields(reflect.TypeFor[faults.Spec]()), func(n string) bool { return n == "kind" })
 	if diff := cmp.Diff(names, got); diff != "" {

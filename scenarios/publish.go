@@ -32,7 +32,7 @@ type Publish struct {
 // PublishFaults are the fault kinds a publish takes: copies of the
 // message (a producer's double send), a confirm lost after the broker
 // took the message (the producer republishes), a wait before it.
-var PublishFaults = []string{faults.KindDuplicate, faults.KindDropAck, faults.KindDelay}
+var PublishFaults = []string{faults.KindDuplicate, faults.KindDropAck, faults.KindDelay, faults.KindConsumerCut}
 
 // QueueSchemes are the target schemes of a queue, and the broker each
 // names.
@@ -101,6 +101,17 @@ func parseBroker(raw string) (*url.URL, error) {
 		return nil, &hintError{msg: fmt.Sprintf("target %q is not a broker URL that operation.publish can publish to", redact.URL(u)), hint: hint}
 	}
 	return u, nil
+}
+
+// consumerCut checks a consumer_cut: its rate and listen address, on a
+// scenario that publishes.
+func (c *checker) consumerCut(at string, f Fault) {
+	if !c.s.IsQueue() {
+		c.add(at+".kind", "a consumer_cut cuts a queue consumer's broker connection: this scenario publishes nothing", "add operation.publish, or leave the fault out")
+	}
+	for _, se := range specErrors(faults.CheckConsumerCut(f)) {
+		c.add(at+"."+se.Field, se.Problem, "consumer_cut: {rate: 0.05, listen: 127.0.0.1:16379}, with the consumer pointed at redis://127.0.0.1:16379")
+	}
 }
 
 func (c *checker) publish() {

@@ -10,12 +10,16 @@ import (
 )
 
 func (c *checker) faults() {
-	kinds := append(faults.Kinds(), faults.KindNemesis)
+	kinds := append(faults.Kinds(), faults.KindNemesis, faults.KindConsumerCut)
 	sum := 0.0
 	for i, f := range c.s.Faults {
 		at := fmt.Sprintf("faults[%d]", i)
 		if f.Kind == faults.KindNemesis {
 			c.nemesis(at, f)
+			continue
+		}
+		if f.Kind == faults.KindConsumerCut {
+			c.consumerCut(at, f)
 			continue
 		}
 		kindOK := true

@@ -3,6 +3,7 @@ package trial
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/url"
 	"time"
 
@@ -18,6 +19,12 @@ type publisher interface {
 	runner.Sender
 	Ping(ctx context.Context) error
 	Drained(ctx context.Context) (ok bool, why string, err error)
+	// Redelivered are the messages now pending that the broker handed
+	// out more than once.
+	Redelivered(ctx context.Context) ([]string, error)
+	// Delivered reports whether every message was handed to the
+	// consumer at least once.
+	Delivered(ctx context.Context) (bool, error)
 	Close() error
 }
 
@@ -86,7 +93,17 @@ func (t *Trial) drain(ctx context.Context, quiet time.Duration) string {
 
 // Close releases what the trial holds open: a queue's connections.
 func (t *Trial) Close() {
+	t.cut.close()
+	t.cut = nil
 	if t.queue != nil {
 		t.queue.Close()
 	}
+}
+
+// brokerAddr is broker's host:port, Redis's port when it names none.
+func brokerAddr(broker *url.URL) string {
+	if broker.Port() != "" {
+		return broker.Host
+	}
+	return net.JoinHostPort(broker.Hostname(), "6379")
 }

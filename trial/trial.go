@@ -162,6 +162,9 @@ type Trial struct {
 	// queue is a queue target's publisher (operation.publish); nil for an
 	// HTTP target.
 	queue publisher
+	// cut is a queue's consumer_cut, its proxy serving from Prepare to
+	// Close; nil for none.
+	cut *consumerCut
 	// calibration is what calibrate measured, nil when it sent nothing.
 	calibration *history.Calibration
 }
@@ -174,6 +177,12 @@ func Prepare(ctx context.Context, sc *scenarios.Scenario, o Options) (*Trial, er
 	if err != nil {
 		return nil, err
 	}
+	prepared := false
+	defer func() {
+		if !prepared {
+			t.Close() // a queue's connections, a consumer_cut's proxy
+		}
+	}()
 	target := t.target
 	if err := t.preflight(ctx, client); err != nil {
 		if ctx.Err() != nil {
@@ -189,6 +198,11 @@ func Prepare(ctx context.Context, sc *scenarios.Scenario, o Options) (*Trial, er
 			Err: fmt.Errorf("%s: %w", sc.Name, err)}
 		te.TLS = errors.As(err, &tlsErr)
 		return nil, te
+	}
+	if t.queue != nil {
+		if err := t.startConsumerCut(brokerAddr(t.target)); err != nil {
+			return nil, fmt.Errorf("%s: %w", sc.Name, err)
+		}
 	}
 	if err := t.calibrate(ctx); err != nil { // calibrate.go
 		return nil, fmt.Errorf("%s: %w", sc.Name, err)
@@ -209,6 +223,7 @@ func Prepare(ctx context.Context, sc *scenarios.Scenario, o Options) (*Trial, er
 		// loads (a sharded run's manifest), so none is made.
 		return nil, fmt.Errorf("%s: %w", sc.Name, err)
 	}
+	prepared = true
 	return t, nil
 }
 
@@ -399,7 +414,9 @@ func (t *Trial) Load(ctx context.Context) (*history.History, error) {
 			opts.Halt = watch.halt
 			watch.run(ctx)
 		}
+		t.cut.begin(t.queue)
 		h, err = runner.Run(ctx, t.sc, opts)
+		t.cut.end(ctx, t.queue, time.Duration(t.sc.Quiet)/2)
 		if watch != nil {
 			watch.stop(h)
 		}
@@ -493,6 +510,7 @@ func (t *Trial) Observe(ctx context.Context, h *history.History) {
 	}
 	saved() // h is the checkpoint's until then
 	h.Readings = readings
+	h.Meta.ConsumerCut = t.cut.record()
 	if interruptedIn != "" {
 		h.Meta.Interrupt(interruptedIn)
 	}
