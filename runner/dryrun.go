@@ -69,6 +69,14 @@ func DryRun(ctx context.Context, w io.Writer, sc *scenarios.Scenario, targets []
 		if len(sc.Users) > 0 {
 			v.User = sc.Users[i%len(sc.Users)]
 		}
+		if p := sc.Operation.Publish; p != nil {
+			body, err := t.Body(ctx, v)
+			if err != nil {
+				return err
+			}
+			termsafe.Fprintf(w, "> op %d: XADD %s * %s %s %s %s\n", i, p.Stream, p.IDField, v.Key, p.BodyField, oneLine(string(body)))
+			continue
+		}
 		req, err := t.Build(ctx, targets[0], v)
 		if err != nil {
 			return err
@@ -95,6 +103,9 @@ func DryRun(ctx context.Context, w io.Writer, sc *scenarios.Scenario, targets []
 func faultParams(f faults.Spec) string {
 	if f.Kind == faults.KindNemesis {
 		return nemesisParams(f)
+	}
+	if f.Kind == faults.KindConsumerCut {
+		return fmt.Sprintf("consumer_cut: %g of the chunks cut, either way, at the proxy on %s (point the consumer there)", f.Rate, f.Listen)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s at rate %g", f.Kind, f.Rate)

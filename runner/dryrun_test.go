@@ -1,10 +1,14 @@
 package runner
 
 import (
+	"context"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/scenarios"
 )
 
 // The dry run shows every parameter of every fault, a relative one said
@@ -29,6 +33,28 @@ func TestDryRunFaultParams(t *testing.T) {
 	} {
 		if got := faultParams(c.f); got != c.want {
 			t.Errorf("faultParams(%+v) = %q, want %q", c.f, got, c.want)
+		}
+	}
+}
+
+// The dry run of a scenario that publishes shows each message as it is
+// added to the stream, and where its consumer_cut's proxy listens.
+func TestDryRunPublish(t *testing.T) {
+	sc, err := scenarios.Builtin("stream-charges-cut")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse("redis://127.0.0.1:6379/0")
+	var b strings.Builder
+	if err := DryRun(context.Background(), &b, sc, []*url.URL{u}, nil, 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"fault: consumer_cut: 0.05 of the chunks cut, either way, at the proxy on 127.0.0.1:16379",
+		`> op 1: XADD lab:charges * message_id <key of op 1> body {"amount":100,"currency":"usd","customer":"cus_1"}`,
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("dry run lacks %q:\n%s", want, b.String())
 		}
 	}
 }
