@@ -72,8 +72,8 @@ func (b *biteTally) unbitten(meta history.Meta) []string {
 	for _, k := range kinds {
 		out = append(out, b.why(k, meta))
 	}
-	if cc := meta.ConsumerCut; cc != nil && cc.Redelivered == 0 {
-		why := fmt.Sprintf("the consumer_cut faults never bit (%d connections cut at %s, no message redelivered)", cc.Cuts, cc.Listen)
+	if cc := meta.ConsumerCut; cc != nil && (cc.Redelivered == 0 || cc.Cuts == 0) {
+		why := fmt.Sprintf("the consumer_cut never bit (%d cuts at %s, %d messages redelivered)", cc.Cuts, cc.Listen, cc.Redelivered)
 		switch {
 		case cc.Err != "":
 			why += ": the redeliveries could not be watched: " + cc.Err

@@ -42,9 +42,9 @@ const (
 
 // Consumers are a lab's running queue consumers.
 type Consumers struct {
-	client *redis.Client
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	close  func() // the broker connection
 }
 
 // StartConsumers starts the lab's consumers of the streams on the Redis
@@ -52,9 +52,12 @@ type Consumers struct {
 // creating the streams and their group when need be; name tells this
 // lab's consumers from another's in the group. Stop ends them.
 func (s *Server) StartConsumers(ctx context.Context, url, namespace, name string) (*Consumers, error) {
+	if strings.HasPrefix(url, "nats://") || strings.HasPrefix(url, "tls://") {
+		return s.startNATSConsumers(ctx, url, namespace, name)
+	}
 	opt, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, &ConfigError{Field: "consumer", Value: redact(url), Problem: "not a redis:// URL: " + err.Error()}
+		return nil, &ConfigError{Field: "consumer", Value: redact(url), Problem: "not a redis:// or nats:// URL: " + err.Error()}
 	}
 	// A command cut off is not sent again behind the consumer's back (an
 	// acknowledgement lost is the broker's to redeliver), as a consumer
@@ -66,7 +69,7 @@ func (s *Server) StartConsumers(ctx context.Context, url, namespace, name string
 		prefix = namespace + ":"
 	}
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	c := &Consumers{client: client, cancel: cancel}
+	c := &Consumers{cancel: cancel, close: func() { client.Close() }}
 	for _, naive := range []bool{false, true} {
 		stream := prefix + ConsumerStream
 		if naive {
@@ -103,7 +106,7 @@ func ensureGroup(ctx context.Context, client *redis.Client, stream string) error
 func (c *Consumers) Stop() {
 	c.cancel()
 	c.wg.Wait()
-	c.client.Close()
+	c.close()
 }
 
 // consumer is one worker of a consumer group.

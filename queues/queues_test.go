@@ -196,3 +196,35 @@ func TestStreamConsumerCut(t *testing.T) {
 		})
 	}
 }
+
+// TestQueueRefusals: what a queue run cannot do is refused before
+// anything is sent, saying why: --service on an HTTP scenario, two
+// brokers, a sharded queue run.
+func TestQueueRefusals(t *testing.T) {
+	t.Parallel()
+	stream, err := scenarios.Builtin("stream-charges")
+	if err != nil {
+		t.Fatal(err)
+	}
+	charges, err := scenarios.Builtin("charges-lost-ack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		sc   *scenarios.Scenario
+		o    trial.Options
+		says string
+	}{
+		{charges, trial.Options{Target: "http://127.0.0.1:1", Service: "http://127.0.0.1:2"}, "--service names the API behind a queue"},
+		{stream, trial.Options{Targets: []string{"redis://127.0.0.1:1/0", "redis://127.0.0.1:2/0"}, Service: "http://127.0.0.1:2"}, "one broker"},
+		{stream, trial.Options{Target: "redis://127.0.0.1:1/0"}, "--service"},
+	} {
+		_, err := trial.Prepare(context.Background(), tc.sc, tc.o)
+		if !errors.Is(err, trial.ErrConfig) || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("Prepare(%s, %+v) = %v, want a configuration error saying %q", tc.sc.Name, tc.o, err, tc.says)
+		}
+	}
+	if err := trial.CheckShards(stream, 2); !errors.Is(err, trial.ErrConfig) || !strings.Contains(err.Error(), "one process") {
+		t.Errorf("CheckShards(stream-charges, 2) = %v, want a refusal", err)
+	}
+}

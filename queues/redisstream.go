@@ -20,6 +20,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/hint"
+	"github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -36,6 +37,7 @@ type RedisStream struct {
 	idField, bodyField string
 	body               *scenarios.Text
 	broker             string // the broker's address, for messages
+	after              string // Mark's entry id: Redelivered counts the entries after it
 }
 
 // NewRedisStream is the publisher of sc (operation.publish) to the Redis
@@ -48,10 +50,10 @@ func NewRedisStream(sc *scenarios.Scenario, broker *url.URL, env func(string) st
 	}
 	opt, err := redis.ParseURL(broker.String())
 	if err != nil {
-		return nil, hint.New("target: redis://HOST:6379/0 (rediss:// for TLS)", fmt.Errorf("broker %s: %w", broker.Redacted(), err))
+		return nil, hint.New("target: redis://HOST:6379/0 (rediss:// for TLS)", fmt.Errorf("broker %s: %w", redact.URL(broker), err))
 	}
-	opt.MaxRetries = -1 // a publish is sent once: a retry is the runner's, recorded
-	opt.PoolSize = 64
+	opt.MaxRetries = -1                                                  // a publish is sent once: a retry is the runner's, recorded
+	opt.PoolSize = max(64, 4*sc.Load.Concurrency, 2*sc.Load.MaxInFlight) // a copy never waits for a connection
 	body, err := scenarios.NewText("operation.body", sc.Operation.Body, env)
 	if err != nil {
 		return nil, err
@@ -65,7 +67,7 @@ func (p *RedisStream) Close() error { return p.client.Close() }
 // Ping checks that the broker answers.
 func (p *RedisStream) Ping(ctx context.Context) error {
 	if err := p.client.Ping(ctx).Err(); err != nil {
-		return hint.New("is Redis running at "+p.broker+", and the URL right? e.g. --target redis://127.0.0.1:6379/0",
+		return hint.New("is Redis running at "+p.broker+", and the URL right (its password too)? e.g. --target redis://127.0.0.1:6379/0",
 			fmt.Errorf("broker %s unreachable: %w", p.broker, err))
 	}
 	return nil
@@ -115,7 +117,9 @@ func (p *RedisStream) Send(ctx context.Context, v scenarios.Vars, f faults.Fault
 		}
 		return nil
 	case len(ids) < copies:
-		a.Outcome, a.Err = history.Info, fmt.Sprintf("%d of %d copies published: %v", len(ids), copies, errs[0])
+		// the broker confirmed the message: the copies that failed are
+		// noted, the attempt is acknowledged
+		a.Outcome, a.Status, a.Err = history.OK, ConfirmedStatus, fmt.Sprintf("%d of %d copies published: %v", len(ids), copies, errs[0])
 	default:
 		a.Outcome, a.Status = history.OK, ConfirmedStatus
 	}
@@ -209,9 +213,17 @@ func splitID(id string) (uint64, uint64) {
 	return m, s
 }
 
-// Redelivered returns the ids of the stream's entries now pending in a
-// consumer group that the broker has delivered more than once: claimed
-// again after a consumer left them unacknowledged.
+// Mark notes the stream's last entry: Redelivered counts only the
+// entries added after it (this run's).
+func (p *RedisStream) Mark(ctx context.Context) {
+	if info, err := p.client.XInfoStream(ctx, p.stream).Result(); err == nil {
+		p.after = info.LastGeneratedID
+	}
+}
+
+// Redelivered returns the ids of the stream's entries (after Mark) now
+// pending in a consumer group that the broker has delivered more than
+// once: claimed again after a consumer left them unacknowledged.
 func (p *RedisStream) Redelivered(ctx context.Context) ([]string, error) {
 	groups, err := p.client.XInfoGroups(ctx, p.stream).Result()
 	if err != nil {
@@ -222,7 +234,11 @@ func (p *RedisStream) Redelivered(ctx context.Context) ([]string, error) {
 		if g.Pending == 0 {
 			continue
 		}
-		pend, err := p.client.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: p.stream, Group: g.Name, Start: "-", End: "+", Count: 10000}).Result()
+		start := "-"
+		if p.after != "" {
+			start = "(" + p.after
+		}
+		pend, err := p.client.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: p.stream, Group: g.Name, Start: start, End: "+", Count: 10000}).Result()
 		if err != nil {
 			return nil, fmt.Errorf("reading the pending entries of stream %s: %w", p.stream, err)
 		}

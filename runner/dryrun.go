@@ -74,6 +74,10 @@ func DryRun(ctx context.Context, w io.Writer, sc *scenarios.Scenario, targets []
 			if err != nil {
 				return err
 			}
+			if p.Subject != "" {
+				termsafe.Fprintf(w, "> op %d: PUB %s %s: %s\n> %s\n", i, p.Subject, p.IDHeader, v.Key, oneLine(string(body)))
+				continue
+			}
 			termsafe.Fprintf(w, "> op %d: XADD %s * %s %s %s %s\n", i, p.Stream, p.IDField, v.Key, p.BodyField, oneLine(string(body)))
 			continue
 		}

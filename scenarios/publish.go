@@ -17,10 +17,19 @@ import (
 // database.
 //
 // The broker is the target's scheme: redis:// or rediss:// publishes to a
-// Redis stream (XADD).
+// Redis stream (XADD, Stream), nats:// to a NATS JetStream subject
+// (Subject).
 type Publish struct {
 	// Stream is the Redis stream the message is added to.
 	Stream string `yaml:"stream"`
+	// Subject is the NATS subject the message is published to; a
+	// JetStream stream must take it.
+	Subject string `yaml:"subject"`
+	// IDHeader is the NATS header that carries the message id; default
+	// "Message-Id". Nats-Msg-Id makes JetStream drop a republish within
+	// its duplicate window: the broker's layer then deduplicates the
+	// publishes, and only the consumer's redeliveries test its own.
+	IDHeader string `yaml:"id_header"`
 	// IDField is the entry's field that carries the message id (the op's
 	// key); default "message_id".
 	IDField string `yaml:"id_field"`
@@ -36,18 +45,25 @@ var PublishFaults = []string{faults.KindDuplicate, faults.KindDropAck, faults.Ki
 
 // QueueSchemes are the target schemes of a queue, and the broker each
 // names.
-var QueueSchemes = map[string]string{"redis": "Redis Streams", "rediss": "Redis Streams (TLS)"}
+var QueueSchemes = map[string]string{"redis": "Redis Streams", "rediss": "Redis Streams (TLS)", "nats": "NATS JetStream", "tls": "NATS JetStream (TLS)"}
 
 func (s *Scenario) publishDefaults() {
 	p := s.Operation.Publish
 	if p == nil {
 		return
 	}
-	if p.IDField == "" {
-		p.IDField = "message_id"
-	}
-	if p.BodyField == "" {
-		p.BodyField = "body"
+	switch {
+	case p.Subject != "":
+		if p.IDHeader == "" {
+			p.IDHeader = "Message-Id"
+		}
+	default:
+		if p.IDField == "" {
+			p.IDField = "message_id"
+		}
+		if p.BodyField == "" {
+			p.BodyField = "body"
+		}
 	}
 	if s.Operation.Path == "" {
 		s.Operation.Path = "/" // no HTTP request: the runner's template wants a path
@@ -92,7 +108,7 @@ func (s *Scenario) ServiceURLs(override string) ([]*url.URL, error) {
 // parseBroker checks a queue target: a URL of a known broker scheme with
 // a host.
 func parseBroker(raw string) (*url.URL, error) {
-	const hint = "a Redis stream's broker: target: redis://127.0.0.1:6379/0 (rediss:// for TLS; a password from the environment, redis://:{{env \"REDIS_PASSWORD\"}}@host:6379/0 is not a template: give it with --target)"
+	const hint = "a broker URL: target: redis://127.0.0.1:6379/0 (a Redis stream; rediss:// for TLS) or nats://127.0.0.1:4222 (NATS JetStream); a password goes in --target, not the file"
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, &hintError{msg: fmt.Sprintf("bad broker URL %s", redact.String(raw)), hint: hint}
@@ -135,11 +151,23 @@ func (c *checker) publish() {
 	if len(c.s.Target) > 1 {
 		c.add("target", "a queue scenario publishes to one broker", "target: redis://127.0.0.1:6379/0")
 	}
-	if p.Stream == "" {
-		c.add(at+".stream", "the stream to publish to is required", "stream: charges")
-	}
-	if p.IDField == p.BodyField {
+	switch {
+	case (p.Stream == "") == (p.Subject == ""):
+		c.add(at, "say where the message goes: a Redis stream or a NATS subject", "stream: charges (redis://), or subject: charges (nats://)")
+	case p.Subject != "" && (p.IDField != "" || p.BodyField != ""):
+		c.add(at, "id_field and body_field are a Redis stream entry's; a NATS message carries its id in a header", "id_header: Message-Id")
+	case p.Stream != "" && p.IDHeader != "":
+		c.add(at+".id_header", "id_header is a NATS message's; a Redis stream entry carries its id in a field", "id_field: message_id")
+	case p.Stream != "" && p.IDField == p.BodyField:
 		c.add(at+".id_field", "the message id and the body need fields of their own", "id_field: message_id, body_field: body")
+	case p.Subject != "" && !headerName.MatchString(p.IDHeader):
+		c.add(at+".id_header", fmt.Sprintf("%q is not a valid header name", p.IDHeader), "id_header: Message-Id")
+	}
+	for _, t := range c.s.Target {
+		if u, err := parseBroker(t); err == nil && (p.Stream == "") != (p.Subject == "") && (u.Scheme == "nats" || u.Scheme == "tls") != (p.Subject != "") {
+			c.add("target", fmt.Sprintf("a %s broker does not take a %s", QueueSchemes[u.Scheme], map[bool]string{true: "subject", false: "stream"}[p.Subject != ""]),
+				"a Redis stream on redis://, a NATS subject on nats://")
+		}
 	}
 	if c.s.Operation.Webhook != nil {
 		c.add(at, "a message is published, a webhook delivered: not both", "leave out operation.webhook or operation.publish")
@@ -148,13 +176,29 @@ func (c *checker) publish() {
 	if k.Header != "" || k.BodyField != "" || k.None || k.FromAnswer != nil {
 		c.add("operation.key", "the message id is the op's key: it goes in id_field, nowhere else", "leave out key (or give key: {value: ...} alone)")
 	}
-	if len(c.s.Operation.Headers) > 0 || c.s.Operation.Before != nil || c.s.Operation.Replay != nil || len(c.s.Operation.ExpectReject) > 0 {
-		c.add(at, "headers, before, replay and expect_reject belong to HTTP requests, not to a published message", "leave them out")
+	if len(c.s.Operation.Headers) > 0 || c.s.Operation.Before != nil || c.s.Operation.Replay != nil || len(c.s.Operation.ExpectReject) > 0 ||
+		c.s.set("operation.method") || c.s.set("operation.path") || c.s.Operation.Object != "" {
+		c.add(at, "method, path, headers, before, replay, expect_reject and object belong to HTTP requests, not to a published message", "leave them out")
+	}
+	if len(c.s.Setup) > 0 {
+		c.add("setup", "setup requests go to an HTTP target: a queue scenario has none yet", "prepare the service before the run, or leave setup out")
+	}
+	cuts := 0
+	for _, f := range c.s.Faults {
+		if f.Kind == faults.KindConsumerCut {
+			cuts++
+		}
+		if f.Kind == faults.KindDropAck && !slices.Contains(c.s.Retry.On, "info") {
+			c.add("retry.on", "a drop_ack leaves the producer without the broker's confirm: it must publish again (retry on info), or the message's fate is never known", "retry: {attempts: 6, on: [fail, info]}")
+		}
+	}
+	if cuts > 1 {
+		c.add("faults", "one consumer_cut per scenario: its proxy is the consumer's one way to the broker", "keep one, with the rate you want")
 	}
 	for i, f := range c.s.Faults {
 		if !slices.Contains(PublishFaults, f.Kind) {
 			c.add(fmt.Sprintf("faults[%d].kind", i), fmt.Sprintf("a published message takes %v, not %s", PublishFaults, f.Kind),
-				"duplicate (copies of the message), drop_ack (a lost confirm: the producer republishes) or delay")
+				"duplicate (copies of the message), drop_ack (a lost confirm: the producer republishes), delay, or consumer_cut (the consumer's broker connection cut)")
 		}
 	}
 	if c.s.Response.Fields != nil || len(c.s.Response.Volatile) > 0 {

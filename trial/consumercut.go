@@ -38,7 +38,7 @@ const redeliveryPoll = 5 * time.Millisecond
 
 // startConsumerCut starts the proxy of the scenario's consumer_cut, if it
 // has one, in front of the broker at upstream (host:port).
-func (t *Trial) startConsumerCut(upstream string) error {
+func (t *Trial) startConsumerCut(ctx context.Context, upstream string) error {
 	var spec *faults.Spec
 	for i := range t.sc.Faults {
 		if t.sc.Faults[i].Kind == faults.KindConsumerCut {
@@ -64,7 +64,7 @@ func (t *Trial) startConsumerCut(upstream string) error {
 		_ = p.Serve(ctx, ln)
 	}()
 	t.cut = c
-	c.connected(context.Background())
+	c.connected(ctx)
 	return nil
 }
 
@@ -73,6 +73,7 @@ func (c *consumerCut) begin(q publisher) {
 	if c == nil {
 		return
 	}
+	q.Mark(context.Background())
 	_ = c.proxy.SetFaults(faults.TCPFaults{CutRate: c.spec.Rate})
 	ctx, stop := context.WithCancel(context.Background())
 	c.watchStop, c.watched = stop, make(chan struct{})
@@ -139,7 +140,11 @@ func (c *consumerCut) record() *history.ConsumerCut {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return &history.ConsumerCut{Rate: c.spec.Rate, Listen: c.spec.Listen, Cuts: c.cuts, Redelivered: len(c.seen), Err: c.err}
+	out := &history.ConsumerCut{Rate: c.spec.Rate, Listen: c.spec.Listen, Cuts: c.cuts, Redelivered: len(c.seen), Err: c.err}
+	if c.proxy.Stats().Conns == 0 {
+		out.Err = "no consumer connected through the proxy at " + c.spec.Listen
+	}
+	return out
 }
 
 // close stops the proxy.

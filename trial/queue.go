@@ -22,6 +22,8 @@ type publisher interface {
 	// Redelivered are the messages now pending that the broker handed
 	// out more than once.
 	Redelivered(ctx context.Context) ([]string, error)
+	// Mark notes where this run's messages start, for Redelivered.
+	Mark(ctx context.Context)
 	// Delivered reports whether every message was handed to the
 	// consumer at least once.
 	Delivered(ctx context.Context) (bool, error)
@@ -32,7 +34,15 @@ type publisher interface {
 func newPublisher(sc *scenarios.Scenario, broker *url.URL, env func(string) string) (publisher, error) {
 	switch broker.Scheme {
 	case "redis", "rediss":
+		if sc.Operation.Publish.Stream == "" {
+			return nil, fmt.Errorf("target %s:// is a Redis broker: operation.publish names a stream there, not a subject", broker.Scheme)
+		}
 		return queues.NewRedisStream(sc, broker, env)
+	case "nats", "tls":
+		if sc.Operation.Publish.Subject == "" {
+			return nil, fmt.Errorf("target %s:// is a NATS server: operation.publish names a subject there, not a stream", broker.Scheme)
+		}
+		return queues.NewNATS(sc, broker, env)
 	}
 	return nil, fmt.Errorf("no publisher for %s:// brokers", broker.Scheme)
 }
@@ -100,10 +110,15 @@ func (t *Trial) Close() {
 	}
 }
 
-// brokerAddr is broker's host:port, Redis's port when it names none.
+// brokerAddr is broker's host:port, its scheme's default port when it
+// names none.
 func brokerAddr(broker *url.URL) string {
 	if broker.Port() != "" {
 		return broker.Host
 	}
-	return net.JoinHostPort(broker.Hostname(), "6379")
+	port := "6379"
+	if broker.Scheme == "nats" || broker.Scheme == "tls" {
+		port = "4222"
+	}
+	return net.JoinHostPort(broker.Hostname(), port)
 }

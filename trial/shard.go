@@ -152,6 +152,8 @@ func CheckShards(sc *scenarios.Scenario, shards int) error {
 	switch {
 	case shards > MaxShards:
 		return fmt.Errorf("%w: %d shards: at most %d load processes share one run", ErrConfig, shards, MaxShards)
+	case sc.IsQueue():
+		return fmt.Errorf("%w: a scenario that publishes to a queue runs in one process: its consumer's drain and a consumer_cut are watched by one trial (sharded queue runs are not built yet)", ErrConfig)
 	case sc.Load.Ops > 0 && shards > sc.Load.Ops:
 		return fmt.Errorf("%w: %d shards for a load of %d ops: every shard needs at least one op; use --shards %d or fewer (or more ops)", ErrConfig, shards, sc.Load.Ops, sc.Load.Ops)
 	}

@@ -184,6 +184,13 @@ func Prepare(ctx context.Context, sc *scenarios.Scenario, o Options) (*Trial, er
 		}
 	}()
 	target := t.target
+	if t.queue != nil {
+		// the consumer_cut's proxy first: the consumer behind it may be
+		// what makes the broker's stream exist
+		if err := t.startConsumerCut(ctx, brokerAddr(t.target)); err != nil {
+			return nil, fmt.Errorf("%s: %w", sc.Name, err)
+		}
+	}
 	if err := t.preflight(ctx, client); err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%s: %w", sc.Name, ctx.Err())
@@ -194,15 +201,13 @@ func Prepare(ctx context.Context, sc *scenarios.Scenario, o Options) (*Trial, er
 		if errors.As(err, &se) && !errors.As(err, &tlsErr) || errors.As(err, &be) {
 			return nil, fmt.Errorf("%s: %w", sc.Name, err)
 		}
+		if t.queue != nil && len(t.targets) > 0 {
+			target = t.targets[0] // the service behind the queue did not answer
+		}
 		te := &TargetError{Target: t.redacted(target), Loopback: isLoopback(target.Hostname()), NotHTTP: notHTTP(err),
 			Err: fmt.Errorf("%s: %w", sc.Name, err)}
 		te.TLS = errors.As(err, &tlsErr)
 		return nil, te
-	}
-	if t.queue != nil {
-		if err := t.startConsumerCut(brokerAddr(t.target)); err != nil {
-			return nil, fmt.Errorf("%s: %w", sc.Name, err)
-		}
 	}
 	if err := t.calibrate(ctx); err != nil { // calibrate.go
 		return nil, fmt.Errorf("%s: %w", sc.Name, err)
@@ -262,6 +267,12 @@ func newTrial(sc *scenarios.Scenario, o Options) (*Trial, *http.Client, error) {
 		o.Secrets.AddURL(u)
 	}
 	broker := targets[0] // a queue's: the broker its ops are published to
+	switch {
+	case !sc.IsQueue() && o.Service != "":
+		return nil, nil, fmt.Errorf("%w: %s: --service names the API behind a queue's consumer, and this scenario publishes nothing (operation.publish): give the API as --target", ErrConfig, sc.Name)
+	case sc.IsQueue() && len(targets) > 1:
+		return nil, nil, fmt.Errorf("%w: %s: a queue scenario publishes to one broker: give one --target", ErrConfig, sc.Name)
+	}
 	if sc.IsQueue() {
 		if targets, err = queueTargets(sc, o); err != nil {
 			return nil, nil, err

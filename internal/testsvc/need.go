@@ -31,6 +31,7 @@ const (
 	RedisServer       Server = iota // redis-server, Debian package redis-server
 	PostgresServer                  // initdb and postgres, Debian package postgresql
 	PushgatewayServer               // prometheus-pushgateway, Debian package prometheus-pushgateway
+	NATSServer                      // nats-server (JetStream), Debian package nats-server
 )
 
 func (s Server) String() string {
@@ -41,6 +42,8 @@ func (s Server) String() string {
 		return "postgresql"
 	case PushgatewayServer:
 		return "prometheus-pushgateway"
+	case NATSServer:
+		return "nats-server"
 	}
 	return fmt.Sprintf("Server(%d)", int(s))
 }
@@ -48,6 +51,12 @@ func (s Server) String() string {
 // binaries finds the server's binaries, or says what is missing.
 func (s Server) binaries() ([]string, error) {
 	switch s {
+	case NATSServer:
+		bin, err := exec.LookPath("nats-server")
+		if err != nil {
+			return nil, err
+		}
+		return []string{bin}, nil
 	case RedisServer:
 		bin, err := exec.LookPath("redis-server")
 		if err != nil {
@@ -150,6 +159,8 @@ func constName(s Server) string {
 		return "PostgresServer"
 	case PushgatewayServer:
 		return "PushgatewayServer"
+	case NATSServer:
+		return "NATSServer"
 	}
 	return "RedisServer"
 }

@@ -1,0 +1,63 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+)
+
+const publishing = `name: p
+target: redis://127.0.0.1:6379/0
+operation:
+  publish: {stream: charges}
+  body: '{"amount":100}'
+load: {ops: 10, concurrency: 2}
+retry: {attempts: 3, on: [fail, info]}
+faults:
+  - {kind: drop_ack, rate: 0.1}
+oracles:
+  - name: ledger
+    effects: {bulk: {path: /counts, value: $.counts}}
+invariants:
+  - {check: exactly_once, oracle: ledger}
+`
+
+// A scenario that publishes validates as a queue's: the broker as target,
+// its key the message id, HTTP-only fields and faults refused, each
+// with what to write instead.
+func TestPublishValidation(t *testing.T) {
+	s, err := Parse("t.yaml", []byte(publishing))
+	if err != nil {
+		t.Fatalf("Parse(publishing) = %v", err)
+	}
+	if !s.IsQueue() || s.Operation.Publish.IDField != "message_id" || s.Operation.Publish.BodyField != "body" {
+		t.Errorf("publish defaults: %+v", s.Operation.Publish)
+	}
+	for _, tc := range []struct {
+		name, from, to string
+		want           []want
+	}{
+		{"stream and subject", "{stream: charges}", "{stream: charges, subject: x}", []want{{4, "operation.publish", "a Redis stream or a NATS subject"}}},
+		{"a subject on redis", "{stream: charges}", "{subject: charges}", []want{{2, "target", "does not take a subject"}}},
+		{"a key header", "  body:", "  key: {header: Idempotency-Key}\n  body:", []want{{5, "operation.key", "message id is the op's key"}}},
+		{"a method", "  body:", "  method: PUT\n  body:", []want{{4, "operation.publish", "belong to HTTP requests"}}},
+		{"setup", "operation:", "setup: [{path: /reset}]\noperation:", []want{{3, "setup", "HTTP target"}}},
+		{"a timeout", "{kind: drop_ack, rate: 0.1}", "{kind: timeout, rate: 0.1, after: 5ms}", []want{{9, "faults[0].kind", "a published message takes"}}},
+		{"drop_ack without info", "on: [fail, info]", "on: [fail]", []want{{7, "retry.on", "publish again"}}},
+		{"two cuts", "  - {kind: drop_ack, rate: 0.1}", "  - {kind: consumer_cut, rate: 0.1, listen: 127.0.0.1:1}\n  - {kind: consumer_cut, rate: 0.1, listen: 127.0.0.1:2}",
+			[]want{{8, "faults", "one consumer_cut"}}},
+		{"a cut without listen", "{kind: drop_ack, rate: 0.1}", "{kind: consumer_cut, rate: 0.1}", []want{{9, "faults[0].listen", "proxy's address"}}},
+		{"an HTTP target", "redis://127.0.0.1:6379/0", "http://127.0.0.1:8080", []want{{2, "target", "not a broker URL"}}},
+		{"same_response", "{check: exactly_once, oracle: ledger}", "{check: same_response}", []want{{13, "invariants", "a publish has none"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.Replace(publishing, tc.from, tc.to, 1)
+			if src == publishing {
+				t.Fatalf("%q not in the scenario", tc.from)
+			}
+			checkDiags(t, diagnose(t, src), tc.want)
+		})
+	}
+	// service: on a scenario that publishes nothing
+	http := strings.Replace(valid, "name: t\n", "name: t\nservice: http://127.0.0.1:1\n", 1)
+	checkDiags(t, diagnose(t, http), []want{{2, "service", "publishes nothing"}})
+}
