@@ -40,6 +40,7 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 		return template.HTML(LatencyChart(c, ws...))
 	},
 	"nemesisLine": func(i int, w history.NemesisWindow) string { return nemesisLine(i+1, w) },
+	"consumerCutLine": consumerCutLine,
 	"distSVG":     func(c *measure.Charts) template.HTML { return template.HTML(DistributionChart(c)) },
 	"timelineSVG": func(ex checks.Example) template.HTML { return template.HTML(TimelineChart(ex)) },
 	"ms":          func(d time.Duration) string { return quantity(measure.MS(d), "ms") },

@@ -102,6 +102,9 @@ func writeMarkdownScenario(w *errWriter, s *Summary) {
 	for i, x := range s.Nemesis {
 		w.printf("%s  \n", md(nemesisLine(i+1, x)))
 	}
+	if s.ConsumerCut != nil {
+		w.printf("%s  \n", md(consumerCutLine(s.ConsumerCut)))
+	}
 	if s.Rerun != "" && !strings.ContainsAny(s.Rerun, "`\n\r") {
 		w.printf("rerun: `%s`\n\n", s.Rerun)
 	} else {

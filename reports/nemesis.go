@@ -8,6 +8,16 @@ import (
 	"github.com/idemcheck/idemcheck/internal/clip"
 )
 
+// consumerCutLine says what a consumer_cut did: "consumer_cut: 25 cuts
+// at 127.0.0.1:16379 (rate 0.05), 61 messages redelivered".
+func consumerCutLine(c *history.ConsumerCut) string {
+	s := fmt.Sprintf("consumer_cut: %d cuts at %s (rate %g), %d messages redelivered", c.Cuts, c.Listen, c.Rate, c.Redelivered)
+	if c.Err != "" {
+		s += " (" + c.Err + ")"
+	}
+	return s
+}
+
 // colNemesis shades a nemesis window on the latency chart.
 const colNemesis = "#f59e0b"
 

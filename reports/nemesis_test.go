@@ -84,3 +84,51 @@ func TestNemesisWindowsInReports(t *testing.T) {
 		t.Errorf("result %s (%s), want not_met: the double charge stands beside a window that never opened", s.Result, s.Why)
 	}
 }
+
+// Every format says what a consumer_cut did; a cut that made nothing
+// redeliver leaves the run inconclusive, saying so.
+func TestConsumerCutInReports(t *testing.T) {
+	for _, tc := range []struct {
+		cc     history.ConsumerCut
+		result checks.Result
+	}{
+		{history.ConsumerCut{Rate: 0.05, Listen: "127.0.0.1:16379", Cuts: 25, Redelivered: 61}, checks.Met},
+		{history.ConsumerCut{Rate: 0.05, Listen: "127.0.0.1:16379", Cuts: 25}, checks.Inconclusive},
+		{history.ConsumerCut{Rate: 0.05, Listen: "127.0.0.1:16379", Redelivered: 3}, checks.Inconclusive}, // a consumer's own retries, no cut
+	} {
+		start := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+		cc := tc.cc
+		h := &history.History{
+			Meta: history.Meta{RunID: "run-c", Scenario: "stream-charges-cut", Target: "redis://127.0.0.1:6379/0", Started: start, Ended: start.Add(time.Second), BitRecorded: true,
+				Judge:       history.Judge{Expect: "pass", Invariants: []history.Invariant{{Check: checks.ExactlyOnce, Oracle: "ledger"}}},
+				ConsumerCut: &cc},
+			Ops:      []history.Op{{ID: 0, Key: "k0"}},
+			Attempts: []history.Attempt{{Op: 0, N: 1, Outcome: history.OK, Status: 200, End: msd(1)}},
+			Readings: []history.Reading{{Oracle: "ledger", Kind: "effects", Effects: map[string]int{"k0": 1}}},
+		}
+		s := New("idemcheck test", h, measure.Of(h), checks.Judge(h, checks.Measured{}))
+		if s.Result != tc.result {
+			t.Errorf("%+v: result %s (%s), want %s", tc.cc, s.Result, s.Why, tc.result)
+		}
+		if tc.result == checks.Inconclusive && !strings.Contains(s.Why, "consumer_cut never bit") {
+			t.Errorf("%+v: why %q, want the consumer_cut named", tc.cc, s.Why)
+		}
+		line := "consumer_cut: " + strings.Fields(consumerCutLine(&cc))[1]
+		for name, w := range map[string]WriteFunc{"text": WriteText, "markdown": WriteMarkdown, "html": WriteHTML, "json": WriteJSON} {
+			var b bytes.Buffer
+			if err := w(&b, []*Summary{s}); err != nil {
+				t.Fatal(err)
+			}
+			want := line
+			switch name {
+			case "json":
+				want = `"consumer_cut"`
+			case "markdown":
+				want = strings.Replace(line, "_", `\_`, 1)
+			}
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("%s report lacks %q", name, want)
+			}
+		}
+	}
+}

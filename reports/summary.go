@@ -58,6 +58,9 @@ type Summary struct {
 	// Nemesis are the windows in which the scenario's nemesis stopped
 	// and restarted the target; left out when it declares none.
 	Nemesis []history.NemesisWindow `json:"nemesis,omitempty"`
+	// ConsumerCut is what a queue scenario's consumer_cut did; nil
+	// without one.
+	ConsumerCut *history.ConsumerCut `json:"consumer_cut,omitempty"`
 
 	// Charts are the load's charts for the HTML report; nil when the
 	// summary was read back from JSON (the JSON schema leaves them out):
@@ -148,6 +151,7 @@ func NewFrom(tool string, meta history.Meta, readings []history.Reading, m measu
 		Why:          j.Why,
 		Charts:       charts,
 		Nemesis:      meta.Nemesis,
+		ConsumerCut:  meta.ConsumerCut,
 		Stages:       m.Stages,
 		Histograms:   m.Histograms,
 	}

@@ -113,6 +113,9 @@ func writeText(w *errWriter, s *Summary) {
 	for i, x := range s.Nemesis {
 		w.printf("%s\n", nemesisLine(i+1, x))
 	}
+	if s.ConsumerCut != nil {
+		w.printf("%s\n", consumerCutLine(s.ConsumerCut))
+	}
 	w.printf("answers: %s\n", countList(s.Statuses, "none"))
 	for _, e := range s.Errors {
 		w.printf("  transport error x%d: %s\n", e.Count, e.Name)
