@@ -39,15 +39,15 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"latencySVG": func(c *measure.Charts, ws []history.NemesisWindow) template.HTML {
 		return template.HTML(LatencyChart(c, ws...))
 	},
-	"nemesisLine": func(i int, w history.NemesisWindow) string { return nemesisLine(i+1, w) },
+	"nemesisLine":     func(i int, w history.NemesisWindow) string { return nemesisLine(i+1, w) },
 	"consumerCutLine": consumerCutLine,
-	"distSVG":     func(c *measure.Charts) template.HTML { return template.HTML(DistributionChart(c)) },
-	"timelineSVG": func(ex checks.Example) template.HTML { return template.HTML(TimelineChart(ex)) },
-	"ms":          func(d time.Duration) string { return quantity(measure.MS(d), "ms") },
-	"latency":     func(a history.Attempt) string { return quantity(measure.MS(a.Latency()), "ms") },
-	"seconds":     func(s *Summary) string { return fmt.Sprintf("%.1f s", runTime(s).Seconds()) },
-	"utc":         func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"failing":     failing,
+	"distSVG":         func(c *measure.Charts) template.HTML { return template.HTML(DistributionChart(c)) },
+	"timelineSVG":     func(ex checks.Example) template.HTML { return template.HTML(TimelineChart(ex)) },
+	"ms":              func(d time.Duration) string { return quantity(measure.MS(d), "ms") },
+	"latency":         func(a history.Attempt) string { return quantity(measure.MS(a.Latency()), "ms") },
+	"seconds":         func(s *Summary) string { return fmt.Sprintf("%.1f s", runTime(s).Seconds()) },
+	"utc":             func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"failing":         failing,
 	"examples": func(v checks.Verdict) []checks.Example {
 		return v.Examples[:min(len(v.Examples), htmlExamples)]
 	},
