@@ -163,46 +163,56 @@ func (w *consumer) claim(ctx context.Context) {
 	}
 }
 
-// handle charges one message and acknowledges it, unless its charge
-// failed (it is then claimed again). A message that can never be charged
-// (no id, an invalid body) is acknowledged and logged: a poison message
-// is not redelivered forever.
+// handle charges one message and acknowledges it (consume), unless its
+// charge failed: it is then claimed again.
 func (w *consumer) handle(ctx context.Context, m redis.XMessage) {
-	s := w.s
 	id, _ := m.Values[ConsumerIDField].(string)
 	body, _ := m.Values[ConsumerBodyField].(string)
-	req, fp, err := decodeChargeBody([]byte(body), false)
+	ack := func() error { return w.client.XAck(context.WithoutCancel(ctx), w.stream, ConsumerGroup, m.ID).Err() }
+	if w.s.consume(ctx, id, []byte(body), "entry:"+m.ID, w.naive, ack) {
+		w.ack(ctx, m.ID)
+	}
+}
+
+// consume charges one message, whatever its broker: id is its message id,
+// tag the broker's name for this delivery (new on every delivery or
+// publish), ack acknowledges it. It reports whether the message is done
+// with and must be acknowledged now: false when its charge failed (the
+// broker hands it out again) or when it was acknowledged already. A
+// message that can never be charged (no id, an invalid body) is done
+// with, and logged: a poison message is not redelivered forever.
+func (s *Server) consume(ctx context.Context, id string, body []byte, tag string, naive bool, ack func() error) bool {
+	req, fp, err := decodeChargeBody(body, false)
 	if err == nil {
-		err = storableText(ConsumerIDField, id)
+		err = storableText("message id", id)
 	}
 	if err == nil && id == "" {
-		err = errors.New("no " + ConsumerIDField)
+		err = errors.New("no message id")
 	}
 	if err != nil {
-		s.log.Warn("consumer: message dropped", "stream", w.stream, "entry", m.ID, "err", err)
-		w.ack(ctx, m.ID)
-		return
+		s.log.Warn("consumer: message dropped", "delivery", tag, "err", err)
+		return true
 	}
 	cctx := context.WithoutCancel(ctx)
 	op := s.newChargeOp(ConsumerPrincipal, id, req, fp)
 	rec := &statusRecorder{header: http.Header{}}
 	switch {
-	case w.naive:
+	case naive:
 		s.chargeOnce(cctx, rec, op)
 	case s.bugs[BugConsumerAckBeforeEffect]:
 		// acknowledged first; an acknowledgement whose answer was lost is
 		// taken for one that failed, and the message for one the broker
 		// will hand out again: it may have taken the ack
-		if err := w.client.XAck(cctx, w.stream, ConsumerGroup, m.ID).Err(); err != nil {
+		if err := ack(); err != nil {
 			s.log.Warn("seeded bug: a message left uncharged after its acknowledgement failed", "bug", BugConsumerAckBeforeEffect, "err", err)
-			return
+			return false
 		}
 		s.chargeProtected(cctx, rec, op)
-		return
+		return false
 	case s.bugs[BugConsumerDedupByDeliveryTag]:
 		// the charge keeps the message id; the record it is deduplicated
-		// under is the entry's id, new on every publish
-		op.id.Key, op.forward = "entry:"+m.ID, false
+		// under is the delivery's tag
+		op.id.Key, op.forward = tag, false
 		op.ck = cacheKey(op.id)
 		s.chargeProtected(cctx, rec, op)
 	case s.bugs[BugConsumerDedupAfterEffect]:
@@ -210,10 +220,7 @@ func (w *consumer) handle(ctx context.Context, m redis.XMessage) {
 	default:
 		s.chargeProtected(cctx, rec, op)
 	}
-	if rec.status >= 500 || rec.status == http.StatusConflict {
-		return // left pending: claimed again once idle
-	}
-	w.ack(ctx, m.ID)
+	return rec.status < 500 && rec.status != http.StatusConflict
 }
 
 func (w *consumer) ack(ctx context.Context, id string) {

@@ -2,9 +2,7 @@ package lab
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -127,55 +125,18 @@ func (w *natsWorker) read(ctx context.Context) {
 	}
 }
 
-// handle charges one message and acknowledges it; a failed charge is
-// handed out again after NATSAckWait (a negative acknowledgement with
-// that delay), a poison message acknowledged and logged.
+// handle charges one message (consume) and acknowledges it; a failed
+// charge is handed out again after NATSAckWait (a negative
+// acknowledgement with that delay).
 func (w *natsWorker) handle(ctx context.Context, m jetstream.Msg) {
-	s := w.s
-	id := m.Headers().Get(NATSIDHeader)
-	req, fp, err := decodeChargeBody(m.Data(), false)
-	if err == nil {
-		err = storableText(NATSIDHeader, id)
+	tag := "delivery:unknown"
+	if meta, err := m.Metadata(); err == nil {
+		tag = fmt.Sprintf("delivery:%d", meta.Sequence.Consumer) // new on every delivery
 	}
-	if err == nil && id == "" {
-		err = errors.New("no " + NATSIDHeader + " header")
-	}
-	if err != nil {
-		s.log.Warn("consumer: message dropped", "subject", m.Subject(), "err", err)
+	ack := func() error { return m.DoubleAck(context.WithoutCancel(ctx)) }
+	if w.s.consume(ctx, m.Headers().Get(NATSIDHeader), m.Data(), tag, w.naive, ack) {
 		_ = m.Ack()
-		return
-	}
-	cctx := context.WithoutCancel(ctx)
-	op := s.newChargeOp(ConsumerPrincipal, id, req, fp)
-	rec := &statusRecorder{header: http.Header{}}
-	switch {
-	case w.naive:
-		s.chargeOnce(cctx, rec, op)
-	case s.bugs[BugConsumerAckBeforeEffect]:
-		if err := m.DoubleAck(cctx); err != nil {
-			s.log.Warn("seeded bug: a message left uncharged after its acknowledgement failed", "bug", BugConsumerAckBeforeEffect, "err", err)
-			return
-		}
-		s.chargeProtected(cctx, rec, op)
-		return
-	case s.bugs[BugConsumerDedupByDeliveryTag]:
-		// the delivery's sequence is new on every delivery
-		meta, err := m.Metadata()
-		if err != nil {
-			_ = m.NakWithDelay(NATSAckWait)
-			return
-		}
-		op.id.Key, op.forward = fmt.Sprintf("delivery:%d", meta.Sequence.Consumer), false
-		op.ck = cacheKey(op.id)
-		s.chargeProtected(cctx, rec, op)
-	case s.bugs[BugConsumerDedupAfterEffect]:
-		s.chargeCheckThenAct(cctx, rec, op)
-	default:
-		s.chargeProtected(cctx, rec, op)
-	}
-	if rec.status >= 500 || rec.status == http.StatusConflict {
+	} else if !w.s.bugs[BugConsumerAckBeforeEffect] || w.naive {
 		_ = m.NakWithDelay(NATSAckWait)
-		return
 	}
-	_ = m.Ack()
 }

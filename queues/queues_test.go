@@ -55,27 +55,22 @@ func verdict(j *trial.Judged, check string) checks.Verdict {
 	return checks.Verdict{}
 }
 
-// TestStreamConsumers publishes the stream built-ins to a real Redis,
-// where the lab's consumers charge the messages: the protected consumer
-// holds exactly_once through lost confirms and double publishes, every
-// fault having bitten; the naive consumer, and the protected one with a
-// seeded bug, are caught.
-func TestStreamConsumers(t *testing.T) {
-	t.Parallel()
-	testsvc.Need(t, testsvc.RedisServer) // a Redis per case: the streams' names are the lab's
-	for _, tc := range []struct {
-		name, builtin string
-		bugs          []string
-		want          checks.Status
-	}{
-		{"protected", "stream-charges", nil, checks.Pass},
-		{"naive", "stream-charges-naive", nil, checks.Fail},
-		{lab.BugConsumerDedupByDeliveryTag, "stream-charges", []string{lab.BugConsumerDedupByDeliveryTag}, checks.Fail},
-		{lab.BugConsumerDedupAfterEffect, "stream-charges", []string{lab.BugConsumerDedupAfterEffect}, checks.Fail},
-	} {
+// consumerCase is a built-in run against the lab's consumers with bugs,
+// and what exactly_once must find.
+type consumerCase struct {
+	name, builtin string
+	bugs          []string
+	want          checks.Status
+}
+
+// checkConsumers runs each case on a broker of its own (start), the lab's
+// consumers reading it: the verdict must be the case's, and both of the
+// publisher's faults must have bitten.
+func checkConsumers(t *testing.T, start func(testing.TB) string, cases []consumerCase) {
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			broker := testsvc.Redis(t)
+			broker := start(t)
 			j := run(t, tc.builtin, broker, startLab(t, broker, tc.bugs...))
 			v := verdict(j, checks.ExactlyOnce)
 			if v.Status != tc.want {
@@ -87,14 +82,27 @@ func TestStreamConsumers(t *testing.T) {
 					bit[a.Fault]++
 				}
 			}
-			if bit["drop_ack"] == 0 || bit["duplicate"] == 0 {
-				t.Errorf("faults that bit: %v, want lost confirms and double publishes", bit)
-			}
-			if !j.History.Meta.BitRecorded {
-				t.Error("the publisher's faults are not judged for their bite (BitRecorded false)")
+			if bit["drop_ack"] == 0 || bit["duplicate"] == 0 || !j.History.Meta.BitRecorded {
+				t.Errorf("faults that bit: %v (recorded %v), want lost confirms and double publishes", bit, j.History.Meta.BitRecorded)
 			}
 		})
 	}
+}
+
+// TestStreamConsumers publishes the stream built-ins to a real Redis,
+// where the lab's consumers charge the messages: the protected consumer
+// holds exactly_once through lost confirms and double publishes, every
+// fault having bitten; the naive consumer, and the protected one with a
+// seeded bug, are caught.
+func TestStreamConsumers(t *testing.T) {
+	t.Parallel()
+	testsvc.Need(t, testsvc.RedisServer) // a Redis per case: the streams' names are the lab's
+	checkConsumers(t, testsvc.Redis, []consumerCase{
+		{"protected", "stream-charges", nil, checks.Pass},
+		{"naive", "stream-charges-naive", nil, checks.Fail},
+		{lab.BugConsumerDedupByDeliveryTag, "stream-charges", []string{lab.BugConsumerDedupByDeliveryTag}, checks.Fail},
+		{lab.BugConsumerDedupAfterEffect, "stream-charges", []string{lab.BugConsumerDedupAfterEffect}, checks.Fail},
+	})
 }
 
 // TestStreamWithoutConsumer: nothing reads the stream, so it never
@@ -158,26 +166,30 @@ func freeAddr(t *testing.T) string {
 func TestStreamConsumerCut(t *testing.T) {
 	t.Parallel()
 	testsvc.Need(t, testsvc.RedisServer)
-	for _, tc := range []struct {
-		name, builtin string
-		bugs          []string
-		want          checks.Status
-	}{
+	checkCuts(t, testsvc.Redis, func(listen string) string { return "redis://" + listen + "/0" }, 0.1, []consumerCase{
 		{"protected", "stream-charges-cut", nil, checks.Pass},
 		{"naive", "stream-charges-cut-naive", nil, checks.Fail},
 		{lab.BugConsumerAckBeforeEffect, "stream-charges-cut", []string{lab.BugConsumerAckBeforeEffect}, checks.Fail},
-	} {
+	})
+}
+
+// checkCuts runs each case on a broker of its own (start), the lab's
+// consumers reaching it through a consumer_cut's proxy (consumer names
+// their URL to the proxy's address) that cuts rate of the chunks, the
+// cut the scenario's only fault: connections must have been cut,
+// messages redelivered, and the verdict must be the case's.
+func checkCuts(t *testing.T, start func(testing.TB) string, consumer func(listen string) string, rate float64, cases []consumerCase) {
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			broker := testsvc.Redis(t)
+			broker := start(t)
 			listen := freeAddr(t)
-			service := startLab(t, "redis://"+listen+"/0", tc.bugs...) // the consumers reach the broker through the cut
+			service := startLab(t, consumer(listen), tc.bugs...) // the consumers reach the broker through the cut
 			sc, err := scenarios.Builtin(tc.builtin)
 			if err != nil {
 				t.Fatal(err)
 			}
-			sc.Faults[0].Listen = listen
-			sc.Faults[0].Rate = 0.1
+			sc.Faults = []scenarios.Fault{{Kind: "consumer_cut", Rate: rate, Listen: listen}}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			j, err := trial.Run(ctx, sc, trial.Options{Target: broker, Service: service, Seed: 5})
