@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/internal/testenv"
 	"github.com/idemcheck/idemcheck/internal/testsvc"
 	"github.com/idemcheck/idemcheck/lab"
 )
@@ -15,6 +16,7 @@ import (
 // consumer-dedup-by-delivery-tag (a republish is a new delivery), are
 // caught.
 func TestNATSConsumers(t *testing.T) {
+	testenv.SkipUnlessLong(t) // the fast suite proves the consumers on Redis; .ci/run runs this
 	t.Parallel()
 	testsvc.Need(t, testsvc.NATSServer)
 	checkConsumers(t, testsvc.NATS, []consumerCase{
@@ -32,6 +34,7 @@ func TestNATSConsumers(t *testing.T) {
 // the answer to a double acknowledgement, which too few chunks carry for
 // a test that must not flake.)
 func TestNATSConsumerCut(t *testing.T) {
+	testenv.SkipUnlessLong(t)
 	t.Parallel()
 	testsvc.Need(t, testsvc.NATSServer)
 	checkCuts(t, testsvc.NATS, func(listen string) string { return "nats://" + listen }, 0.2, []consumerCase{
