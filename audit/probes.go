@@ -9,6 +9,7 @@ import (
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/pause"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -411,7 +412,7 @@ func probeC08(ctx context.Context, a *Auditor) time.Duration {
 		done := make(chan *history.Attempt, 1)
 		first := a.build(ctx, req{label: label(round, checks.RoleFirst, "with Cache-Control: no-cache"), op: o, headers: noCache})
 		go func() { done <- a.sendBuilt(ctx, first) }()
-		if !sleep(ctx, gap) {
+		if !pause.For(ctx, gap) {
 			<-done
 			break
 		}
@@ -479,7 +480,7 @@ func probeC10(ctx context.Context, a *Auditor) time.Duration {
 		keys = append(keys, o.key)
 		// The abandoned request may still finish: a replay after it shows
 		// whether two executions took place.
-		sleep(ctx, 2*a.latency)
+		pause.For(ctx, 2*a.latency)
 		a.send(ctx, req{label: label(round, checks.RoleLater, ""), op: o})
 	}
 	a.effects(ctx, "C10", keys...)
@@ -510,13 +511,13 @@ func probeC12(ctx context.Context, a *Auditor) time.Duration {
 		}
 		// The normal body, again while it is not processed: a key refused
 		// every time is burnt, one processed late was released late.
-		pause := max(a.latency, 50*time.Millisecond)
+		gap := max(a.latency, 50*time.Millisecond)
 		for try := 1; try <= c12Tries; try++ {
 			e := a.send(ctx, req{label: label(round, checks.RoleNormal, ""), op: o})
-			if e.Acked() || e.Outcome != history.OK || try == c12Tries || !sleep(ctx, pause) {
+			if e.Acked() || e.Outcome != history.OK || try == c12Tries || !pause.For(ctx, gap) {
 				break
 			}
-			pause *= 3
+			gap *= 3
 		}
 		return true
 	})
@@ -572,10 +573,10 @@ func probeC14(ctx context.Context, a *Auditor) time.Duration {
 		return 0
 	}
 	at := time.Now()
-	sleep(ctx, time.Until(at.Add(ret*3/4)))
+	pause.For(ctx, time.Until(at.Add(ret*3/4)))
 	a.send(ctx, req{label: label(0, checks.RoleWithin, fmt.Sprintf("at %v (3/4 of the retention)", (ret*3/4).Round(time.Millisecond))), op: o})
 	past := ret + max(ret/4, 250*time.Millisecond)
-	sleep(ctx, time.Until(at.Add(past)))
+	pause.For(ctx, time.Until(at.Add(past)))
 	// Concurrent copies just past the retention: one may execute anew.
 	rs := make([]req, c14Copies)
 	for i := range rs {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/pause"
 )
 
 // C28's crashes: each kills the API and waits for it back. It stops
@@ -36,7 +37,7 @@ func probeC28(ctx context.Context, a *Auditor) time.Duration {
 		done := make(chan *history.Attempt, 1)
 		first := a.build(ctx, req{label: label(round, checks.RoleCrashed, ""), op: o})
 		go func() { done <- a.sendBuilt(ctx, first) }()
-		if !sleep(ctx, max(min(a.latency/2, 500*time.Millisecond)-killTook, 0)) {
+		if !pause.For(ctx, max(min(a.latency/2, 500*time.Millisecond)-killTook, 0)) {
 			<-done
 			break
 		}

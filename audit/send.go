@@ -16,6 +16,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/clip"
+	"github.com/idemcheck/idemcheck/internal/pause"
 	"github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
@@ -341,38 +342,23 @@ func (a *Auditor) synced(es []*history.Attempt, spread time.Duration) {
 // every attempt, the last one last; none when maxTries is 0.
 func (a *Auditor) settle(ctx context.Context, r req, since time.Time, first time.Duration, maxTries int) []*history.Attempt {
 	var out []*history.Attempt
-	pause := max(first, time.Millisecond)
+	gap := max(first, time.Millisecond)
 	for range maxTries {
 		at := a.send(ctx, r)
 		out = append(out, at)
 		if !busy(at) || time.Since(since) > a.lease || ctx.Err() != nil {
 			break
 		}
-		if !sleep(ctx, pause) {
+		if !pause.For(ctx, gap) {
 			break
 		}
-		pause = min(pause*3/2, maxPause)
+		gap = min(gap*3/2, maxPause)
 	}
 	return out
 }
 
 // maxPause is the longest pause between two sends of settle.
 const maxPause = time.Second
-
-// sleep waits d or until ctx ends; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
 
 // settleTries is how many sends settle may make within the lease, with
 // pauses growing from first to maxPause.
@@ -413,7 +399,7 @@ func (a *Auditor) effects(ctx context.Context, check string, keys ...string) {
 	if a.oracle == nil || len(keys) == 0 {
 		return
 	}
-	if !sleep(ctx, a.quiet) {
+	if !pause.For(ctx, a.quiet) {
 		rd := a.reading(check)
 		rd.Err = cmpOr(rd.Err, "interrupted before the effects were read")
 		return

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/idemcheck/idemcheck/internal/pause"
 )
 
 // The lab's queue consumers read payment messages from Redis streams and
@@ -130,7 +132,7 @@ func (w *consumer) read(ctx context.Context) {
 				}
 				if err != nil {
 					w.s.log.Warn("consumer: read failed", "stream", w.stream, "err", err)
-					sleepCtx(ctx, 100*time.Millisecond)
+					pause.For(ctx, 100*time.Millisecond)
 				}
 			}
 			continue
@@ -151,7 +153,7 @@ func (w *consumer) read(ctx context.Context) {
 // ConsumerClaimIdle (a failed charge, a consumer cut off) and handles
 // them again: the broker's redelivery.
 func (w *consumer) claim(ctx context.Context) {
-	for sleepCtx(ctx, ConsumerClaimIdle/2) {
+	for pause.For(ctx, ConsumerClaimIdle/2) {
 		msgs, _, err := w.client.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: w.stream, Group: ConsumerGroup, Consumer: w.name,
 			MinIdle: ConsumerClaimIdle, Start: "0-0", Count: 16}).Result()
 		if err != nil {
@@ -226,17 +228,5 @@ func (s *Server) consume(ctx context.Context, id string, body []byte, tag string
 func (w *consumer) ack(ctx context.Context, id string) {
 	if err := w.client.XAck(context.WithoutCancel(ctx), w.stream, ConsumerGroup, id).Err(); err != nil {
 		w.s.log.Warn("consumer: ack failed", "stream", w.stream, "entry", id, "err", err)
-	}
-}
-
-// sleepCtx waits d; false when ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }

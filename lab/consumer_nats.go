@@ -9,6 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/idemcheck/idemcheck/internal/pause"
 )
 
 // The NATS JetStream side of the lab's consumers: a stream takes the two
@@ -92,7 +94,7 @@ func (s *Server) natsConsumer(ctx context.Context, js jetstream.JetStream, strea
 			}
 		}
 		s.log.Warn("consumer: waiting for the NATS server", "stream", stream, "err", err)
-		if !sleepCtx(ctx, 200*time.Millisecond) {
+		if !pause.For(ctx, 200*time.Millisecond) {
 			return nil
 		}
 	}
@@ -112,7 +114,7 @@ func (w *natsWorker) read(ctx context.Context) {
 		batch, err := w.cons.Fetch(16, jetstream.FetchMaxWait(200*time.Millisecond))
 		if err != nil {
 			if ctx.Err() == nil {
-				sleepCtx(ctx, 100*time.Millisecond)
+				pause.For(ctx, 100*time.Millisecond)
 			}
 			continue
 		}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/idemcheck/idemcheck/internal/pause"
 )
 
 // MemoryLedger is a Ledger held in memory. Every method takes one mutex, so
@@ -398,21 +400,21 @@ type slowCache struct {
 }
 
 func (c slowCache) Lock(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
-	sleep(ctx, c.latency)
+	pause.For(ctx, c.latency)
 	return c.Cache.Lock(ctx, key, token, ttl)
 }
 
 func (c slowCache) Unlock(ctx context.Context, key, token string) error {
-	sleep(ctx, c.latency)
+	pause.For(ctx, c.latency)
 	return c.Cache.Unlock(ctx, key, token)
 }
 
 func (c slowCache) Get(ctx context.Context, key string) (Entry, bool, error) {
-	sleep(ctx, c.latency)
+	pause.For(ctx, c.latency)
 	return c.Cache.Get(ctx, key)
 }
 
 func (c slowCache) Put(ctx context.Context, key string, e Entry, ttl time.Duration) error {
-	sleep(ctx, c.latency)
+	pause.For(ctx, c.latency)
 	return c.Cache.Put(ctx, key, e, ttl)
 }

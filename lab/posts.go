@@ -5,7 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"time"
+
+	"github.com/idemcheck/idemcheck/internal/pause"
 )
 
 type postJSON struct {
@@ -56,7 +57,7 @@ func (s *Server) likeCheckThenInsert(ctx context.Context, w http.ResponseWriter,
 	if seen {
 		p, err = s.ledger.Post(ctx, id)
 	} else {
-		sleep(ctx, s.raceWindow)
+		pause.For(ctx, s.raceWindow)
 		p, err = s.ledger.Like(ctx, id, opID, false)
 	}
 	s.answerPost(w, "like", p, err)
@@ -98,17 +99,4 @@ func (s *Server) answerPost(w http.ResponseWriter, what string, p Post, err erro
 		return
 	}
 	encode(w, http.StatusOK, postJSON(p))
-}
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
 }

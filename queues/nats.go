@@ -16,6 +16,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/hint"
+	"github.com/idemcheck/idemcheck/internal/pause"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -98,7 +99,7 @@ func (p *NATS) Ping(ctx context.Context) error {
 	// a consumer starting may be what creates the stream: wait for it a while
 	deadline := time.Now().Add(streamWait)
 	_, err = js.StreamNameBySubject(ctx, p.subject)
-	for err != nil && time.Now().Before(deadline) && wait(ctx, 100*time.Millisecond) {
+	for err != nil && time.Now().Before(deadline) && pause.For(ctx, 100*time.Millisecond) {
 		_, err = js.StreamNameBySubject(ctx, p.subject)
 	}
 	if err != nil {
@@ -129,7 +130,7 @@ func (p *NATS) Send(ctx context.Context, v scenarios.Vars, f faults.Fault, a *hi
 		return nil
 	}
 	if d, ok := f.(faults.Delay); ok {
-		if !wait(ctx, d.Wait) {
+		if !pause.For(ctx, d.Wait) {
 			a.Outcome, a.Err = history.Fail, "not published: "+ctx.Err().Error()
 			return nil
 		}
@@ -296,16 +297,4 @@ func (p *NATS) Redelivered(ctx context.Context) ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-// wait waits d; false when ctx ended first.
-func wait(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

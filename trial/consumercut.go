@@ -11,6 +11,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/hint"
+	"github.com/idemcheck/idemcheck/internal/pause"
 )
 
 // consumerCut runs a scenario's consumer_cut: a TCP proxy on its listen
@@ -92,7 +93,7 @@ func (c *consumerCut) begin(q publisher) {
 				}
 			}
 			c.mu.Unlock()
-			if !sleep(ctx, redeliveryPoll) {
+			if !pause.For(ctx, redeliveryPoll) {
 				return
 			}
 		}
@@ -108,7 +109,7 @@ func (c *consumerCut) end(ctx context.Context, q publisher, wait time.Duration) 
 	}
 	deadline := time.Now().Add(wait)
 	for time.Now().Before(deadline) {
-		if ok, err := q.Delivered(context.WithoutCancel(ctx)); ok || err != nil || !sleep(ctx, redeliveryPoll) {
+		if ok, err := q.Delivered(context.WithoutCancel(ctx)); ok || err != nil || !pause.For(ctx, redeliveryPoll) {
 			break
 		}
 	}
@@ -125,7 +126,7 @@ const connectWait = 5 * time.Second
 // after the cuts.
 func (c *consumerCut) connected(ctx context.Context) {
 	deadline := time.Now().Add(connectWait)
-	for c.proxy.Stats().Conns == 0 && time.Now().Before(deadline) && sleep(ctx, redeliveryPoll) {
+	for c.proxy.Stats().Conns == 0 && time.Now().Before(deadline) && pause.For(ctx, redeliveryPoll) {
 	}
 }
 

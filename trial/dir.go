@@ -12,6 +12,7 @@ import (
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/atomicfile"
 	"github.com/idemcheck/idemcheck/internal/hint"
+	"github.com/idemcheck/idemcheck/internal/pause"
 	redaction "github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
@@ -150,7 +151,7 @@ func ReadRun(ctx context.Context, dirs []string, key []byte, wait time.Duration,
 			waiting()
 			waiting = nil
 		}
-		if !sleep(ctx, min(manifestPoll, time.Until(deadline))) {
+		if !pause.For(ctx, min(manifestPoll, time.Until(deadline))) {
 			return nil, nil, fmt.Errorf("waiting for %s: %w", ManifestFile, ctx.Err())
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/idemcheck/idemcheck/internal/pause"
 	"github.com/idemcheck/idemcheck/queues"
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
@@ -95,7 +96,7 @@ func (t *Trial) drain(ctx context.Context, quiet time.Duration) string {
 		if time.Now().After(deadline) {
 			return fmt.Sprintf("the consumer had not drained the queue within quiet (%s): %s; raise quiet, or check the consumer", quiet, why)
 		}
-		if !sleep(ctx, drainPoll) {
+		if !pause.For(ctx, drainPoll) {
 			return "interrupted while waiting for the consumer to drain the queue: " + why
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/pause"
 	"github.com/idemcheck/idemcheck/oracles"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
@@ -291,7 +292,7 @@ func loadShard(ctx context.Context, sc *scenarios.Scenario, m *Manifest, shard h
 		c := *m.Calibration
 		t.calibrated(&c)
 	}
-	if !sleep(ctx, time.Until(m.Start)) {
+	if !pause.For(ctx, time.Until(m.Start)) {
 		return nil, fmt.Errorf("%s: shard %s interrupted before its start, nothing sent: %w", sc.Name, shard, context.Canceled)
 	}
 	return t.Load(ctx)
@@ -372,7 +373,7 @@ func CollectShards(ctx context.Context, m *Manifest, dirs []string, deadline tim
 			waiting(ids)
 			waiting = nil
 		}
-		if !sleep(ctx, min(poll, time.Until(deadline))) {
+		if !pause.For(ctx, min(poll, time.Until(deadline))) {
 			break
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/pause"
 	"github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/measure"
 	"github.com/idemcheck/idemcheck/oracles"
@@ -488,10 +489,10 @@ func (t *Trial) Observe(ctx context.Context, h *history.History) {
 		if undrained = t.drain(ctx, quiet); ctx.Err() != nil {
 			interruptedIn = history.PhaseQuiet
 		}
-	} else if !sleep(ctx, quiet) {
+	} else if !pause.For(ctx, quiet) {
 		interruptedIn = history.PhaseQuiet
 		rest := quiet - time.Since(start)
-		sleep(abort, min(rest, InterruptedQuiet))
+		pause.For(abort, min(rest, InterruptedQuiet))
 	}
 	in.Store(history.PhaseReading)
 	budget := t.opts.ObserveTimeout
@@ -673,25 +674,6 @@ func NewRunID() string {
 		return fmt.Sprintf("%016x", time.Now().UnixNano())
 	}
 	return hex.EncodeToString(b[:])
-}
-
-// sleep waits d or until ctx ends; it reports whether the whole wait
-// elapsed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if ctx.Err() != nil {
-		return false
-	}
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 func isLoopback(host string) bool {

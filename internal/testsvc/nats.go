@@ -1,3 +1,5 @@
+//go:build linux
+
 package testsvc
 
 import (
@@ -5,13 +7,10 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // NATS starts a throwaway nats-server with JetStream (its store in the
@@ -22,35 +21,14 @@ import (
 // IDEMCHECK_REQUIRE_SERVICES=1).
 func NATS(t testing.TB) string {
 	t.Helper()
-	bin := need(t, NATSServer)[0]
-	dir := t.TempDir()
-	begin := time.Now()
-	var lastErr error
-	for try := 0; try < startTries; try++ {
-		port, err := freePort()
-		if err != nil {
-			t.Fatalf("testsvc: nats: %v", err)
-		}
-		logPath := filepath.Join(dir, fmt.Sprintf("nats-%d.log", try))
-		cmd := exec.Command(bin, "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", filepath.Join(dir, fmt.Sprintf("js-%d", try)),
-			"--http_port", "0", "-l", logPath)
-		cmd.Dir = dir
-		p, err := start(cmd, logPath, nil)
-		if err != nil {
-			t.Fatalf("testsvc: nats: %v", err)
-		}
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		if err := p.waitReady(func(ctx context.Context) error { return natsPing(ctx, addr) }); err != nil {
-			p.stop(syscall.SIGKILL)
-			lastErr = fmt.Errorf("%w\n%s", err, tail(logPath))
-			continue
-		}
-		t.Cleanup(func() { p.stop(syscall.SIGTERM) })
-		t.Logf("testsvc: nats-server ready on %s in %v", addr, time.Since(begin).Round(time.Millisecond))
-		return "nats://" + addr
-	}
-	t.Fatalf("testsvc: nats-server did not start: %v", lastErr)
-	return ""
+	addr, _ := serveOn(t, server{name: "nats-server",
+		args: func(_ string, port int, dir string, try int) []string {
+			return []string{"-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", filepath.Join(dir, fmt.Sprintf("js-%d", try)),
+				"--http_port", "0"}
+		},
+		ready: natsPing,
+	}, need(t, NATSServer)[0])
+	return "nats://" + addr
 }
 
 // natsPing reads the server's INFO line: it answers once it listens.

@@ -5,14 +5,8 @@ package testsvc
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // Pushgateway starts a Prometheus Pushgateway (the Debian package's
@@ -25,39 +19,13 @@ import (
 // when IDEMCHECK_REQUIRE_SERVICES=1).
 func Pushgateway(t testing.TB) string {
 	t.Helper()
-	bin := need(t, PushgatewayServer)[0]
-	dir := t.TempDir()
-	begin := time.Now()
-	var lastErr error
-	for try := 0; try < startTries; try++ {
-		port, err := freePort()
-		if err != nil {
-			t.Fatalf("testsvc: pushgateway: %v", err)
-		}
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		logPath := filepath.Join(dir, fmt.Sprintf("pushgateway-%d.log", try))
-		cmd := exec.Command(bin,
-			"--web.listen-address="+addr,
-			"--persistence.file=", // memory only
-			"--log.level=warn",
-		)
-		cmd.Dir = dir
-		p, err := start(cmd, logPath, nil)
-		if err != nil {
-			t.Fatalf("testsvc: pushgateway: %v", err)
-		}
-		u := "http://" + addr
-		if err := p.waitReady(func(ctx context.Context) error { return httpReady(ctx, u+"/-/ready") }); err != nil {
-			p.stop(syscall.SIGKILL)
-			lastErr = fmt.Errorf("%w\n%s", err, tail(logPath))
-			continue
-		}
-		t.Cleanup(func() { p.stop(syscall.SIGTERM) })
-		t.Logf("testsvc: prometheus-pushgateway ready on %s in %v", addr, time.Since(begin).Round(time.Millisecond))
-		return u
-	}
-	t.Fatalf("testsvc: prometheus-pushgateway did not start: %v", lastErr)
-	return ""
+	addr, _ := serveOn(t, server{name: "prometheus-pushgateway",
+		args: func(addr string, _ int, _ string, _ int) []string {
+			return []string{"--web.listen-address=" + addr, "--persistence.file=" /* memory only */, "--log.level=warn"}
+		},
+		ready: func(ctx context.Context, addr string) error { return httpReady(ctx, "http://"+addr+"/-/ready") },
+	}, need(t, PushgatewayServer)[0])
+	return "http://" + addr
 }
 
 // httpReady expects 200 from a GET of u.

@@ -51,44 +51,14 @@ func Redis(t testing.TB) string {
 // before the test ends (for fail-closed tests); it may be called again.
 func RedisWithStop(t testing.TB) (string, func()) {
 	t.Helper()
-	bin := need(t, RedisServer)[0]
-	dir := t.TempDir()
-	begin := time.Now()
-	var lastErr error
-	for try := 0; try < startTries; try++ {
-		port, err := freePort()
-		if err != nil {
-			t.Fatalf("testsvc: redis: %v", err)
-		}
-		logPath := filepath.Join(dir, fmt.Sprintf("redis-%d.log", try))
-		cmd := exec.Command(bin,
-			"--port", strconv.Itoa(port),
-			"--bind", "127.0.0.1",
-			"--dir", dir,
-			"--save", "",
-			"--appendonly", "no",
-			"--daemonize", "no",
-			"--protected-mode", "no",
-			"--logfile", "",
-		)
-		cmd.Dir = dir
-		p, err := start(cmd, logPath, nil)
-		if err != nil {
-			t.Fatalf("testsvc: redis: %v", err)
-		}
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		if err := p.waitReady(func(ctx context.Context) error { return redisPing(ctx, addr) }); err != nil {
-			p.stop(syscall.SIGKILL)
-			lastErr = fmt.Errorf("%w\n%s", err, tail(logPath))
-			continue
-		}
-		stop := func() { p.stop(syscall.SIGTERM) }
-		t.Cleanup(stop)
-		t.Logf("testsvc: redis-server ready on %s in %v", addr, time.Since(begin).Round(time.Millisecond))
-		return "redis://" + addr + "/0", stop
-	}
-	t.Fatalf("testsvc: redis-server did not start: %v", lastErr)
-	return "", nil
+	addr, stop := serveOn(t, server{name: "redis-server",
+		args: func(_ string, port int, dir string, _ int) []string {
+			return []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "",
+				"--appendonly", "no", "--daemonize", "no", "--protected-mode", "no", "--logfile", ""}
+		},
+		ready: redisPing,
+	}, need(t, RedisServer)[0])
+	return "redis://" + addr + "/0", stop
 }
 
 // Postgres initialises a fresh cluster (initdb -A trust -U postgres

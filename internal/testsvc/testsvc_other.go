@@ -61,3 +61,11 @@ func unsupported(t testing.TB) {
 // Main runs a package's tests, m.Run: no server is shared where none
 // starts.
 func Main(m *testing.M) int { return m.Run() }
+
+// NATS skips t: throwaway servers start on Linux only.
+func NATS(t testing.TB) string {
+	t.Helper()
+	need(t, NATSServer)
+	unsupported(t)
+	return ""
+}
