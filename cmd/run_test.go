@@ -17,6 +17,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/internal/testenv"
 )
 
 // payServer is a small payment API: POST /pay charges, keyed by the
@@ -374,10 +375,13 @@ func TestRunInterruptedStillReports(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	// a bound that catches a hang: -race on a loaded machine once took
+	// more than 10 s to send a run's first 200 requests
+	bound := testenv.Bound(10 * time.Second)
+	deadline := time.Now().Add(bound)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
+			t.Fatalf("condition not met within %v", bound)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
