@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -20,7 +21,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/idemcheck/idemcheck/cmd"
 	"github.com/idemcheck/idemcheck/internal/testenv"
 )
 
@@ -320,39 +320,35 @@ func TestCommandsSplit(t *testing.T) {
 // summary and report.html, each read back.
 func TestExampleCommandsRun(t *testing.T) {
 	testenv.SkipUnlessLong(t)
+	// The examples run the built binary, and so does this test: it builds
+	// it as they do (the fast suite does not link cmd into this package).
+	bin := buildIdemcheck(t)
 	for _, which := range []string{"github", "gitlab"} {
 		t.Run(which, func(t *testing.T) {
 			dir := t.TempDir()
 			addr := freeAddr(t)
 			summary := filepath.Join(dir, "step_summary.md")
 			gh, gl := exampleCommands(t, addr, summary)
-			t.Chdir(dir) // the examples write their reports in the working directory
 			cmds, summaryFile := gh, summary
-			env := map[string]string{"IDEMCHECK_TARGET": "http://" + addr}
+			env := []string{"IDEMCHECK_TARGET=http://" + addr, "HOME=" + dir, "TMPDIR=" + dir, "PATH=" + os.Getenv("PATH")}
 			if which == "gitlab" {
 				cmds, summaryFile = gl, filepath.Join(dir, "summary.md")
 			}
-			ctx, cancel := context.WithCancel(context.Background())
-			labDone := make(chan cmd.ExitCode, 1)
-			defer func() {
-				cancel()
-				select {
-				case <-labDone:
-				case <-time.After(10 * time.Second):
-					t.Error("the lab did not stop")
-				}
-			}()
 			for _, c := range cmds {
 				var out, errb bytes.Buffer
-				streams := cmd.Streams{In: strings.NewReader(""), Out: &out, Err: &errb}
-				getenv := func(k string) string { return env[k] }
+				// the examples write their reports in the working directory
+				x := exec.Command(bin, c.args...)
+				x.Dir, x.Env, x.Stdout, x.Stderr = dir, env, &out, &errb
 				if c.background {
-					go func() { labDone <- cmd.Main(ctx, c.args, streams, getenv) }()
+					if err := x.Start(); err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { stopLab(t, x, &errb) })
 					waitListening(t, addr)
 					continue
 				}
-				if code := cmd.Main(context.Background(), c.args, streams, getenv); code != cmd.ExitOK {
-					t.Fatalf("%s: idemcheck %s: exit %d\nstdout:\n%s\nstderr:\n%s", c.file, strings.Join(c.args, " "), code, out.String(), errb.String())
+				if err := x.Run(); err != nil {
+					t.Fatalf("%s: idemcheck %s: %v\nstdout:\n%s\nstderr:\n%s", c.file, strings.Join(c.args, " "), err, out.String(), errb.String())
 				}
 			}
 			checkJUnit(t, filepath.Join(dir, "junit.xml"))
@@ -368,6 +364,39 @@ func TestExampleCommandsRun(t *testing.T) {
 				t.Errorf("idemcheck-out holds %d saved runs, want 2", len(m))
 			}
 		})
+	}
+}
+
+// buildIdemcheck builds the module's binary into a temporary directory.
+func buildIdemcheck(t *testing.T) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("no go on PATH: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "idemcheck")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	c := exec.CommandContext(ctx, goBin, "build", "-o", bin, ".")
+	c.Dir = filepath.Join("..", "..")
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// stopLab interrupts the lab in the background, as Ctrl-C does, and
+// waits for it to end.
+func stopLab(t *testing.T, x *exec.Cmd, errb *bytes.Buffer) {
+	_ = x.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- x.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = x.Process.Kill()
+		<-done
+		t.Errorf("the lab did not stop on an interrupt\n%s", errb.String())
 	}
 }
 
