@@ -105,7 +105,7 @@ func BenchmarkHistoryMemory(b *testing.B) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	w := (&run{seed: 1, ctx: context.Background()}).newWorker()
+	w := (&run{identity: identity{seed: 1}, ctx: context.Background()}).newWorker()
 	// While the load runs: the workers' logs.
 	for i := range b.N {
 		w.pcg.Seed(1, uint64(i))

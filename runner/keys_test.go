@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,6 +22,9 @@ func TestKeysAreTheRunsKeys(t *testing.T) {
 		"shared":      "shared-{{.Run}}-{{div .Seq 2}}",
 		"static":      "one-key",
 		"not renders": "{{randInt . 5 1}}",
+		// the run records no object for an op whose key failed
+		"not renders, with an object": "{{randInt . 5 1}}",
+		"with an object":              "k-{{.Seq}}",
 	} {
 		t.Run(name, func(t *testing.T) {
 			sc := scenario(func(sc *scenarios.Scenario) {
@@ -27,6 +32,9 @@ func TestKeysAreTheRunsKeys(t *testing.T) {
 				sc.Users = []string{"alice", "bob", "carol"}
 				sc.Load = scenarios.Load{Ops: 13, Concurrency: 3}
 				sc.Operation.Key.Value = value
+				if strings.Contains(name, "object") {
+					sc.Operation.Object = "obj-{{.Key}}-{{mod .Seq 3}}"
+				}
 			})
 			s := newServer(t, nil)
 			const seed, nonce = 42, 7
@@ -42,6 +50,9 @@ func TestKeysAreTheRunsKeys(t *testing.T) {
 			for _, op := range h.Ops {
 				if got := want(op.ID); !cmp.Equal(got, op) {
 					t.Errorf("op %d: Keys says %+v, the run recorded %+v", op.ID, got, op)
+				}
+				if name == "with an object" && op.Object != "obj-"+op.Key+"-"+strconv.Itoa(op.ID%3) {
+					t.Errorf("op %d: object %q, want the template's", op.ID, op.Object)
 				}
 			}
 			sh := history.Shard{Index: 1, Count: 3}

@@ -77,23 +77,7 @@ func (r *run) newWorker() *worker {
 // op at once; the observer then hears of the op after its replays.
 func (w *worker) runOp(id int, intended time.Duration) {
 	r := w.r
-	w.pcg.Seed(r.seed, uint64(id))
-	op := history.Op{ID: id}
-	if len(r.users) > 0 {
-		op.User = r.users[id%len(r.users)]
-	}
-	var keyErr error
-	if r.key == nil {
-		op.Key = scenarios.NewKey(w.rnd)
-	} else if op.Key, keyErr = r.key.Render(r.ctx, scenarios.Vars{Seq: id, User: op.User, Rand: w.rnd, Run: r.runToken}); keyErr != nil {
-		op.Key = scenarios.NewKey(w.rnd) // names the op in the history
-	}
-	if forged, _ := r.hook.Forges(id, op.Key); forged {
-		op.Check = history.CheckForged
-	}
-	if keyErr == nil {
-		op.Object, keyErr = scenarios.ObjectOf(r.ctx, r.object, op, r.runToken)
-	}
+	op, keyErr := r.identify(r.ctx, id, &w.pcg, w.rnd)
 	w.rec.ops.add(op)
 	if r.opObs != nil {
 		r.opObs.OpStarted(op)

@@ -377,28 +377,24 @@ func NewTransport(conns int) *http.Transport {
 // run is a compiled scenario plus the state shared by its workers.
 type run struct {
 	*Client    // sends and records every attempt
+	identity   // names each op
 	ctx        context.Context
 	targets    []*url.URL // at least one
 	targetSeed uint64     // an attempt's target is drawn from (targetSeed, op, n)
-	seed       uint64
-	tmplSeed   uint64 // templates' Rand draws from (tmplSeed, op)
+	tmplSeed   uint64     // templates' Rand draws from (tmplSeed, op)
 	load       scenarios.Load
 
 	op        *scenarios.Template
-	statics   []*static       // the operation per target when it has no template, else nil
-	key       *scenarios.Text // operation.key.value; nil draws a UUID
-	object    *scenarios.Text // operation.object; nil for none
-	replay    *replayer       // operation.replay; nil for none
+	statics   []*static // the operation per target when it has no template, else nil
+	replay    *replayer // operation.replay; nil for none
 	keyHeader string
 	keyField  string
 	// webhook signs every attempt as a provider signs a delivery
 	// (operation.webhook); nil for none.
 	webhook *webhooks.Scheme
-	hook    *scenarios.Webhook // its configuration: which ops are forged
-	minted  *fromAnswer        // operation.key.from_answer; nil for none
+	minted  *fromAnswer // operation.key.from_answer; nil for none
 	before  *scenarios.Template
 	capture []namedPath
-	users   []string
 
 	plan       *faults.Plan
 	sender     Sender // nil: the HTTP client sends
@@ -408,7 +404,6 @@ type run struct {
 	obs        Observer
 	attemptObs AttemptObserver // obs, when it hears attempts too
 	opObs      OpObserver      // obs, when it hears ops start
-	runToken   string          // scenarios.Vars.Run
 
 	shard history.Shard // the part of the run's ops this process makes
 	spill *spiller      // nil when the history is kept in memory
@@ -425,13 +420,10 @@ type namedPath struct {
 func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 	r := &run{
 		targetSeed: faults.Hash(opts.Seed ^ 0x7a26e75eed),
-		seed:       keySeed(opts.Seed, opts.KeyNonce, sc.Name),
-		runToken:   fmt.Sprintf("%016x", keySeed(opts.Seed, opts.KeyNonce, sc.Name)),
 		tmplSeed:   faults.Hash(opts.Seed ^ 0x7e3a1a7e5eed),
 		load:       sc.Load,
 		keyHeader:  sc.Operation.Key.Header,
 		keyField:   sc.Operation.Key.BodyField,
-		users:      sc.Users,
 		attempts:   max(sc.Retry.Attempts, 1),
 		backoff:    newBackoff(sc.Retry.Backoff, faults.Hash(opts.Seed^0xb0ff)),
 		obs:        opts.Observer,
@@ -479,7 +471,6 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 	if r.op, err = scenarios.NewTemplate("operation", sc.Operation.Request, http.MethodPost, env); err != nil {
 		return nil, err
 	}
-	r.hook = sc.Operation.Webhook
 	if r.webhook, err = sc.Operation.Webhook.Scheme(env); err != nil {
 		return nil, fmt.Errorf("operation.webhook: %w", err)
 	}
@@ -500,12 +491,7 @@ func compile(sc *scenarios.Scenario, opts Options) (*run, error) {
 	if r.keyHeader != "" {
 		r.keyHeader = http.CanonicalHeaderKey(r.keyHeader)
 	}
-	if kv := sc.Operation.Key.Value; kv != "" {
-		if r.key, err = scenarios.NewText("operation.key.value", kv, env); err != nil {
-			return nil, err
-		}
-	}
-	if r.object, err = scenarios.ObjectText(sc, env); err != nil {
+	if r.identity, err = newIdentity(sc, opts.Seed, opts.KeyNonce, env); err != nil {
 		return nil, err
 	}
 	if rp := sc.Operation.Replay; rp != nil {
