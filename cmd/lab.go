@@ -86,7 +86,7 @@ classic ways, so you can watch idemcheck catch each one:
 	c.Flags().StringVar(&opts.Addr, "listen", "127.0.0.1:8080", "address to listen on")
 	aliasFlag(c.Flags(), "addr", "listen")
 	c.Flags().BoolVar(&opts.AllowReset, "allow-reset", false, "enable POST /reset, which clears every store")
-	c.Flags().StringVar(&opts.Consumer, "consumer", "", "run the queue consumers on this broker: redis://127.0.0.1:6379/0 (streams lab:charges, protected, and lab:charges:naive) or nats://127.0.0.1:4222 (JetStream subjects lab.charges and lab.charges.naive), for the stream-charges and nats-charges built-ins")
+	c.Flags().StringVar(&opts.Consumer, "consumer", "", "run the queue consumers on this broker: redis://127.0.0.1:6379/0 (streams lab:charges, protected, and lab:charges:naive), nats://127.0.0.1:4222 (JetStream subjects lab.charges and lab.charges.naive) or amqp://guest:guest@127.0.0.1:5672/ (RabbitMQ queues lab.charges and lab.charges.naive), for the stream-charges, nats-charges and amqp-charges built-ins")
 	return c
 }
 

@@ -57,9 +57,12 @@ func (s *Server) StartConsumers(ctx context.Context, url, namespace, name string
 	if strings.HasPrefix(url, "nats://") || strings.HasPrefix(url, "tls://") {
 		return s.startNATSConsumers(ctx, url, namespace, name)
 	}
+	if strings.HasPrefix(url, "amqp://") || strings.HasPrefix(url, "amqps://") {
+		return s.startAMQPConsumers(ctx, url, namespace, name)
+	}
 	opt, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, &ConfigError{Field: "consumer", Value: redact(url), Problem: "not a redis:// or nats:// URL: " + err.Error()}
+		return nil, &ConfigError{Field: "consumer", Value: redact(url), Problem: "not a redis://, nats:// or amqp:// URL: " + err.Error()}
 	}
 	// A command cut off is not sent again behind the consumer's back (an
 	// acknowledgement lost is the broker's to redeliver), as a consumer

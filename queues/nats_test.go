@@ -19,7 +19,7 @@ func TestNATSConsumers(t *testing.T) {
 	testenv.SkipUnlessLong(t) // the fast suite proves the consumers on Redis; .ci/run runs this
 	t.Parallel()
 	testsvc.Need(t, testsvc.NATSServer)
-	checkConsumers(t, testsvc.NATS, []consumerCase{
+	checkConsumers(t, natsBroker, []consumerCase{
 		{"protected", "nats-charges", nil, checks.Pass},
 		{"naive", "nats-charges-naive", nil, checks.Fail},
 		{lab.BugConsumerDedupByDeliveryTag, "nats-charges", []string{lab.BugConsumerDedupByDeliveryTag}, checks.Fail},
@@ -37,7 +37,7 @@ func TestNATSConsumerCut(t *testing.T) {
 	testenv.SkipUnlessLong(t)
 	t.Parallel()
 	testsvc.Need(t, testsvc.NATSServer)
-	checkCuts(t, testsvc.NATS, func(listen string) string { return "nats://" + listen }, 0.2, []consumerCase{
+	checkCuts(t, natsBroker, func(listen string, _ broker) string { return "nats://" + listen }, 0.2, []consumerCase{
 		{"protected", "nats-charges", nil, checks.Pass},
 		{"naive", "nats-charges-naive", nil, checks.Fail},
 	})

@@ -28,17 +28,37 @@ func startLab(t *testing.T, broker string, bugs ...string) string {
 	return r.URL
 }
 
-// run runs the built-in name against the lab's consumers: its messages
-// published to the Redis at broker, its effects read from the lab.
-func run(t *testing.T, name, broker, service string) *trial.Judged {
+// broker is a throwaway broker: its URL, and RabbitMQ's management API.
+type broker struct{ url, management string }
+
+func redisBroker(t testing.TB) broker { return broker{url: testsvc.Redis(t)} }
+func natsBroker(t testing.TB) broker  { return broker{url: testsvc.NATS(t)} }
+func rabbitBroker(t testing.TB) broker {
+	b := testsvc.RabbitMQ(t)
+	return broker{url: b.URL, management: b.Management}
+}
+
+// builtin is the built-in name, publishing to b.
+func builtin(t *testing.T, name string, b broker) *scenarios.Scenario {
 	t.Helper()
 	sc, err := scenarios.Builtin(name)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if b.management != "" {
+		sc.Operation.Publish.Management = b.management
+	}
+	return sc
+}
+
+// run runs the built-in name against the lab's consumers: its messages
+// published to b, its effects read from the lab.
+func run(t *testing.T, name string, b broker, service string) *trial.Judged {
+	t.Helper()
+	sc := builtin(t, name, b)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	j, err := trial.Run(ctx, sc, trial.Options{Target: broker, Service: service, Seed: 7})
+	j, err := trial.Run(ctx, sc, trial.Options{Target: b.url, Service: service, Seed: 7})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -66,12 +86,12 @@ type consumerCase struct {
 // checkConsumers runs each case on a broker of its own (start), the lab's
 // consumers reading it: the verdict must be the case's, and both of the
 // publisher's faults must have bitten.
-func checkConsumers(t *testing.T, start func(testing.TB) string, cases []consumerCase) {
+func checkConsumers(t *testing.T, start func(testing.TB) broker, cases []consumerCase) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			broker := start(t)
-			j := run(t, tc.builtin, broker, startLab(t, broker, tc.bugs...))
+			b := start(t)
+			j := run(t, tc.builtin, b, startLab(t, b.url, tc.bugs...))
 			v := verdict(j, checks.ExactlyOnce)
 			if v.Status != tc.want {
 				t.Fatalf("exactly_once = %s (%s), want %s", v.Status, v.Summary, tc.want)
@@ -97,7 +117,7 @@ func checkConsumers(t *testing.T, start func(testing.TB) string, cases []consume
 func TestStreamConsumers(t *testing.T) {
 	t.Parallel()
 	testsvc.Need(t, testsvc.RedisServer) // a Redis per case: the streams' names are the lab's
-	checkConsumers(t, testsvc.Redis, []consumerCase{
+	checkConsumers(t, redisBroker, []consumerCase{
 		{"protected", "stream-charges", nil, checks.Pass},
 		{"naive", "stream-charges-naive", nil, checks.Fail},
 		{lab.BugConsumerDedupByDeliveryTag, "stream-charges", []string{lab.BugConsumerDedupByDeliveryTag}, checks.Fail},
@@ -166,7 +186,7 @@ func freeAddr(t *testing.T) string {
 func TestStreamConsumerCut(t *testing.T) {
 	t.Parallel()
 	testsvc.Need(t, testsvc.RedisServer)
-	checkCuts(t, testsvc.Redis, func(listen string) string { return "redis://" + listen + "/0" }, 0.1, []consumerCase{
+	checkCuts(t, redisBroker, func(listen string, _ broker) string { return "redis://" + listen + "/0" }, 0.1, []consumerCase{
 		{"protected", "stream-charges-cut", nil, checks.Pass},
 		{"naive", "stream-charges-cut-naive", nil, checks.Fail},
 		{lab.BugConsumerAckBeforeEffect, "stream-charges-cut", []string{lab.BugConsumerAckBeforeEffect}, checks.Fail},
@@ -178,21 +198,18 @@ func TestStreamConsumerCut(t *testing.T) {
 // their URL to the proxy's address) that cuts rate of the chunks, the
 // cut the scenario's only fault: connections must have been cut,
 // messages redelivered, and the verdict must be the case's.
-func checkCuts(t *testing.T, start func(testing.TB) string, consumer func(listen string) string, rate float64, cases []consumerCase) {
+func checkCuts(t *testing.T, start func(testing.TB) broker, consumer func(listen string, b broker) string, rate float64, cases []consumerCase) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			broker := start(t)
+			b := start(t)
 			listen := freeAddr(t)
-			service := startLab(t, consumer(listen), tc.bugs...) // the consumers reach the broker through the cut
-			sc, err := scenarios.Builtin(tc.builtin)
-			if err != nil {
-				t.Fatal(err)
-			}
+			service := startLab(t, consumer(listen, b), tc.bugs...) // the consumers reach the broker through the cut
+			sc := builtin(t, tc.builtin, b)
 			sc.Faults = []scenarios.Fault{{Kind: "consumer_cut", Rate: rate, Listen: listen}}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			j, err := trial.Run(ctx, sc, trial.Options{Target: broker, Service: service, Seed: 5})
+			j, err := trial.Run(ctx, sc, trial.Options{Target: b.url, Service: service, Seed: 5})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 
 func TestBuiltinNames(t *testing.T) {
 	want := []string{
+		"amqp-charges", "amqp-charges-naive",
 		"charges-burnt-key",
 		"charges-cross-user",
 		"charges-duplicate",
@@ -70,7 +71,7 @@ func TestBuiltins(t *testing.T) {
 			}
 			naive := strings.Contains(s.Operation.Path, "/naive/")
 			if p := s.Operation.Publish; p != nil {
-				naive = strings.HasSuffix(p.Stream, ":naive") || strings.HasSuffix(p.Subject, ".naive") // the lab's naive consumer's
+				naive = strings.HasSuffix(p.Stream, ":naive") || strings.HasSuffix(p.Subject, ".naive") || strings.HasSuffix(p.Queue, ".naive") // the lab's naive consumer's
 			}
 			if naive != (wantExpect == ExpectViolation) {
 				t.Errorf("path %s: naive endpoint %v, want %v", s.Operation.Path, naive, !naive)

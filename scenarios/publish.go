@@ -18,17 +18,33 @@ import (
 //
 // The broker is the target's scheme: redis:// or rediss:// publishes to a
 // Redis stream (XADD, Stream), nats:// to a NATS JetStream subject
-// (Subject).
+// (Subject), amqp:// or amqps:// to a RabbitMQ queue (Queue), through
+// an exchange when Exchange is set.
 type Publish struct {
 	// Stream is the Redis stream the message is added to.
 	Stream string `yaml:"stream"`
 	// Subject is the NATS subject the message is published to; a
 	// JetStream stream must take it.
 	Subject string `yaml:"subject"`
+	// Queue is the RabbitMQ queue the consumer reads: the message is
+	// published to it through the default exchange, or through Exchange
+	// with RoutingKey when they are set. Whether it drained, and what it
+	// redelivered, are read from RabbitMQ's management API (Management).
+	Queue string `yaml:"queue"`
+	// Exchange and RoutingKey are where a RabbitMQ message is published
+	// when not straight to Queue.
+	Exchange   string `yaml:"exchange"`
+	RoutingKey string `yaml:"routing_key"`
+	// Management is the base URL of RabbitMQ's management API; default
+	// http://<the broker's host>:15672 with the broker URL's user and
+	// password.
+	Management string `yaml:"management"`
 	// IDHeader is the NATS header that carries the message id; default
 	// "Message-Id". Nats-Msg-Id makes JetStream drop a republish within
 	// its duplicate window: the broker's layer then deduplicates the
-	// publishes, and only the consumer's redeliveries test its own.
+	// publishes, and only the consumer's redeliveries test its own. On
+	// RabbitMQ, the header that carries the id instead of the message_id
+	// property.
 	IDHeader string `yaml:"id_header"`
 	// IDField is the entry's field that carries the message id (the op's
 	// key); default "message_id".
@@ -45,7 +61,34 @@ var PublishFaults = []string{faults.KindDuplicate, faults.KindDropAck, faults.Ki
 
 // QueueSchemes are the target schemes of a queue, and the broker each
 // names.
-var QueueSchemes = map[string]string{"redis": "Redis Streams", "rediss": "Redis Streams (TLS)", "nats": "NATS JetStream", "tls": "NATS JetStream (TLS)"}
+var QueueSchemes = map[string]string{"redis": "Redis Streams", "rediss": "Redis Streams (TLS)", "nats": "NATS JetStream", "tls": "NATS JetStream (TLS)",
+	"amqp": "RabbitMQ", "amqps": "RabbitMQ (TLS)"}
+
+// where names what a publish goes to, by the broker it is for: "stream",
+// "subject" or "queue" (the first set); "" when none is.
+func (p *Publish) where() string {
+	switch {
+	case p.Stream != "":
+		return "stream"
+	case p.Subject != "":
+		return "subject"
+	case p.Queue != "":
+		return "queue"
+	}
+	return ""
+}
+
+// brokerTakes is what a broker of scheme takes: "stream", "subject" or
+// "queue".
+func brokerTakes(scheme string) string {
+	switch scheme {
+	case "nats", "tls":
+		return "subject"
+	case "amqp", "amqps":
+		return "queue"
+	}
+	return "stream"
+}
 
 func (s *Scenario) publishDefaults() {
 	p := s.Operation.Publish
@@ -57,6 +100,8 @@ func (s *Scenario) publishDefaults() {
 		if p.IDHeader == "" {
 			p.IDHeader = "Message-Id"
 		}
+	case p.Queue != "":
+		// the message_id property carries the id unless id_header is set
 	default:
 		if p.IDField == "" {
 			p.IDField = "message_id"
@@ -108,7 +153,7 @@ func (s *Scenario) ServiceURLs(override string) ([]*url.URL, error) {
 // parseBroker checks a queue target: a URL of a known broker scheme with
 // a host.
 func parseBroker(raw string) (*url.URL, error) {
-	const hint = "a broker URL: target: redis://127.0.0.1:6379/0 (a Redis stream; rediss:// for TLS) or nats://127.0.0.1:4222 (NATS JetStream); a password goes in --target, not the file"
+	const hint = "a broker URL: target: redis://127.0.0.1:6379/0 (a Redis stream; rediss:// for TLS), nats://127.0.0.1:4222 (NATS JetStream) or amqp://127.0.0.1:5672/ (RabbitMQ; amqps:// for TLS); a password goes in --target, not the file"
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, &hintError{msg: fmt.Sprintf("bad broker URL %s", redact.String(raw)), hint: hint}
@@ -151,22 +196,37 @@ func (c *checker) publish() {
 	if len(c.s.Target) > 1 {
 		c.add("target", "a queue scenario publishes to one broker", "target: redis://127.0.0.1:6379/0")
 	}
+	set := 0
+	for _, w := range []string{p.Stream, p.Subject, p.Queue} {
+		if w != "" {
+			set++
+		}
+	}
 	switch {
-	case (p.Stream == "") == (p.Subject == ""):
-		c.add(at, "say where the message goes: a Redis stream or a NATS subject", "stream: charges (redis://), or subject: charges (nats://)")
-	case p.Subject != "" && (p.IDField != "" || p.BodyField != ""):
-		c.add(at, "id_field and body_field are a Redis stream entry's; a NATS message carries its id in a header", "id_header: Message-Id")
+	case set != 1:
+		c.add(at, "say where the message goes: a Redis stream, a NATS subject or a RabbitMQ queue, one of them", "stream: charges (redis://), subject: charges (nats://) or queue: charges (amqp://)")
+	case p.Stream == "" && (p.IDField != "" || p.BodyField != ""):
+		c.add(at, "id_field and body_field are a Redis stream entry's; a NATS or RabbitMQ message carries its id in a header or property", "leave them out; id_header: Message-Id")
 	case p.Stream != "" && p.IDHeader != "":
-		c.add(at+".id_header", "id_header is a NATS message's; a Redis stream entry carries its id in a field", "id_field: message_id")
+		c.add(at+".id_header", "id_header is a NATS or RabbitMQ message's; a Redis stream entry carries its id in a field", "id_field: message_id")
 	case p.Stream != "" && p.IDField == p.BodyField:
 		c.add(at+".id_field", "the message id and the body need fields of their own", "id_field: message_id, body_field: body")
-	case p.Subject != "" && !headerName.MatchString(p.IDHeader):
+	case p.IDHeader != "" && !headerName.MatchString(p.IDHeader):
 		c.add(at+".id_header", fmt.Sprintf("%q is not a valid header name", p.IDHeader), "id_header: Message-Id")
+	case p.Queue == "" && (p.Exchange != "" || p.RoutingKey != "" || p.Management != ""):
+		c.add(at, "exchange, routing_key and management are a RabbitMQ publish's", "leave them out, or publish to a queue: on amqp://")
+	case p.Exchange == "" && p.RoutingKey != "":
+		c.add(at+".routing_key", "a routing key routes through an exchange: the default exchange routes by the queue's name", "exchange: payments, or leave routing_key out")
+	}
+	if m := p.Management; m != "" {
+		if u, err := url.Parse(m); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			c.add(at+".management", fmt.Sprintf("%q is not the http:// URL of RabbitMQ's management API", redact.String(m)), "management: http://127.0.0.1:15672")
+		}
 	}
 	for _, t := range c.s.Target {
-		if u, err := parseBroker(t); err == nil && (p.Stream == "") != (p.Subject == "") && (u.Scheme == "nats" || u.Scheme == "tls") != (p.Subject != "") {
-			c.add("target", fmt.Sprintf("a %s broker does not take a %s", QueueSchemes[u.Scheme], map[bool]string{true: "subject", false: "stream"}[p.Subject != ""]),
-				"a Redis stream on redis://, a NATS subject on nats://")
+		if u, err := parseBroker(t); err == nil && set == 1 && brokerTakes(u.Scheme) != p.where() {
+			c.add("target", fmt.Sprintf("a %s broker does not take a %s", QueueSchemes[u.Scheme], p.where()),
+				"a Redis stream on redis://, a NATS subject on nats://, a RabbitMQ queue on amqp://")
 		}
 	}
 	if c.s.Operation.Webhook != nil {

@@ -36,7 +36,11 @@ func TestPublishValidation(t *testing.T) {
 		name, from, to string
 		want           []want
 	}{
-		{"stream and subject", "{stream: charges}", "{stream: charges, subject: x}", []want{{4, "operation.publish", "a Redis stream or a NATS subject"}}},
+		{"stream and subject", "{stream: charges}", "{stream: charges, subject: x}", []want{{4, "operation.publish", "one of them"}}},
+		{"stream and queue", "{stream: charges}", "{stream: charges, queue: x}", []want{{4, "operation.publish", "one of them"}}},
+		{"a queue on redis", "{stream: charges}", "{queue: charges}", []want{{2, "target", "does not take a queue"}}},
+		{"a stream on amqp", "redis://127.0.0.1:6379/0", "amqp://127.0.0.1:5672/", []want{{2, "target", "RabbitMQ broker does not take a stream"}}},
+		{"an exchange on a stream", "{stream: charges}", "{stream: charges, exchange: x}", []want{{4, "operation.publish", "RabbitMQ publish's"}}},
 		{"a subject on redis", "{stream: charges}", "{subject: charges}", []want{{2, "target", "does not take a subject"}}},
 		{"a key header", "  body:", "  key: {header: Idempotency-Key}\n  body:", []want{{5, "operation.key", "message id is the op's key"}}},
 		{"a method", "  body:", "  method: PUT\n  body:", []want{{4, "operation.publish", "belong to HTTP requests"}}},
@@ -57,6 +61,15 @@ func TestPublishValidation(t *testing.T) {
 			checkDiags(t, diagnose(t, src), tc.want)
 		})
 	}
+	// a RabbitMQ queue: the message_id property, unless id_header says
+	amqp := strings.NewReplacer("redis://127.0.0.1:6379/0", "amqp://guest:guest@127.0.0.1:5672/", "{stream: charges}", "{queue: charges}").Replace(publishing)
+	if s, err := Parse("t.yaml", []byte(amqp)); err != nil || s.Operation.Publish.IDHeader != "" || s.Operation.Publish.IDField != "" {
+		t.Errorf("a RabbitMQ publish: %v, %+v; want it valid, with no id header or field by default", err, s.Operation.Publish)
+	}
+	routed := strings.Replace(amqp, "{queue: charges}", "{queue: charges, routing_key: x}", 1)
+	checkDiags(t, diagnose(t, routed), []want{{4, "operation.publish.routing_key", "through an exchange"}})
+	badAPI := strings.Replace(amqp, "{queue: charges}", "{queue: charges, management: 'ftp://x'}", 1)
+	checkDiags(t, diagnose(t, badAPI), []want{{4, "operation.publish.management", "management API"}})
 	// service: on a scenario that publishes nothing
 	http := strings.Replace(valid, "name: t\n", "name: t\nservice: http://127.0.0.1:1\n", 1)
 	checkDiags(t, diagnose(t, http), []want{{2, "service", "publishes nothing"}})

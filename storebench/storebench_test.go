@@ -13,7 +13,9 @@ import (
 	"github.com/idemcheck/idemcheck/internal/testsvc"
 )
 
-var quick = Options{Concurrency: []int{1, 4}, Duration: 100 * time.Millisecond, ValueSize: 300, Samples: 10}
+// quick measures each step 100 ms, 500 ms under the race detector: a
+// loaded race suite once stalled a step's every operation past 100 ms.
+var quick = Options{Concurrency: []int{1, 4}, Duration: min(testenv.Bound(100*time.Millisecond), 500*time.Millisecond), ValueSize: 300, Samples: 10}
 
 func TestRedisMeasuresAndCleansUp(t *testing.T) {
 	t.Parallel()

@@ -44,6 +44,11 @@ func newPublisher(sc *scenarios.Scenario, broker *url.URL, env func(string) stri
 			return nil, fmt.Errorf("target %s:// is a NATS server: operation.publish names a subject there, not a stream", broker.Scheme)
 		}
 		return queues.NewNATS(sc, broker, env)
+	case "amqp", "amqps":
+		if sc.Operation.Publish.Queue == "" {
+			return nil, fmt.Errorf("target %s:// is a RabbitMQ broker: operation.publish names a queue there", broker.Scheme)
+		}
+		return queues.NewAMQP(sc, broker, env)
 	}
 	return nil, fmt.Errorf("no publisher for %s:// brokers", broker.Scheme)
 }
@@ -118,8 +123,13 @@ func brokerAddr(broker *url.URL) string {
 		return broker.Host
 	}
 	port := "6379"
-	if broker.Scheme == "nats" || broker.Scheme == "tls" {
+	switch broker.Scheme {
+	case "nats", "tls":
 		port = "4222"
+	case "amqp":
+		port = "5672"
+	case "amqps":
+		port = "5671"
 	}
 	return net.JoinHostPort(broker.Hostname(), port)
 }

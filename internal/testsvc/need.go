@@ -32,6 +32,7 @@ const (
 	PostgresServer                  // initdb and postgres, Debian package postgresql
 	PushgatewayServer               // prometheus-pushgateway, Debian package prometheus-pushgateway
 	NATSServer                      // nats-server (JetStream), Debian package nats-server
+	RabbitMQServer                  // rabbitmq-server and epmd, Debian package rabbitmq-server
 )
 
 func (s Server) String() string {
@@ -44,6 +45,8 @@ func (s Server) String() string {
 		return "prometheus-pushgateway"
 	case NATSServer:
 		return "nats-server"
+	case RabbitMQServer:
+		return "rabbitmq-server"
 	}
 	return fmt.Sprintf("Server(%d)", int(s))
 }
@@ -57,6 +60,18 @@ func (s Server) binaries() ([]string, error) {
 			return nil, err
 		}
 		return []string{bin}, nil
+	case RabbitMQServer:
+		// the script, not the /usr/sbin wrapper, which insists on the
+		// rabbitmq user and its directories
+		const server = "/usr/lib/rabbitmq/bin/rabbitmq-server"
+		if !isExec(server) {
+			return nil, fmt.Errorf("no %s", server)
+		}
+		epmd, err := exec.LookPath("epmd")
+		if err != nil {
+			return nil, err
+		}
+		return []string{server, epmd}, nil
 	case RedisServer:
 		bin, err := exec.LookPath("redis-server")
 		if err != nil {
@@ -161,6 +176,8 @@ func constName(s Server) string {
 		return "PushgatewayServer"
 	case NATSServer:
 		return "NATSServer"
+	case RabbitMQServer:
+		return "RabbitMQServer"
 	}
 	return "RedisServer"
 }

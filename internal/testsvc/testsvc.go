@@ -323,6 +323,7 @@ func (s *sharedServer) stop() {
 func Main(m *testing.M) int {
 	sharing.Store(true)
 	defer sharedPG.stop()
+	defer stopSharedRabbit()
 	return m.Run()
 }
 

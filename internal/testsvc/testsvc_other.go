@@ -69,3 +69,17 @@ func NATS(t testing.TB) string {
 	unsupported(t)
 	return ""
 }
+
+// RabbitMQBroker is a running throwaway RabbitMQ (Linux only).
+type RabbitMQBroker struct {
+	URL        string
+	Management string
+}
+
+// RabbitMQ skips t: throwaway servers start on Linux only.
+func RabbitMQ(t testing.TB) RabbitMQBroker {
+	t.Helper()
+	need(t, RabbitMQServer)
+	unsupported(t)
+	return RabbitMQBroker{}
+}
