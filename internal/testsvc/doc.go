@@ -1,5 +1,6 @@
 // Package testsvc starts throwaway real servers (Redis, PostgreSQL, the
-// Prometheus Pushgateway) for tests and stops them when the test ends.
+// Prometheus Pushgateway, NATS with JetStream, RabbitMQ) for tests and
+// stops them when the test ends.
 //
 // Each helper picks a free 127.0.0.1 port, starts the server in its own
 // temporary directory with persistence turned off, waits until it answers,
@@ -9,11 +10,15 @@
 //	url := testsvc.Redis(t)       // "redis://127.0.0.1:PORT/0"
 //	dsn := testsvc.Postgres(t)    // "postgres://postgres@127.0.0.1:PORT/postgres?sslmode=disable"
 //	pgw := testsvc.Pushgateway(t) // "http://127.0.0.1:PORT"
+//	nats := testsvc.NATS(t)       // "nats://127.0.0.1:PORT"
+//	mq := testsvc.RabbitMQ(t)     // mq.URL "amqp://guest:guest@127.0.0.1:PORT/VHOST", mq.Management
 //
 // A package whose TestMain runs its tests through Main shares one Postgres
 // among them: each Postgres(t) is then a fresh database on it (a server
 // costs about two seconds of CPU, most of it initdb; a database a tenth of
 // that), and PostgresWithStop still starts a server of the test's own.
+// They share one RabbitMQ too (an Erlang node boots for seconds), each
+// RabbitMQ(t) a virtual host of its own on it.
 //
 //	func TestMain(m *testing.M) { os.Exit(testsvc.Main(m)) }
 //
