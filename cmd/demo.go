@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,10 +57,13 @@ Exit 0 when every expectation was met: every naive endpoint caught, every
 protected one held. With --bug the protected endpoints carry a classic
 mistake, and the demo shows idemcheck catching it (exit 1). With --bug
 in-process-lock it starts two instances of the lab that share the store,
-the ledger and the card processor, as two replicas of one service would.`,
+the ledger and the card processor, as two replicas of one service would.
+With --consumer BROKER the lab's queue consumers read that broker, and the
+built-ins that publish to it run too.`,
 		Example: `  idemcheck demo
   idemcheck demo --ops 1000 --seed 7 --processor-latency 50ms
   idemcheck demo --bug check-then-act
+  idemcheck demo --consumer redis://127.0.0.1:6379/0
   idemcheck demo --store redis://127.0.0.1:6379/0 --ledger postgres://postgres@127.0.0.1:5432/postgres`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -118,10 +122,17 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	if len(opts.Only) > 0 {
 		pairs = opts.Only
 	}
+	queues := scenarios.QueuePairs(opts.Lab.Consumer) // published to the broker, read on the lab
+	// With several instances (in-process-lock) a run spreads its attempts
+	// over all of them, as a balancer would.
+	var targets []string
+	if len(rl.URLs) > 1 {
+		targets = rl.URLs
+	}
 	var rows []reports.DemoRow
 	code := ExitOK
 	var errs []error
-	for _, run := range scenarios.ShowcaseRuns(pairs) {
+	for _, run := range scenarios.ShowcaseRuns(slices.Concat(pairs, queues)) {
 		sc, err := scenarios.Builtin(run.Name)
 		if err != nil {
 			return withCode(ExitRuntime, err)
@@ -130,18 +141,15 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 			return err
 		}
 		prog := live.New(streams.Err, live.ModeOf(streams.ErrTerminal, opts.Quiet), run.Name)
-		// With several instances (in-process-lock) the run spreads its
-		// attempts over all of them, as a balancer would.
-		var targets []string
-		if len(rl.URLs) > 1 {
-			targets = rl.URLs
-		}
 		var rerun string
 		if opts.rerun != nil {
 			rerun = opts.rerun(opts.Seed, opts.KeyNonce)
 		}
-		ex, err := execute(ctx, sc, execOptions{Out: filepath.Join(opts.Out, run.Name), Base: opts.Out, Rerun: rerun,
-			Options: trial.Options{Target: rl.URL, Targets: targets, Seed: opts.Seed, KeyNonce: opts.KeyNonce, Getenv: opts.Getenv, Secrets: opts.Lab.Streams.Secrets, Observer: prog}})
+		o := trial.Options{Target: rl.URL, Targets: targets, Seed: opts.Seed, KeyNonce: opts.KeyNonce, Getenv: opts.Getenv, Secrets: opts.Lab.Streams.Secrets, Observer: prog}
+		if sc.IsQueue() {
+			o.Target, o.Targets, o.Service = opts.Lab.Consumer, nil, rl.URL
+		}
+		ex, err := execute(ctx, sc, execOptions{Out: filepath.Join(opts.Out, run.Name), Base: opts.Out, Rerun: rerun, Options: o})
 		prog.Close()
 		if err != nil {
 			return err
@@ -159,10 +167,6 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	var costs []reports.DemoCost
 	if ctx.Err() == nil {
 		fmt.Fprintln(streams.Err, "measuring what the protection costs (A/B, protected against naive, no faults)")
-		var targets []string
-		if len(rl.URLs) > 1 {
-			targets = rl.URLs
-		}
 		costs = abtest.CostsOn(ctx, pairs, demoAB, rl.URL, targets, opts.Getenv, opts.Seed)
 	}
 	demo := reports.Demo{Rows: rows, Costs: costs, Rate: demoAB.Rate, Seed: opts.Seed, KeyNonce: opts.KeyNonce, Out: opts.Out}

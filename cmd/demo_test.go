@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/internal/testenv"
+	"github.com/idemcheck/idemcheck/internal/testsvc"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -193,5 +195,30 @@ func TestDemoOnRedisAndPostgres(t *testing.T) {
 	r = runMain(t, nil, "demo", "--ops", "40", "--out", t.TempDir(), "--store", be.store, "--ledger", be.ledger, "--namespace", "demo_test")
 	if r.code != ExitOK {
 		t.Fatalf("second demo on the same Redis+Postgres: exit %d, want 0\n%s%s", r.code, r.out, r.err)
+	}
+}
+
+// TestDemoWithBroker: given a broker (--consumer), the demo runs the
+// lab's queue consumers on it and the built-ins that publish there: the
+// naive consumer caught, the protected one held, beside the HTTP pairs.
+func TestDemoWithBroker(t *testing.T) {
+	t.Parallel()
+	broker := testsvc.Redis(t)
+	var out, errb bytes.Buffer
+	f := &Factory{Streams: Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, Getenv: func(string) string { return "" }}
+	c := NewCmdDemo(f, func(ctx context.Context, o *DemoOptions) error {
+		o.Only = []string{"likes-duplicate"}
+		return demoRun(ctx, o)
+	})
+	c.SilenceUsage, c.SilenceErrors = true, true // as under the root
+	c.SetArgs([]string{"--ops", "40", "--out", t.TempDir(), "--consumer", broker})
+	r := result{report(&errb, c.Execute()), out.String(), errb.String()}
+	if r.code != ExitOK || !strings.Contains(r.out, "4 of 4 expectations met") {
+		t.Fatalf("demo --consumer %s: exit %d, want 0 and 4 of 4 expectations met\n%s%s", broker, r.code, r.out, r.err)
+	}
+	for _, want := range []string{`stream-charges +naive .*caught ✓`, `stream-charges +protected .*held ✓`} {
+		if !regexp.MustCompile(want).MatchString(r.out) {
+			t.Errorf("demo output lacks a line matching %q:\n%s", want, r.out)
+		}
 	}
 }

@@ -86,7 +86,6 @@ classic ways, so you can watch idemcheck catch each one:
 	c.Flags().StringVar(&opts.Addr, "listen", "127.0.0.1:8080", "address to listen on")
 	aliasFlag(c.Flags(), "addr", "listen")
 	c.Flags().BoolVar(&opts.AllowReset, "allow-reset", false, "enable POST /reset, which clears every store")
-	c.Flags().StringVar(&opts.Consumer, "consumer", "", "run the queue consumers on this broker: redis://127.0.0.1:6379/0 (streams lab:charges, protected, and lab:charges:naive), nats://127.0.0.1:4222 (JetStream subjects lab.charges and lab.charges.naive) or amqp://guest:guest@127.0.0.1:5672/ (RabbitMQ queues lab.charges and lab.charges.naive), for the stream-charges, nats-charges and amqp-charges built-ins")
 	return c
 }
 
@@ -97,6 +96,7 @@ func addLabFlags(c *cobra.Command, opts *LabOptions) {
 	fl.DurationVar(&opts.ProcessorLatency, "processor-latency", 20*time.Millisecond, "how long the card processor takes per charge (0 for none)")
 	fl.DurationVar(&opts.KeyTTL, "key-ttl", 24*time.Hour, "how long idempotency keys are kept")
 	fl.StringVar(&opts.Namespace, "namespace", "", "keep this lab's data apart on shared Redis/Postgres servers (a Postgres schema and a Redis key prefix of this name)")
+	fl.StringVar(&opts.Consumer, "consumer", "", "run the queue consumers on this broker: redis://127.0.0.1:6379/0 (streams lab:charges, protected, and lab:charges:naive), nats://127.0.0.1:4222 (JetStream subjects lab.charges and lab.charges.naive) or amqp://guest:guest@127.0.0.1:5672/ (RabbitMQ queues lab.charges and lab.charges.naive), for the stream-charges, nats-charges and amqp-charges built-ins")
 	fl.StringArrayVar(&opts.Bugs, "bug", nil, "seed a classic bug into the protected endpoints (repeatable): "+strings.Join(lab.BugNames(), ", "))
 }
 

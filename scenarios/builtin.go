@@ -5,11 +5,13 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path"
 	"slices"
 	"strings"
 
+	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/internal/yamlstrict"
 )
 
@@ -104,6 +106,27 @@ func Showcase() []string {
 func QueueBuiltin(name string) bool {
 	sc, err := Builtin(name)
 	return err == nil && sc.IsQueue()
+}
+
+// QueuePairs are the built-in pairs that publish to a broker of
+// broker's scheme (a URL), leaving out those with a consumer_cut (the
+// consumer must be pointed at its proxy): the demo runs them when it is
+// given a broker. None for a URL that names no broker.
+func QueuePairs(broker string) []string {
+	u, err := url.Parse(broker)
+	if err != nil || QueueSchemes[u.Scheme] == "" {
+		return nil
+	}
+	var out []string
+	for _, n := range BuiltinNames() {
+		sc, err := Builtin(n)
+		if err != nil || !sc.IsQueue() || strings.HasSuffix(n, "-naive") || brokerTakes(u.Scheme) != sc.Operation.Publish.where() ||
+			slices.ContainsFunc(sc.Faults, func(f Fault) bool { return f.Kind == faults.KindConsumerCut }) {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // HasNaive reports whether the built-in name has a naive variant, the

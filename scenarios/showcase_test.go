@@ -39,3 +39,19 @@ func TestChargeCents(t *testing.T) {
 		}
 	}
 }
+
+// QueuePairs are the pairs a broker of the URL's kind takes, without
+// the consumer_cut built-in (its proxy is not the demo's).
+func TestQueuePairs(t *testing.T) {
+	for url, want := range map[string][]string{
+		"redis://127.0.0.1:6379/0":           {"stream-charges"},
+		"nats://127.0.0.1:4222":              {"nats-charges"},
+		"amqp://guest:guest@127.0.0.1:5672/": {"amqp-charges"},
+		"http://127.0.0.1:8080":              nil,
+		"":                                   nil,
+	} {
+		if got := QueuePairs(url); !slices.Equal(got, want) {
+			t.Errorf("QueuePairs(%q) = %v, want %v", url, got, want)
+		}
+	}
+}
