@@ -255,17 +255,9 @@ func (p *AMQP) Send(ctx context.Context, v scenarios.Vars, f faults.Fault, a *hi
 		a.Outcome, a.Err = history.Fail, "not published: "+err.Error()
 		return nil
 	}
-	if d, ok := f.(faults.Delay); ok {
-		if !pause.For(ctx, d.Wait) {
-			a.Outcome, a.Err = history.Fail, "not published: "+ctx.Err().Error()
-			return nil
-		}
-		a.Bit = true
-	}
-	copies := 1
-	if d, ok := f.(faults.Duplicate); ok {
-		copies = max(d.Copies, 2)
-		a.Copies = copies
+	copies := beforePublish(ctx, f, a)
+	if copies == 0 {
+		return nil
 	}
 	msg := amqp.Publishing{DeliveryMode: amqp.Persistent, ContentType: "application/json", Body: []byte(body)}
 	if p.idHeader == "" {
@@ -325,13 +317,7 @@ func (p *AMQP) Send(ctx context.Context, v scenarios.Vars, f faults.Fault, a *hi
 	default:
 		a.Outcome, a.Status = history.OK, ConfirmedStatus
 	}
-	switch f.(type) {
-	case faults.Duplicate:
-		a.Bit = stored >= 2
-	case faults.DropAck:
-		a.Bit = true
-		a.Outcome, a.Status, a.Err = history.Info, 0, "the broker's confirm was lost (drop_ack)"
-	}
+	afterPublish(f, a, stored)
 	return nil
 }
 

@@ -92,21 +92,9 @@ func (p *RedisStream) Send(ctx context.Context, v scenarios.Vars, f faults.Fault
 	fields := map[string]any{p.idField: v.Key, p.bodyField: body}
 	a.Start = now()
 	defer func() { a.End = now() }()
-	if d, ok := f.(faults.Delay); ok {
-		t := time.NewTimer(d.Wait)
-		select {
-		case <-t.C:
-			a.Bit = true
-		case <-ctx.Done():
-			t.Stop()
-			a.Outcome, a.Err = history.Fail, "not published: "+ctx.Err().Error()
-			return nil
-		}
-	}
-	copies := 1
-	if d, ok := f.(faults.Duplicate); ok {
-		copies = max(d.Copies, 2)
-		a.Copies = copies
+	copies := beforePublish(ctx, f, a)
+	if copies == 0 {
+		return nil
 	}
 	ids, errs := p.add(ctx, fields, copies)
 	switch {
@@ -123,14 +111,7 @@ func (p *RedisStream) Send(ctx context.Context, v scenarios.Vars, f faults.Fault
 	default:
 		a.Outcome, a.Status = history.OK, ConfirmedStatus
 	}
-	switch f.(type) {
-	case faults.Duplicate:
-		a.Bit = len(ids) >= 2
-	case faults.DropAck:
-		// the broker took it; the producer never hears so
-		a.Bit = true
-		a.Outcome, a.Status, a.Err = history.Info, 0, "the broker's confirm was lost (drop_ack)"
-	}
+	afterPublish(f, a, len(ids))
 	return nil
 }
 
