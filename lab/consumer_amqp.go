@@ -32,7 +32,8 @@ const (
 // consumes it, until Stop.
 func (s *Server) startAMQPConsumers(ctx context.Context, url, namespace, name string) (*Consumers, error) {
 	if _, err := amqp.ParseURI(url); err != nil {
-		return nil, &ConfigError{Field: "consumer", Value: redact(url), Problem: err.Error()}
+		// its error quotes the URL, password and all
+		return nil, &ConfigError{Field: "consumer", Value: redact(url), Problem: "not a valid amqp:// URL (amqp://USER:PASSWORD@HOST:5672/VHOST)"}
 	}
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c := &Consumers{cancel: cancel, close: func() {}}
@@ -108,11 +109,17 @@ func (w *amqpConsumer) session(ctx context.Context) error {
 			}
 		})
 	}
+	// the deliveries also end alone, on a channel closed or a consumer
+	// cancelled by the broker (a queue deleted, a consumer timeout)
+	ended := make(chan struct{})
+	go func() { wg.Wait(); close(ended) }()
 	select {
 	case <-ctx.Done():
 		err = ctx.Err()
 	case cerr := <-closed:
 		err = fmt.Errorf("connection closed: %v", cerr)
+	case <-ended:
+		err = fmt.Errorf("the broker ended the deliveries of queue %s", w.queue)
 	}
 	// the deliveries end with the connection: the workers finish the
 	// charges they hold (their acknowledgements then fail, and the broker

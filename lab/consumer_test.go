@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,13 +73,28 @@ func TestConsumers(t *testing.T) {
 	}
 }
 
-// TestConsumersBadURL: a --consumer that is not a redis:// URL is refused
-// at once, naming the flag's value and what to write.
+// TestConsumersBadURL: a --consumer that is not a broker's URL is
+// refused at once, naming the flag's value and what to write.
 func TestConsumersBadURL(t *testing.T) {
 	tl := newTestLab(t, Config{})
-	_, err := tl.StartConsumers(context.Background(), "amqp://guest@127.0.0.1/", "", "t")
+	_, err := tl.StartConsumers(context.Background(), "kafka://127.0.0.1:9092", "", "t")
 	ce, ok := err.(*ConfigError)
 	if !ok || ce.Field != "consumer" || ce.Hint() == "" {
-		t.Fatalf("StartConsumers(amqp://) = %v, want a ConfigError on consumer with a hint", err)
+		t.Fatalf("StartConsumers(kafka://) = %v, want a ConfigError on consumer with a hint", err)
+	}
+}
+
+// A broker URL the consumers cannot use is refused without its password.
+func TestConsumerURLErrorsHidePasswords(t *testing.T) {
+	s := newTestLab(t, Config{})
+	for _, url := range []string{"redis://u:s3cret@127.0.0.1:notaport/0", "amqp://u:s3cret@127.0.0.1:notaport/", "nats://u:s3cret@127.0.0.1:notaport"} {
+		c, err := s.StartConsumers(context.Background(), url, "", "t")
+		if err == nil {
+			c.Stop()
+			continue // nats connects lazily: nothing to say yet
+		}
+		if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("StartConsumers(%s) = %v: the password shows", url, err)
+		}
 	}
 }

@@ -53,6 +53,7 @@ type AMQP struct {
 	lost    map[string]int   // message ids returned, not yet seen by Send
 	stored  atomic.Int64     // messages the queue took since Mark
 	marked  *amqpQueueStats  // the queue's figures at Mark
+	markErr error            // why Mark could not read them
 }
 
 // NewAMQP is the publisher of sc (operation.publish.queue) to the
@@ -68,7 +69,7 @@ func NewAMQP(sc *scenarios.Scenario, broker *url.URL, env func(string) string) (
 		return nil, err
 	}
 	a := &AMQP{url: broker.String(), exchange: p.Exchange, routingKey: p.RoutingKey, queue: p.Queue, idHeader: p.IDHeader,
-		body: body, broker: brokerHost(broker, "5672"), http: &http.Client{Timeout: 10 * time.Second}}
+		body: body, broker: brokerHost(broker, map[bool]string{true: "5671", false: "5672"}[broker.Scheme == "amqps"]), http: &http.Client{Timeout: 10 * time.Second}}
 	if a.exchange == "" {
 		a.routingKey = a.queue // the default exchange routes by the queue's name
 	}
@@ -91,7 +92,7 @@ func brokerHost(u *url.URL, def string) string {
 }
 
 // managementURL is the management API's base URL: raw when it is set,
-// else the broker's host on port 15672 (https for amqps); the broker
+// else the broker's host on port 15672 (https on 15671 for amqps); the broker
 // URL's user and password when raw gives none (RabbitMQ's guest, guest
 // when neither does).
 func managementURL(raw string, broker *url.URL) (*url.URL, error) {
@@ -102,11 +103,11 @@ func managementURL(raw string, broker *url.URL) (*url.URL, error) {
 			return nil, fmt.Errorf("operation.publish.management %q is not a URL", redact.String(raw))
 		}
 	} else {
-		scheme := "http"
+		scheme, port := "http", "15672"
 		if broker.Scheme == "amqps" {
-			scheme = "https"
+			scheme, port = "https", "15671" // the management plugin's TLS port
 		}
-		u = &url.URL{Scheme: scheme, Host: net.JoinHostPort(broker.Hostname(), "15672")}
+		u = &url.URL{Scheme: scheme, Host: net.JoinHostPort(broker.Hostname(), port)}
 	}
 	if u.User == nil {
 		u.User = broker.User
@@ -202,9 +203,9 @@ func (p *AMQP) Ping(ctx context.Context) error {
 			fmt.Errorf("broker %s unreachable: %w", p.broker, err))
 	}
 	deadline := time.Now().Add(streamWait)
-	err := p.declared()
+	_, err := p.declared()
 	for err != nil && time.Now().Before(deadline) && pause.For(ctx, 100*time.Millisecond) {
-		err = p.declared()
+		_, err = p.declared()
 	}
 	if err != nil {
 		return hint.New("declare the queue first (the consumer's side does: idemcheck lab --consumer amqp://…)",
@@ -217,22 +218,22 @@ func (p *AMQP) Ping(ctx context.Context) error {
 	return nil
 }
 
-// declared checks that the queue exists, on a channel of its own (a
-// passive declaration of a missing queue closes its channel).
-func (p *AMQP) declared() error {
+// declared checks that the queue exists, and returns its live figures
+// (messages ready, consumers), on a channel of its own (a passive
+// declaration of a missing queue closes its channel).
+func (p *AMQP) declared() (amqp.Queue, error) {
 	if _, err := p.channel(); err != nil {
-		return err
+		return amqp.Queue{}, err
 	}
 	p.mu.Lock()
 	conn := p.conn
 	p.mu.Unlock()
 	ch, err := conn.Channel()
 	if err != nil {
-		return err
+		return amqp.Queue{}, err
 	}
 	defer ch.Close()
-	_, err = ch.QueueDeclarePassive(p.queue, true, false, false, false, nil)
-	return err
+	return ch.QueueDeclarePassive(p.queue, true, false, false, false, nil)
 }
 
 // RecordsBit reports that Send says whether each fault bit.
@@ -328,6 +329,7 @@ type amqpQueueStats struct {
 	Consumers int64 `json:"consumers"`
 	Stats     struct {
 		Publish   int64 `json:"publish"`
+		Ack       int64 `json:"ack"`
 		Redeliver int64 `json:"redeliver"`
 	} `json:"message_stats"`
 }
@@ -364,54 +366,64 @@ func (p *AMQP) stats(ctx context.Context) (*amqpQueueStats, error) {
 	return &s, nil
 }
 
-// caughtUp reports whether s counts every message the queue took since
-// Mark: sampled figures from before then would read a queue as drained.
-func (p *AMQP) caughtUp(s *amqpQueueStats) bool {
+// sinceMark are the queue's figures now, and at Mark; an error when Mark
+// could not read them (counting from zero would count earlier runs').
+func (p *AMQP) sinceMark(ctx context.Context) (now, marked *amqpQueueStats, err error) {
 	p.mu.Lock()
-	marked := p.marked
+	marked, err = p.marked, p.markErr
 	p.mu.Unlock()
-	base := int64(0)
-	if marked != nil {
-		base = marked.Stats.Publish
+	switch {
+	case err != nil:
+		return nil, nil, fmt.Errorf("the queue's figures could not be read before the load: %w", err)
+	case marked == nil:
+		return nil, nil, errors.New("the queue's figures were not read before the load")
 	}
-	return s.Stats.Publish-base >= p.stored.Load()
+	now, err = p.stats(ctx)
+	return now, marked, err
 }
 
-// Drained reports whether the queue has no message left, delivered or
-// not, by figures that count every message this run published.
+// Drained reports whether the consumer has acknowledged as many of the
+// queue's messages since Mark as this run had confirmed, and the queue
+// holds none, ready (read live) or unacknowledged. The management API's
+// figures are sampled: a stale sample counts fewer acknowledgements,
+// never more, so it can only make the drain wait.
 func (p *AMQP) Drained(ctx context.Context) (bool, string, error) {
-	s, err := p.stats(ctx)
+	s, marked, err := p.sinceMark(ctx)
 	if err != nil {
 		return false, "", err
 	}
+	q, err := p.declared()
+	if err != nil {
+		return false, "", err
+	}
+	acked, stored := s.Stats.Ack-marked.Stats.Ack, p.stored.Load()
 	switch {
-	case s.Consumers == 0:
+	case q.Consumers == 0:
 		return false, fmt.Sprintf("no consumer reads queue %s: is the consumer running?", p.queue), nil
-	case !p.caughtUp(s):
-		return false, "the management API's figures do not count every message published yet", nil
-	case s.Ready > 0 || s.Unacked > 0:
-		return false, fmt.Sprintf("queue %s: %d not yet delivered, %d delivered and not acknowledged", p.queue, s.Ready, s.Unacked), nil
+	case acked < stored:
+		return false, fmt.Sprintf("queue %s: %d of the %d messages confirmed acknowledged by the consumer (the management API's figures)", p.queue, acked, stored), nil
+	case q.Messages > 0 || s.Unacked > 0:
+		return false, fmt.Sprintf("queue %s: %d not yet delivered, %d delivered and not acknowledged", p.queue, q.Messages, s.Unacked), nil
 	}
 	return true, "", nil
 }
 
-// Delivered reports whether every message was handed to a consumer.
+// Delivered reports whether every message was handed to a consumer: none
+// is ready, read live.
 func (p *AMQP) Delivered(ctx context.Context) (bool, error) {
-	s, err := p.stats(ctx)
+	q, err := p.declared()
 	if err != nil {
 		return false, err
 	}
-	return s.Consumers > 0 && p.caughtUp(s) && s.Ready == 0, nil
+	return q.Consumers > 0 && q.Messages == 0, nil
 }
 
-// Mark notes the queue's figures: Redelivered counts from there.
+// Mark notes the queue's figures: Drained and Redelivered count from
+// there.
 func (p *AMQP) Mark(ctx context.Context) {
 	s, err := p.stats(ctx)
-	if err != nil {
-		return
-	}
 	p.mu.Lock()
-	p.marked = s
+	p.marked, p.markErr = s, err
 	p.mu.Unlock()
 	p.stored.Store(0)
 }
@@ -420,19 +432,13 @@ func (p *AMQP) Mark(ctx context.Context) {
 // redelivers a message whose consumer's channel closed before it was
 // acknowledged). They are named "redelivery#k".
 func (p *AMQP) Redelivered(ctx context.Context) ([]string, error) {
-	s, err := p.stats(ctx)
+	s, marked, err := p.sinceMark(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p.mu.Lock()
-	marked := p.marked
-	p.mu.Unlock()
-	n := s.Stats.Redeliver
-	if marked != nil {
-		n -= marked.Stats.Redeliver
-	}
-	out := make([]string, 0, max(n, 0))
-	for k := range max(n, 0) {
+	n := max(s.Stats.Redeliver-marked.Stats.Redeliver, 0)
+	out := make([]string, 0, n)
+	for k := range n {
 		out = append(out, fmt.Sprintf("%s redelivery#%d", p.queue, k))
 	}
 	return out, nil

@@ -35,8 +35,9 @@ type NATS struct {
 	nc *nats.Conn
 	js jetstream.JetStream
 
-	stored atomic.Int64      // messages JetStream stored since Mark
-	marked map[string]uint64 // each consumer's deliveries at Mark
+	stored  atomic.Int64      // messages JetStream stored since Mark
+	marked  map[string]uint64 // each consumer's deliveries at Mark
+	markErr error             // why Mark could not read them
 }
 
 // NewNATS is the publisher of sc (operation.publish.subject) to the NATS
@@ -237,6 +238,9 @@ func (p *NATS) Delivered(ctx context.Context) (bool, error) {
 // Redelivered counts this run's from there.
 func (p *NATS) Mark(ctx context.Context) {
 	_, cs, err := p.consumers(ctx)
+	p.mu.Lock()
+	p.markErr = err
+	p.mu.Unlock()
 	if err != nil {
 		return
 	}
@@ -269,8 +273,12 @@ func (p *NATS) Redelivered(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	p.mu.Lock()
-	marked := p.marked
+	marked, markErr := p.marked, p.markErr
 	p.mu.Unlock()
+	if markErr != nil || marked == nil {
+		// counting from zero would count earlier runs' deliveries
+		return nil, fmt.Errorf("the consumers' deliveries could not be read before the load: %v", markErr)
+	}
 	stored := p.stored.Load()
 	var out []string
 	for _, c := range cs {

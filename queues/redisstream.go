@@ -38,6 +38,7 @@ type RedisStream struct {
 	body               *scenarios.Text
 	broker             string // the broker's address, for messages
 	after              string // Mark's entry id: Redelivered counts the entries after it
+	marked             bool   // Mark read it
 }
 
 // NewRedisStream is the publisher of sc (operation.publish) to the Redis
@@ -197,8 +198,12 @@ func splitID(id string) (uint64, uint64) {
 // Mark notes the stream's last entry: Redelivered counts only the
 // entries added after it (this run's).
 func (p *RedisStream) Mark(ctx context.Context) {
-	if info, err := p.client.XInfoStream(ctx, p.stream).Result(); err == nil {
-		p.after = info.LastGeneratedID
+	info, err := p.client.XInfoStream(ctx, p.stream).Result()
+	switch {
+	case err == nil:
+		p.after, p.marked = info.LastGeneratedID, true
+	case strings.Contains(err.Error(), "no such key"):
+		p.after, p.marked = "0-0", true // no stream yet: every entry is this run's
 	}
 }
 
@@ -206,6 +211,10 @@ func (p *RedisStream) Mark(ctx context.Context) {
 // pending in a consumer group that the broker has delivered more than
 // once: claimed again after a consumer left them unacknowledged.
 func (p *RedisStream) Redelivered(ctx context.Context) ([]string, error) {
+	if !p.marked {
+		// counting from the stream's start would count earlier runs' entries
+		return nil, errors.New("the stream's last entry could not be read before the load")
+	}
 	groups, err := p.client.XInfoGroups(ctx, p.stream).Result()
 	if err != nil {
 		return nil, fmt.Errorf("reading the consumer groups of stream %s: %w", p.stream, err)

@@ -74,7 +74,6 @@ func (c *consumerCut) begin(q publisher) {
 	if c == nil {
 		return
 	}
-	q.Mark(context.Background())
 	_ = c.proxy.SetFaults(faults.TCPFaults{CutRate: c.spec.Rate})
 	ctx, stop := context.WithCancel(context.Background())
 	c.watchStop, c.watched = stop, make(chan struct{})

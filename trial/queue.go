@@ -23,7 +23,8 @@ type publisher interface {
 	// Redelivered are the messages now pending that the broker handed
 	// out more than once.
 	Redelivered(ctx context.Context) ([]string, error)
-	// Mark notes where this run's messages start, for Redelivered.
+	// Mark notes where this run's messages start, for Drained and
+	// Redelivered; it is called once, before the load.
 	Mark(ctx context.Context)
 	// Delivered reports whether every message was handed to the
 	// consumer at least once.

@@ -426,6 +426,11 @@ func (t *Trial) Load(ctx context.Context) (*history.History, error) {
 			opts.Halt = watch.halt
 			watch.run(ctx)
 		}
+		if t.queue != nil {
+			// where this run's messages start: the drain and the
+			// redeliveries count from here
+			t.queue.Mark(context.WithoutCancel(ctx))
+		}
 		t.cut.begin(t.queue)
 		h, err = runner.Run(ctx, t.sc, opts)
 		t.cut.end(ctx, t.queue, time.Duration(t.sc.Quiet)/2)

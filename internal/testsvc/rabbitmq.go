@@ -169,6 +169,11 @@ log.file.level = warning
 	if err != nil {
 		return nil, nil, fmt.Errorf("rabbitmq: epmd: %w", err)
 	}
+	// erl starts a detached epmd of its own when none answers: wait for ours
+	if err := waitListening(epmdPort, 10*time.Second); err != nil {
+		epmd.stop(syscall.SIGKILL)
+		return nil, nil, fmt.Errorf("rabbitmq: epmd: %w\n%s", err, tail(filepath.Join(dir, "epmd.log")))
+	}
 	cmd := exec.Command(server)
 	cmd.Dir = dir
 	cmd.Env = []string{
@@ -182,6 +187,9 @@ log.file.level = warning
 		"RABBITMQ_DIST_PORT=" + strconv.Itoa(distPort),
 		"ERL_EPMD_PORT=" + strconv.Itoa(epmdPort),
 		"ERL_EPMD_ADDRESS=127.0.0.1",
+		// the script then execs the Erlang VM, which so gets the
+		// parent-death signal, rather than wait on it in a shell
+		"RUNNING_UNDER_SYSTEMD=true",
 	}
 	logPath := filepath.Join(dir, "rabbitmq-server.log")
 	p, err := start(cmd, logPath, nil)
@@ -238,4 +246,20 @@ func rabbitPing(ctx context.Context, b *RabbitMQBroker, amqpPort int) error {
 		return err
 	}
 	return c.Close()
+}
+
+// waitListening waits up to limit for 127.0.0.1:port to take connections.
+func waitListening(port int, limit time.Duration) error {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	deadline := time.Now().Add(limit)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			return c.Close()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nothing listens on %s after %v: %w", addr, limit, err)
+		}
+		time.Sleep(pollEvery)
+	}
 }
