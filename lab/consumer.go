@@ -62,7 +62,7 @@ func (s *Server) StartConsumers(ctx context.Context, url, namespace, name string
 	}
 	opt, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, &ConfigError{Field: "consumer", Value: redact(url), Problem: "not a redis://, nats:// or amqp:// URL: " + hidePassword(err.Error(), url)}
+		return nil, &ConfigError{Field: "consumer", Value: redact(url), Problem: badConsumerURL}
 	}
 	// A command cut off is not sent again behind the consumer's back (an
 	// acknowledgement lost is the broker's to redeliver), as a consumer
@@ -107,19 +107,10 @@ func ensureGroup(ctx context.Context, client *redis.Client, stream string) error
 	return nil
 }
 
-// hidePassword is msg with the password of the URL raw masked: a
-// client's error about a URL it could not use quotes it whole, and raw
-// may not parse.
-func hidePassword(msg, raw string) string {
-	i, at := strings.Index(raw, "://"), strings.LastIndex(raw, "@")
-	if i < 0 || at < i {
-		return msg
-	}
-	if _, pw, ok := strings.Cut(raw[i+3:at], ":"); ok && pw != "" {
-		msg = strings.ReplaceAll(msg, pw, "xxxxx")
-	}
-	return msg
-}
+// badConsumerURL is the problem with a consumer URL a client cannot use:
+// its own error quotes the URL, password and all, so it is not repeated
+// (as ledgerURL and storeURL do).
+const badConsumerURL = "not a redis://, nats:// or amqp:// URL that can be parsed: check its form, escaping special characters in the password with %XX"
 
 // Stop ends the consumers: a message being charged is charged first.
 func (c *Consumers) Stop() {

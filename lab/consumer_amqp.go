@@ -32,8 +32,7 @@ const (
 // consumes it, until Stop.
 func (s *Server) startAMQPConsumers(ctx context.Context, url, namespace, name string) (*Consumers, error) {
 	if _, err := amqp.ParseURI(url); err != nil {
-		// its error quotes the URL, password and all
-		return nil, &ConfigError{Field: "consumer", Value: redact(url), Problem: "not a valid amqp:// URL (amqp://USER:PASSWORD@HOST:5672/VHOST)"}
+		return nil, &ConfigError{Field: "consumer", Value: redact(url), Problem: badConsumerURL}
 	}
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c := &Consumers{cancel: cancel, close: func() {}}

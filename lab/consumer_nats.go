@@ -42,12 +42,12 @@ func (s *Server) startNATSConsumers(ctx context.Context, url, namespace, name st
 		// its asynchronous errors go to the lab's log, never to stderr
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { s.log.Warn("consumer: NATS", "err", err) }))
 	if err != nil {
-		return nil, &ConfigError{Field: "consumer", Value: redact(url), Problem: hidePassword(err.Error(), url)}
+		return nil, &ConfigError{Field: "consumer", Value: redact(url), Problem: badConsumerURL}
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		nc.Close()
-		return nil, &ConfigError{Field: "consumer", Value: redact(url), Problem: hidePassword(err.Error(), url)}
+		return nil, &ConfigError{Field: "consumer", Value: redact(url), Problem: err.Error()} // names no URL
 	}
 	stream, subject, naiveSubject := NATSStream, NATSSubject, NATSNaiveSubject
 	if namespace != "" {
