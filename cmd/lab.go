@@ -27,7 +27,7 @@ type LabOptions struct {
 	// Namespace isolates the lab's data on shared servers: a Postgres
 	// schema and a Redis key prefix of that name.
 	Namespace string
-	Consumer  string // --consumer: the Redis whose streams the lab's queue consumers read
+	Consumer  string // --consumer: the broker the lab's queue consumers read
 	// Instances is how many labs startLab serves, each on its own port,
 	// as instances of one service behind a load balancer: they share the
 	// store, the ledger (so the namespace) and the card processor, and
@@ -96,7 +96,7 @@ func addLabFlags(c *cobra.Command, opts *LabOptions) {
 	fl.DurationVar(&opts.ProcessorLatency, "processor-latency", 20*time.Millisecond, "how long the card processor takes per charge (0 for none)")
 	fl.DurationVar(&opts.KeyTTL, "key-ttl", 24*time.Hour, "how long idempotency keys are kept")
 	fl.StringVar(&opts.Namespace, "namespace", "", "keep this lab's data apart on shared Redis/Postgres servers (a Postgres schema and a Redis key prefix of this name)")
-	fl.StringVar(&opts.Consumer, "consumer", "", "run the queue consumers on this broker: redis://127.0.0.1:6379/0 (streams lab:charges, protected, and lab:charges:naive), nats://127.0.0.1:4222 (JetStream subjects lab.charges and lab.charges.naive) or amqp://guest:guest@127.0.0.1:5672/ (RabbitMQ queues lab.charges and lab.charges.naive), for the stream-charges, nats-charges and amqp-charges built-ins")
+	fl.StringVar(&opts.Consumer, "consumer", "", "run the queue consumers on this broker: redis://127.0.0.1:6379/0 (streams lab:charges, protected, and lab:charges:naive), nats://127.0.0.1:4222 (JetStream subjects lab.charges and lab.charges.naive), amqp://guest:guest@127.0.0.1:5672/ (RabbitMQ queues lab.charges and lab.charges.naive) or kafka://127.0.0.1:9092 (topics lab.charges and lab.charges.naive, group lab), for the stream-charges, nats-charges, amqp-charges and kafka-charges built-ins")
 	fl.StringArrayVar(&opts.Bugs, "bug", nil, "seed a classic bug into the protected endpoints (repeatable): "+strings.Join(lab.BugNames(), ", "))
 }
 

@@ -49,16 +49,21 @@ type Consumers struct {
 	close  func() // the broker connection
 }
 
-// StartConsumers starts the lab's consumers of the streams on the Redis
-// at url (their names prefixed with namespace and ":" when it is set),
-// creating the streams and their group when need be; name tells this
-// lab's consumers from another's in the group. Stop ends them.
+// StartConsumers starts the lab's consumers on the broker at url: the
+// streams of a Redis (their names prefixed with namespace and ":" when it
+// is set), or a NATS server's subjects, a RabbitMQ's queues, a Kafka
+// cluster's topics (startNATSConsumers, startAMQPConsumers,
+// startKafkaConsumers), creating them and their group when need be; name
+// tells this lab's consumers from another's in the group. Stop ends them.
 func (s *Server) StartConsumers(ctx context.Context, url, namespace, name string) (*Consumers, error) {
 	if strings.HasPrefix(url, "nats://") || strings.HasPrefix(url, "tls://") {
 		return s.startNATSConsumers(ctx, url, namespace, name)
 	}
 	if strings.HasPrefix(url, "amqp://") || strings.HasPrefix(url, "amqps://") {
 		return s.startAMQPConsumers(ctx, url, namespace, name)
+	}
+	if strings.HasPrefix(url, "kafka://") {
+		return s.startKafkaConsumers(ctx, url, namespace, name)
 	}
 	opt, err := redis.ParseURL(url)
 	if err != nil {
@@ -110,7 +115,7 @@ func ensureGroup(ctx context.Context, client *redis.Client, stream string) error
 // badConsumerURL is the problem with a consumer URL a client cannot use:
 // its own error quotes the URL, password and all, so it is not repeated
 // (as ledgerURL and storeURL do).
-const badConsumerURL = "not a redis://, nats:// or amqp:// URL that can be parsed: check its form, escaping special characters in the password with %XX"
+const badConsumerURL = "not a redis://, nats://, amqp:// or kafka:// URL that can be parsed: check its form, escaping special characters in the password with %XX"
 
 // Stop ends the consumers: a message being charged is charged first.
 func (c *Consumers) Stop() {

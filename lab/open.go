@@ -28,8 +28,8 @@ type Backends struct {
 	// a Postgres schema and a Redis key prefix of that name (lowercase
 	// letters, digits and _).
 	Namespace string
-	// Consumer, when set, is a redis:// URL whose streams the lab's queue
-	// consumers read (ConsumerStream, NaiveConsumerStream).
+	// Consumer, when set, is the broker the lab's queue consumers read:
+	// a redis://, nats://, amqp:// or kafka:// URL (StartConsumers).
 	Consumer string
 }
 

@@ -26,6 +26,7 @@ func TestBuiltinNames(t *testing.T) {
 		"charges-same-payload",
 		"charges-timeout", "charges-timeout-naive",
 		"debit-cas", "debit-cas-naive",
+		"kafka-charges", "kafka-charges-naive",
 		"likes-duplicate", "likes-duplicate-naive",
 		"nats-charges", "nats-charges-naive",
 		"stream-charges", "stream-charges-cut", "stream-charges-cut-naive", "stream-charges-naive",
@@ -71,7 +72,7 @@ func TestBuiltins(t *testing.T) {
 			}
 			naive := strings.Contains(s.Operation.Path, "/naive/")
 			if p := s.Operation.Publish; p != nil {
-				naive = strings.HasSuffix(p.Stream, ":naive") || strings.HasSuffix(p.Subject, ".naive") || strings.HasSuffix(p.Queue, ".naive") // the lab's naive consumer's
+				naive = strings.HasSuffix(p.Stream, ":naive") || strings.HasSuffix(p.Subject, ".naive") || strings.HasSuffix(p.Queue, ".naive") || strings.HasSuffix(p.Topic, ".naive") // the lab's naive consumer's
 			}
 			if naive != (wantExpect == ExpectViolation) {
 				t.Errorf("path %s: naive endpoint %v, want %v", s.Operation.Path, naive, !naive)

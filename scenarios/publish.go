@@ -19,7 +19,8 @@ import (
 // The broker is the target's scheme: redis:// or rediss:// publishes to a
 // Redis stream (XADD, Stream), nats:// to a NATS JetStream subject
 // (Subject), amqp:// or amqps:// to a RabbitMQ queue (Queue), through
-// an exchange when Exchange is set.
+// an exchange when Exchange is set, kafka:// to a Kafka topic (Topic),
+// the message id the record's key, read by a consumer group (Group).
 type Publish struct {
 	// Stream is the Redis stream the message is added to.
 	Stream string `yaml:"stream"`
@@ -31,6 +32,12 @@ type Publish struct {
 	// with RoutingKey when they are set. Whether it drained, and what it
 	// redelivered, are read from RabbitMQ's management API (Management).
 	Queue string `yaml:"queue"`
+	// Topic is the Kafka topic the record is produced to, its key the
+	// message id (every copy of a message lands on one partition).
+	Topic string `yaml:"topic"`
+	// Group is the Kafka consumer group that consumes Topic: the topic
+	// has drained when the group's committed offsets reach its end.
+	Group string `yaml:"group"`
 	// Exchange and RoutingKey are where a RabbitMQ message is published
 	// when not straight to Queue.
 	Exchange   string `yaml:"exchange"`
@@ -44,7 +51,8 @@ type Publish struct {
 	// its duplicate window: the broker's layer then deduplicates the
 	// publishes, and only the consumer's redeliveries test its own. On
 	// RabbitMQ, the header that carries the id instead of the message_id
-	// property.
+	// property. On Kafka, a record header that carries the id as well as
+	// the key.
 	IDHeader string `yaml:"id_header"`
 	// IDField is the entry's field that carries the message id (the op's
 	// key); default "message_id".
@@ -62,10 +70,10 @@ var PublishFaults = []string{faults.KindDuplicate, faults.KindDropAck, faults.Ki
 // QueueSchemes are the target schemes of a queue, and the broker each
 // names.
 var QueueSchemes = map[string]string{"redis": "Redis Streams", "rediss": "Redis Streams (TLS)", "nats": "NATS JetStream", "tls": "NATS JetStream (TLS)",
-	"amqp": "RabbitMQ", "amqps": "RabbitMQ (TLS)"}
+	"amqp": "RabbitMQ", "amqps": "RabbitMQ (TLS)", "kafka": "Kafka"}
 
 // where names what a publish goes to, by the broker it is for: "stream",
-// "subject" or "queue" (the first set); "" when none is.
+// "subject", "queue" or "topic" (the first set); "" when none is.
 func (p *Publish) where() string {
 	switch {
 	case p.Stream != "":
@@ -74,18 +82,22 @@ func (p *Publish) where() string {
 		return "subject"
 	case p.Queue != "":
 		return "queue"
+	case p.Topic != "":
+		return "topic"
 	}
 	return ""
 }
 
-// brokerTakes is what a broker of scheme takes: "stream", "subject" or
-// "queue".
+// brokerTakes is what a broker of scheme takes: "stream", "subject",
+// "queue" or "topic".
 func brokerTakes(scheme string) string {
 	switch scheme {
 	case "nats", "tls":
 		return "subject"
 	case "amqp", "amqps":
 		return "queue"
+	case "kafka":
+		return "topic"
 	}
 	return "stream"
 }
@@ -100,8 +112,9 @@ func (s *Scenario) publishDefaults() {
 		if p.IDHeader == "" {
 			p.IDHeader = "Message-Id"
 		}
-	case p.Queue != "":
-		// the message_id property carries the id unless id_header is set
+	case p.Queue != "", p.Topic != "":
+		// the message_id property (RabbitMQ) or the record's key (Kafka)
+		// carries the id; id_header as well or instead when set
 	default:
 		if p.IDField == "" {
 			p.IDField = "message_id"
@@ -153,7 +166,7 @@ func (s *Scenario) ServiceURLs(override string) ([]*url.URL, error) {
 // parseBroker checks a queue target: a URL of a known broker scheme with
 // a host.
 func parseBroker(raw string) (*url.URL, error) {
-	const hint = "a broker URL: target: redis://127.0.0.1:6379/0 (a Redis stream; rediss:// for TLS), nats://127.0.0.1:4222 (NATS JetStream) or amqp://127.0.0.1:5672/ (RabbitMQ; amqps:// for TLS); a password goes in --target, not the file"
+	const hint = "a broker URL: target: redis://127.0.0.1:6379/0 (a Redis stream; rediss:// for TLS), nats://127.0.0.1:4222 (NATS JetStream), amqp://127.0.0.1:5672/ (RabbitMQ; amqps:// for TLS) or kafka://127.0.0.1:9092 (Kafka); a password goes in --target, not the file"
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, &hintError{msg: fmt.Sprintf("bad broker URL %s", redact.String(raw)), hint: hint}
@@ -197,18 +210,22 @@ func (c *checker) publish() {
 		c.add("target", "a queue scenario publishes to one broker", "target: redis://127.0.0.1:6379/0")
 	}
 	set := 0
-	for _, w := range []string{p.Stream, p.Subject, p.Queue} {
+	for _, w := range []string{p.Stream, p.Subject, p.Queue, p.Topic} {
 		if w != "" {
 			set++
 		}
 	}
 	switch {
 	case set != 1:
-		c.add(at, "say where the message goes: a Redis stream, a NATS subject or a RabbitMQ queue, one of them", "stream: charges (redis://), subject: charges (nats://) or queue: charges (amqp://)")
+		c.add(at, "say where the message goes: a Redis stream, a NATS subject, a RabbitMQ queue or a Kafka topic, one of them", "stream: charges (redis://), subject: charges (nats://), queue: charges (amqp://) or topic: charges (kafka://)")
 	case p.Stream == "" && (p.IDField != "" || p.BodyField != ""):
-		c.add(at, "id_field and body_field are a Redis stream entry's; a NATS or RabbitMQ message carries its id in a header or property", "leave them out; id_header: Message-Id")
+		c.add(at, "id_field and body_field are a Redis stream entry's; a NATS, RabbitMQ or Kafka message carries its id in a header, property or key", "leave them out; id_header: Message-Id")
 	case p.Stream != "" && p.IDHeader != "":
-		c.add(at+".id_header", "id_header is a NATS or RabbitMQ message's; a Redis stream entry carries its id in a field", "id_field: message_id")
+		c.add(at+".id_header", "id_header is a NATS, RabbitMQ or Kafka message's; a Redis stream entry carries its id in a field", "id_field: message_id")
+	case p.Topic != "" && p.Group == "":
+		c.add(at+".group", "a Kafka topic needs the consumer group that consumes it: the run reads the oracles once the group's committed offsets reach the topic's end", "group: payments-worker (the consumer's group.id)")
+	case p.Topic == "" && p.Group != "":
+		c.add(at+".group", "group is a Kafka topic's consumer group", "leave it out, or publish to a topic: on kafka://")
 	case p.Stream != "" && p.IDField == p.BodyField:
 		c.add(at+".id_field", "the message id and the body need fields of their own", "id_field: message_id, body_field: body")
 	case p.IDHeader != "" && !headerName.MatchString(p.IDHeader):
@@ -226,7 +243,7 @@ func (c *checker) publish() {
 	for _, t := range c.s.Target {
 		if u, err := parseBroker(t); err == nil && set == 1 && brokerTakes(u.Scheme) != p.where() {
 			c.add("target", fmt.Sprintf("a %s broker does not take a %s", QueueSchemes[u.Scheme], p.where()),
-				"a Redis stream on redis://, a NATS subject on nats://, a RabbitMQ queue on amqp://")
+				"a Redis stream on redis://, a NATS subject on nats://, a RabbitMQ queue on amqp://, a Kafka topic on kafka://")
 		}
 	}
 	if c.s.Operation.Webhook != nil {
@@ -234,7 +251,7 @@ func (c *checker) publish() {
 	}
 	k := c.s.Operation.Key
 	if k.Header != "" || k.BodyField != "" || k.None || k.FromAnswer != nil {
-		c.add("operation.key", "the message id is the op's key: it goes in id_field, nowhere else", "leave out key (or give key: {value: ...} alone)")
+		c.add("operation.key", "the message id is the op's key: it goes in the message (id_field, id_header, the message_id property or the record key), nowhere else", "leave out key (or give key: {value: ...} alone)")
 	}
 	if len(c.s.Operation.Headers) > 0 || c.s.Operation.Before != nil || c.s.Operation.Replay != nil || len(c.s.Operation.ExpectReject) > 0 ||
 		c.s.set("operation.method") || c.s.set("operation.path") || c.s.Operation.Object != "" {
@@ -251,6 +268,10 @@ func (c *checker) publish() {
 		if f.Kind == faults.KindDropAck && !slices.Contains(c.s.Retry.On, "info") {
 			c.add("retry.on", "a drop_ack leaves the producer without the broker's confirm: it must publish again (retry on info), or the message's fate is never known", "retry: {attempts: 6, on: [fail, info]}")
 		}
+	}
+	if cuts > 0 && p.Topic != "" {
+		c.add("faults", "a consumer_cut cannot be proven on Kafka: a broker does not count what it hands out again (a consumer group refetches from its committed offset), and a consumer reaches the brokers the cluster advertises, not the proxy",
+			"test the Kafka consumer with duplicate and drop_ack; a cut consumer's redelivery is proven on Redis Streams, NATS and RabbitMQ")
 	}
 	if cuts > 1 {
 		c.add("faults", "one consumer_cut per scenario: its proxy is the consumer's one way to the broker", "keep one, with the rate you want")

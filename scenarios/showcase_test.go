@@ -47,6 +47,7 @@ func TestQueuePairs(t *testing.T) {
 		"redis://127.0.0.1:6379/0":           {"stream-charges"},
 		"nats://127.0.0.1:4222":              {"nats-charges"},
 		"amqp://guest:guest@127.0.0.1:5672/": {"amqp-charges"},
+		"kafka://127.0.0.1:9092":             {"kafka-charges"},
 		"http://127.0.0.1:8080":              nil,
 		"":                                   nil,
 	} {

@@ -50,6 +50,11 @@ func newPublisher(sc *scenarios.Scenario, broker *url.URL, env func(string) stri
 			return nil, fmt.Errorf("target %s:// is a RabbitMQ broker: operation.publish names a queue there", broker.Scheme)
 		}
 		return queues.NewAMQP(sc, broker, env)
+	case "kafka":
+		if sc.Operation.Publish.Topic == "" {
+			return nil, fmt.Errorf("target %s:// is a Kafka cluster: operation.publish names a topic there", broker.Scheme)
+		}
+		return queues.NewKafka(sc, broker, env)
 	}
 	return nil, fmt.Errorf("no publisher for %s:// brokers", broker.Scheme)
 }
@@ -131,6 +136,8 @@ func brokerAddr(broker *url.URL) string {
 		port = "5672"
 	case "amqps":
 		port = "5671"
+	case "kafka":
+		port = "9092"
 	}
 	return net.JoinHostPort(broker.Hostname(), port)
 }

@@ -1,0 +1,164 @@
+package queues_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/internal/testsvc"
+	"github.com/idemcheck/idemcheck/lab"
+	"github.com/idemcheck/idemcheck/scenarios"
+	"github.com/idemcheck/idemcheck/trial"
+)
+
+// kafkaRuns numbers the Kafka runs of this test binary: on a real,
+// shared cluster (IDEMCHECK_KAFKA) each run's lab takes a namespace of
+// its own, so its topics and group are its own.
+var kafkaRuns atomic.Int64
+
+// runKafka runs the built-in name against the lab's Kafka consumer group
+// (with bugs) on a cluster of its own (kfake), or on IDEMCHECK_KAFKA's
+// under a namespace of its own.
+func runKafka(t *testing.T, name string, bugs ...string) *trial.Judged {
+	t.Helper()
+	url := testsvc.Kafka(t)
+	ns := ""
+	if testsvc.RealKafka() {
+		ns = fmt.Sprintf("idemcheck_test_%d_%d", time.Now().UnixNano(), kafkaRuns.Add(1))
+	}
+	r, err := lab.Start(context.Background(), lab.Config{Bugs: bugs},
+		lab.Backends{Store: "memory", Ledger: "memory", Consumer: url, Namespace: ns}, 1, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	sc, err := scenarios.Builtin(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ns != "" {
+		p := sc.Operation.Publish
+		p.Topic, p.Group = ns+"."+p.Topic, ns+"."+p.Group
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	j, err := trial.Run(ctx, sc, trial.Options{Target: url, Service: r.URL, Seed: 7})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	t.Cleanup(func() { j.History.Spill.Remove() })
+	return j
+}
+
+// TestKafkaConsumers produces the Kafka built-ins to a Kafka cluster
+// (franz-go's in-process kfake, or IDEMCHECK_KAFKA's), where the lab's
+// consumer group charges the records: the protected consumer holds
+// exactly_once through lost acknowledgements and double produces, every
+// fault having bitten; the naive one, and the protected one with a
+// seeded bug, are caught.
+func TestKafkaConsumers(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []consumerCase{
+		{"protected", "kafka-charges", nil, checks.Pass},
+		{"naive", "kafka-charges-naive", nil, checks.Fail},
+		{lab.BugConsumerDedupByDeliveryTag, "kafka-charges", []string{lab.BugConsumerDedupByDeliveryTag}, checks.Fail},
+		{lab.BugConsumerDedupAfterEffect, "kafka-charges", []string{lab.BugConsumerDedupAfterEffect}, checks.Fail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			j := runKafka(t, tc.builtin, tc.bugs...)
+			v := verdict(j, checks.ExactlyOnce)
+			if v.Status != tc.want {
+				t.Fatalf("exactly_once = %s (%s %s), want %s", v.Status, v.Summary, v.Reason, tc.want)
+			}
+			bit := map[string]int{}
+			for _, a := range j.History.Attempts {
+				if a.Bit {
+					bit[a.Fault]++
+				}
+			}
+			if bit["drop_ack"] == 0 || bit["duplicate"] == 0 || !j.History.Meta.BitRecorded {
+				t.Errorf("faults that bit: %v (recorded %v), want lost acknowledgements and double produces", bit, j.History.Meta.BitRecorded)
+			}
+			t.Log(v.Summary)
+		})
+	}
+}
+
+// TestKafkaWithoutConsumer: no group commits the topic, so it never
+// drains: the run is inconclusive, naming the group with no member,
+// never met nor failed.
+func TestKafkaWithoutConsumer(t *testing.T) {
+	t.Parallel()
+	url := testsvc.Kafka(t)
+	ns := "idemcheck_lone"
+	if testsvc.RealKafka() {
+		ns = fmt.Sprintf("idemcheck_lone_%d", time.Now().UnixNano())
+	}
+	ctx := context.Background()
+	topic := ns + ".lab.charges"
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.TrimPrefix(url, "kafka://")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 2, -1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	r, err := lab.Start(ctx, lab.Config{}, lab.Backends{Store: "memory", Ledger: "memory"}, 1, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	sc, err := scenarios.Builtin("kafka-charges")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Operation.Publish.Topic, sc.Operation.Publish.Group = topic, ns+".lab"
+	sc.Quiet = scenarios.Duration(300 * time.Millisecond)
+	sc.Load.Ops = 20
+	j, err := trial.Run(ctx, sc, trial.Options{Target: url, Service: r.URL, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := verdict(j, checks.ExactlyOnce)
+	if v.Status != checks.Unknown || !strings.Contains(v.Summary+v.Reason, "records of topic "+topic+" to commit") || !strings.Contains(v.Summary+v.Reason, "is the consumer running?") {
+		t.Errorf("exactly_once = %s (%s %s), want inconclusive naming what the group has to commit", v.Status, v.Summary, v.Reason)
+	}
+}
+
+// TestKafkaRefusals: a cluster that does not answer, and a topic no one
+// made, stop the run before its load, saying what to check; a
+// consumer_cut on Kafka is refused, saying why.
+func TestKafkaRefusals(t *testing.T) {
+	t.Parallel()
+	sc, err := scenarios.Builtin("kafka-charges")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h interface{ Hint() string }
+	_, err = trial.Run(context.Background(), sc, trial.Options{Target: "kafka://127.0.0.1:1", Service: "http://127.0.0.1:1", Seed: 1})
+	if err == nil || !strings.Contains(err.Error(), "unreachable") || !errors.As(err, &h) || !strings.Contains(h.Hint(), "is Kafka running") {
+		t.Errorf("error = %v, want the cluster unreachable, and what to check", err)
+	}
+
+	url := testsvc.Kafka(t)
+	sc.Operation.Publish.Topic = fmt.Sprintf("idemcheck.nobody.%d", time.Now().UnixNano())
+	_, err = trial.Run(context.Background(), sc, trial.Options{Target: url, Service: "http://127.0.0.1:1", Seed: 1})
+	if err == nil || !strings.Contains(err.Error(), "no topic "+sc.Operation.Publish.Topic) || !errors.As(err, &h) || !strings.Contains(h.Hint(), "create the topic") {
+		t.Errorf("error = %v, want no such topic, and how to make it", err)
+	}
+
+	sc.Faults = append(sc.Faults, scenarios.Fault{Kind: "consumer_cut", Rate: 0.2, Listen: "127.0.0.1:19092"})
+	if ds := sc.Validate(); !strings.Contains(fmt.Sprint(ds), "a consumer_cut cannot be proven on Kafka") {
+		t.Errorf("Validate() = %v, want the consumer_cut refused on Kafka", ds)
+	}
+}
