@@ -47,7 +47,7 @@ func TestAMQPConsumerCut(t *testing.T) {
 		u, _ := url.Parse(b.url)
 		u.Host = listen
 		return u.String()
-	}, 0.1, []consumerCase{
+	}, 0.2, []consumerCase{
 		{"protected", "amqp-charges", nil, checks.Pass},
 		{"naive", "amqp-charges-naive", nil, checks.Fail},
 	})

@@ -3,12 +3,14 @@ package queues_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/internal/testenv"
 	"github.com/idemcheck/idemcheck/internal/testsvc"
 	"github.com/idemcheck/idemcheck/lab"
 	"github.com/idemcheck/idemcheck/scenarios"
@@ -186,43 +188,59 @@ func freeAddr(t *testing.T) string {
 func TestStreamConsumerCut(t *testing.T) {
 	t.Parallel()
 	testsvc.Need(t, testsvc.RedisServer)
-	checkCuts(t, redisBroker, func(listen string, _ broker) string { return "redis://" + listen + "/0" }, 0.1, []consumerCase{
+	checkCuts(t, redisBroker, func(listen string, _ broker) string { return "redis://" + listen + "/0" }, 0.2, []consumerCase{
 		{"protected", "stream-charges-cut", nil, checks.Pass},
 		{"naive", "stream-charges-cut-naive", nil, checks.Fail},
 		{lab.BugConsumerAckBeforeEffect, "stream-charges-cut", []string{lab.BugConsumerAckBeforeEffect}, checks.Fail},
 	})
 }
 
-// checkCuts runs each case on a broker of its own (start), the lab's
-// consumers reaching it through a consumer_cut's proxy (consumer names
-// their URL to the proxy's address) that cuts rate of the chunks, the
-// cut the scenario's only fault: connections must have been cut,
-// messages redelivered, and the verdict must be the case's.
+// cutSeeds are the seeds each consumer_cut case is run with: one in the
+// fast suite, a sweep in the long one.
+var cutSeeds = testenv.Pick([]uint64{5}, []uint64{1, 2, 3, 4, 5, 6})
+
+// checkCuts runs each case, for each of cutSeeds, on a broker of its own
+// (start), the lab's consumers reaching it through a consumer_cut's proxy
+// (consumer names their URL to the proxy's address) that cuts rate of
+// the chunks, the cut the scenario's only fault: connections must have
+// been cut, messages redelivered, and the verdict must be the case's.
 func checkCuts(t *testing.T, start func(testing.TB) broker, consumer func(listen string, b broker) string, rate float64, cases []consumerCase) {
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			b := start(t)
-			listen := freeAddr(t)
-			service := startLab(t, consumer(listen, b), tc.bugs...) // the consumers reach the broker through the cut
-			sc := builtin(t, tc.builtin, b)
-			sc.Faults = []scenarios.Fault{{Kind: "consumer_cut", Rate: rate, Listen: listen}}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			j, err := trial.Run(ctx, sc, trial.Options{Target: b.url, Service: service, Seed: 5})
-			if err != nil {
-				t.Fatal(err)
-			}
-			cc := j.History.Meta.ConsumerCut
-			if cc == nil || cc.Cuts == 0 || cc.Redelivered == 0 {
-				t.Fatalf("consumer_cut = %+v, want connections cut and messages redelivered", cc)
-			}
-			v := verdict(j, checks.ExactlyOnce)
-			if v.Status != tc.want {
-				t.Fatalf("exactly_once = %s (%s), want %s; %d cuts, %d redelivered", v.Status, v.Summary, tc.want, cc.Cuts, cc.Redelivered)
-			}
-			t.Logf("%d cuts, %d redelivered; %s", cc.Cuts, cc.Redelivered, v.Summary)
-		})
+		for _, seed := range cutSeeds {
+			t.Run(fmt.Sprintf("%s/seed=%d", tc.name, seed), func(t *testing.T) {
+				t.Parallel()
+				b := start(t)
+				var j *trial.Judged
+				var err error
+				// a port free when chosen may be taken before the proxy
+				// listens (brokers and proxies start beside this test):
+				// a new one then, with a new lab pointed at it
+				for range 3 {
+					listen := freeAddr(t)
+					service := startLab(t, consumer(listen, b), tc.bugs...) // the consumers reach the broker through the cut
+					sc := builtin(t, tc.builtin, b)
+					sc.Faults = []scenarios.Fault{{Kind: "consumer_cut", Rate: rate, Listen: listen}}
+					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					j, err = trial.Run(ctx, sc, trial.Options{Target: b.url, Service: service, Seed: seed})
+					cancel()
+					if err == nil || !strings.Contains(err.Error(), "address already in use") {
+						break
+					}
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				cc := j.History.Meta.ConsumerCut
+				if cc == nil || cc.Cuts == 0 || cc.Redelivered == 0 {
+					t.Fatalf("consumer_cut = %+v, want connections cut and messages redelivered", cc)
+				}
+				v := verdict(j, checks.ExactlyOnce)
+				if v.Status != tc.want {
+					t.Fatalf("exactly_once = %s (%s), want %s; %d cuts, %d redelivered", v.Status, v.Summary, tc.want, cc.Cuts, cc.Redelivered)
+				}
+				t.Logf("%d cuts, %d redelivered; %s", cc.Cuts, cc.Redelivered, v.Summary)
+			})
+		}
 	}
 }
 
