@@ -77,17 +77,17 @@ func TestConsumers(t *testing.T) {
 // refused at once, naming the flag's value and what to write.
 func TestConsumersBadURL(t *testing.T) {
 	tl := newTestLab(t, Config{})
-	_, err := tl.StartConsumers(context.Background(), "kafka://127.0.0.1:9092", "", "t")
+	_, err := tl.StartConsumers(context.Background(), "mqtt://127.0.0.1:1883", "", "t")
 	ce, ok := err.(*ConfigError)
 	if !ok || ce.Field != "consumer" || ce.Hint() == "" {
-		t.Fatalf("StartConsumers(kafka://) = %v, want a ConfigError on consumer with a hint", err)
+		t.Fatalf("StartConsumers(mqtt://) = %v, want a ConfigError on consumer with a hint", err)
 	}
 }
 
 // A broker URL the consumers cannot use is refused without its password.
 func TestConsumerURLErrorsHidePasswords(t *testing.T) {
 	s := newTestLab(t, Config{})
-	for _, url := range []string{"redis://u:s3cret@127.0.0.1:notaport/0", "amqp://u:s3cret@127.0.0.1:notaport/", "nats://u:s3cret@127.0.0.1:notaport"} {
+	for _, url := range []string{"redis://u:s3cret@127.0.0.1:notaport/0", "amqp://u:s3cret@127.0.0.1:notaport/", "nats://u:s3cret@127.0.0.1:notaport", "kafka://u:s3cret@127.0.0.1:notaport"} {
 		c, err := s.StartConsumers(context.Background(), url, "", "t")
 		if err == nil {
 			c.Stop()

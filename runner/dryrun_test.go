@@ -50,7 +50,7 @@ func TestDryRunPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"fault: consumer_cut: 0.05 of the chunks cut, either way, at the proxy on 127.0.0.1:16379",
+		"fault: consumer_cut: 0.2 of the chunks cut, either way, at the proxy on 127.0.0.1:16379",
 		`> op 1: XADD lab:charges * message_id <key of op 1> body {"amount":100,"currency":"usd","customer":"cus_1"}`,
 	} {
 		if !strings.Contains(b.String(), want) {
