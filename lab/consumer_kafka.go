@@ -153,9 +153,7 @@ func (w *kafkaWorker) read(ctx context.Context) {
 			all = all && d
 		}
 		if all && len(recs) > 0 {
-			if err := w.cl.CommitRecords(context.WithoutCancel(ctx), recs...); err != nil {
-				w.s.log.Warn("consumer: Kafka commit failed", "err", err)
-			}
+			w.commit(ctx, recs)
 		}
 		w.cl.AllowRebalance()
 	}
@@ -163,21 +161,40 @@ func (w *kafkaWorker) read(ctx context.Context) {
 
 // handle charges one record (consume) until it is done with, or ctx
 // ends (false then: it is not committed, and the group fetches it
-// again). Its acknowledgement is the commit of its offset.
+// again). A record has no acknowledgement of its own: a partition's
+// committed offset covers every record before it, so the poll's records
+// are committed together once each is done with (committing one while
+// an earlier one of its partition is still being charged would give
+// that one up). The seeded ack-before-effect bug has nothing to lose
+// here: it is caught where a cut loses an acknowledgement's answer
+// (Redis, NATS, RabbitMQ).
 func (w *kafkaWorker) handle(ctx context.Context, r *kgo.Record) bool {
 	tag := fmt.Sprintf("record:%d:%d", r.Partition, r.Offset) // new on every publish
 	acked := false
-	ack := func() error {
-		err := w.cl.CommitRecords(context.WithoutCancel(ctx), r)
-		acked = err == nil
-		return err
-	}
+	ack := func() error { acked = true; return nil }
 	for {
 		if w.s.consume(ctx, string(r.Key), r.Value, tag, r.Topic == w.naiveTopic, ack) || acked {
 			return true
 		}
 		if !pause.For(ctx, kafkaRetry) {
 			return false
+		}
+	}
+}
+
+// commit commits the poll's records, trying again (ten times, while ctx
+// lasts) when the cluster does not take it: a commit lost here leaves
+// the drain waiting for one no one sends until the group fetches the
+// records again (they are deduplicated).
+func (w *kafkaWorker) commit(ctx context.Context, recs []*kgo.Record) {
+	for try := 1; ; try++ {
+		err := w.cl.CommitRecords(context.WithoutCancel(ctx), recs...)
+		if err == nil {
+			return
+		}
+		w.s.log.Warn("consumer: Kafka commit failed", "try", try, "err", err)
+		if try == 10 || !pause.For(ctx, kafkaRetry) {
+			return
 		}
 	}
 }

@@ -259,7 +259,7 @@ var bugs = []BugInfo{
 	{BugWebhookDedupeBeforeVerify, "webhooks: the event id is looked up before the signature is verified: a forged redelivery of an applied event is answered its stored 2xx"},
 	{BugConsumerDedupByDeliveryTag, "queue consumer: messages are deduplicated by the broker's entry id, not their message id: a message the producer published again (its confirm lost) charges again"},
 	{BugConsumerDedupAfterEffect, "queue consumer: the message id is looked up, the charge made, then the id recorded: copies handed to two consumers at once both charge"},
-	{BugConsumerAckBeforeEffect, "queue consumer: a message is acknowledged, then charged; an acknowledgement whose answer is lost (a cut connection) leaves it uncharged, though the broker took it"},
+	{BugConsumerAckBeforeEffect, "queue consumer: a message is acknowledged, then charged; an acknowledgement whose answer is lost (a cut connection) leaves it uncharged, though the broker took it (Redis, NATS, RabbitMQ: the lab's Kafka group commits a poll once its records are done)"},
 	{BugCrashStuck, "an in-flight record carries the key's 24 h retention as its lease: a request cut by a crash leaves its key answering 409, restarts included"},
 }
 

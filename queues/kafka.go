@@ -41,9 +41,15 @@ type Kafka struct {
 }
 
 // KafkaDeliveryTimeout bounds how long a record may wait for its
-// acknowledgement, retries within the client included: a publish is
-// never left waiting on a broker that stopped answering.
+// acknowledgement, the client's own resends included: a publish is never
+// left waiting on a broker that stopped answering, and neither is a
+// publish whose context ended (Ctrl-C, the run's deadline).
 const KafkaDeliveryTimeout = 10 * time.Second
+
+// kafkaAskWait bounds each question Drained asks the cluster (end
+// offsets, committed offsets, the group's members): the drain is polled,
+// so a cluster that stopped answering is asked again, not waited on.
+const kafkaAskWait = 5 * time.Second
 
 // NewKafka is the producer of sc (operation.publish.topic) to the Kafka
 // cluster whose seed broker is broker (a user and password in the URL
@@ -68,12 +74,21 @@ func NewKafka(sc *scenarios.Scenario, broker *url.URL, env func(string) string) 
 
 // KafkaOpts are the client options every idemcheck Kafka client takes:
 // the seed broker addr, SASL/PLAIN with the URL's user and password,
-// bounded dials and retries, and records that are not sent again behind
-// the producer's back (a retry is the runner's, recorded).
+// bounded dials and retries. The producer is franz-go's idempotent one:
+// the client resends a produce request whose answer it lost, and the
+// broker drops the copy by its sequence number, so the client's own
+// resends never append twice; what the runner sends again is a new
+// record, recorded. A record in flight may be given up (Ctrl-C, the
+// delivery timeout): it ends as not confirmed, and the runner's retry
+// may append a second copy, as a real producer's would.
+// UnknownTopicRetries(-1) keeps a topic that vanished mid-run from
+// failing a record the broker may have taken: until the delivery
+// timeout, the client asks again.
 func KafkaOpts(u *url.URL, addr string) []kgo.Opt {
 	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.DialTimeout(5 * time.Second), kgo.RetryTimeout(5 * time.Second),
 		kgo.MetadataMinAge(100 * time.Millisecond), kgo.ProducerLinger(0), kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.RecordDeliveryTimeout(KafkaDeliveryTimeout), kgo.ClientID("idemcheck")}
+		kgo.RecordDeliveryTimeout(KafkaDeliveryTimeout), kgo.AllowIdempotentProduceCancellation(),
+		kgo.UnknownTopicRetries(-1), kgo.ClientID("idemcheck")}
 	if u.User != nil {
 		pass, _ := u.User.Password()
 		opts = append(opts, kgo.SASL(plain.Auth{User: u.User.Username(), Pass: pass}.AsMechanism()))
@@ -154,10 +169,13 @@ func (p *Kafka) topicExists(ctx context.Context, adm *kadm.Client) error {
 func (p *Kafka) RecordsBit() bool { return true }
 
 // notProduced are the errors of a record the broker certainly did not
-// append: there is no such topic, the record cannot be taken, or the
-// producer may not write.
-var notProduced = []error{kerr.UnknownTopicOrPartition, kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidRecord,
-	kerr.CorruptMessage, kerr.TopicAuthorizationFailed, kerr.ClusterAuthorizationFailed, kerr.InvalidTopicException}
+// append: the record is too large to take (the client checks before it
+// writes), the broker refused it whole, or the producer may not write.
+// Anything else (a lost answer, a timeout, a corrupt message the client
+// resent, a topic gone mid-run) may follow an earlier try the broker
+// appended: not confirmed, never certainly not published.
+var notProduced = []error{kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidRecord,
+	kerr.TopicAuthorizationFailed, kerr.ClusterAuthorizationFailed, kerr.TransactionalIDAuthorizationFailed, kerr.InvalidTopicException}
 
 // Send produces one attempt and waits for its acknowledgement. A
 // duplicate fault produces Copies records at once (it bit when two or
@@ -230,6 +248,8 @@ func isNotProduced(err error) bool {
 // lag is, per partition of the topic, how far the group's committed
 // offset is behind the topic's end; none when it has caught up.
 func (p *Kafka) lag(ctx context.Context) (map[int32]int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, kafkaAskWait)
+	defer cancel()
 	cl, err := p.client()
 	if err != nil {
 		return nil, err
@@ -282,6 +302,8 @@ func (p *Kafka) Drained(ctx context.Context) (bool, string, error) {
 	sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
 	why := fmt.Sprintf("group %s has %d records of topic %s to commit (partitions %v)", p.group, total, p.topic, parts)
 	if cl, err := p.client(); err == nil {
+		ctx, cancel := context.WithTimeout(ctx, kafkaAskWait)
+		defer cancel()
 		if gs, err := kadm.NewClient(cl).DescribeGroups(ctx, p.group); err == nil {
 			if g, ok := gs[p.group]; !ok || len(g.Members) == 0 {
 				why += fmt.Sprintf("; no member is in group %s: is the consumer running?", p.group)
@@ -299,7 +321,12 @@ func (p *Kafka) Delivered(ctx context.Context) (bool, error) {
 }
 
 // Mark does nothing: Drained compares the group's committed offsets with
-// the topic's end, which holds whatever earlier runs produced.
+// the topic's end, which holds whatever earlier runs produced too, so a
+// group that had not caught up before the run must catch up first. A
+// group's commit is its consumer's word that it is done with a record:
+// a consumer that commits before the effect (auto-commit does, on a
+// timer) makes the drain read the oracles early, and the run then
+// reports the effects it has not applied yet as missing.
 func (p *Kafka) Mark(context.Context) {}
 
 // Redelivered is refused: a Kafka broker does not count what it hands out

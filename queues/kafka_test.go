@@ -4,17 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	neturl "net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/testsvc"
 	"github.com/idemcheck/idemcheck/lab"
+	"github.com/idemcheck/idemcheck/queues"
 	"github.com/idemcheck/idemcheck/scenarios"
 	"github.com/idemcheck/idemcheck/trial"
 )
@@ -160,5 +165,96 @@ func TestKafkaRefusals(t *testing.T) {
 	sc.Faults = append(sc.Faults, scenarios.Fault{Kind: "consumer_cut", Rate: 0.2, Listen: "127.0.0.1:19092"})
 	if ds := sc.Validate(); !strings.Contains(fmt.Sprint(ds), "a consumer_cut cannot be proven on Kafka") {
 		t.Errorf("Validate() = %v, want the consumer_cut refused on Kafka", ds)
+	}
+}
+
+// stalledKafka is a kfake cluster with a topic "stall" and the
+// scenario kafka-charges producing to it, whose producer has answered
+// Ping: from then on, the requests control takes are never answered.
+func stalledKafka(t *testing.T) (*kfake.Cluster, *queues.Kafka) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "stall"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	sc, err := scenarios.Builtin("kafka-charges")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Operation.Publish.Topic = "stall"
+	u, _ := neturl.Parse("kafka://" + c.ListenAddrs()[0])
+	p, err := queues.NewKafka(sc, u, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	if err := p.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return c, p
+}
+
+// TestKafkaSendEndsWithItsContext: a cluster that took the produce
+// request and never answers does not hold a publish past its context
+// (Ctrl-C, the run's deadline): the idempotent producer gives the record
+// up, and the attempt is not confirmed (the broker may have appended it),
+// never certainly not published.
+func TestKafkaSendEndsWithItsContext(t *testing.T) {
+	if testsvc.RealKafka() {
+		t.Skip("a real cluster cannot be told to stop answering") // the fake is what CI runs
+	}
+	t.Parallel()
+	c, p := stalledKafka(t)
+	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		return nil, nil, true // taken, never answered
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	a := &history.Attempt{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := p.Send(ctx, scenarios.Vars{Key: "k1"}, nil, a, func() time.Duration { return time.Since(start) }); err != nil {
+			t.Error(err)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(queues.KafkaDeliveryTimeout / 2):
+		t.Fatalf("Send still waits %s after its context ended", time.Since(start)-500*time.Millisecond)
+	}
+	if a.Outcome != history.Info || !strings.Contains(a.Err, "not confirmed") {
+		t.Errorf("attempt = %s %q, want info, not confirmed", a.Outcome, a.Err)
+	}
+}
+
+// TestKafkaDrainedIsBounded: a cluster that stopped answering costs one
+// drain poll a bounded wait, and an error, not the rest of the run.
+func TestKafkaDrainedIsBounded(t *testing.T) {
+	if testsvc.RealKafka() {
+		t.Skip("a real cluster cannot be told to stop answering")
+	}
+	t.Parallel()
+	c, p := stalledKafka(t)
+	c.Control(func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		return nil, nil, true
+	})
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := p.Drained(context.Background())
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Errorf("Drained on a silent cluster = nil error, want one")
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("Drained still waits after %s on a silent cluster", time.Since(start))
 	}
 }
