@@ -63,6 +63,9 @@ type AuditOptions struct {
 	// 'idemcheck check' judges again) and its scorecard (scorecard.json,
 	// report.html).
 	Out string
+	// Service is --service: the HTTP API behind a queue scenario's
+	// consumer, which its oracles read.
+	Service string
 	// Client is how the audit connects: TLS trust, client certificates,
 	// --http-debug.
 	Client clientFlags
@@ -93,7 +96,7 @@ func NewCmdAudit(f *Factory, runF func(context.Context, *AuditOptions) error) *c
 	opts := &AuditOptions{Streams: f.Streams, Getenv: f.Getenv}
 	c := &cobra.Command{
 		Use:   "audit METHOD URL | audit FILE | audit --openapi SPEC",
-		Short: "Audit one endpoint (or webhook receiver) against the idempotency contract (C01–C28, W01) and print a scorecard",
+		Short: "Audit one endpoint, webhook receiver or queue consumer against the idempotency contract (C01–C28, W01, Q01–Q04) and print a scorecard",
 		Long: `Audit sends a battery of probes to one endpoint and scores it against the
 idempotency contract (docs/audit.md): a missing key, malformed keys, replays,
 another payload under a used key, the same JSON reordered, concurrent copies
@@ -144,6 +147,14 @@ generated) is left out with the reason and its JSON pointer; the scorecard
 is a matrix of operations and checks, the worst operation first, and
 --max-requests, when given, caps the whole audit.
 
+A scenario that publishes to a queue (operation.publish: --target is its
+broker, --service the API behind its consumer) gets the consumer battery:
+each check is a short run of the scenario, judged by its invariants. Q01
+publishes every message twice at once, Q02 runs its consumer_cut (the
+consumer's connection cut before its ack: the broker redelivers), Q03
+publishes the messages again with the same ids after --retention (the
+consumer's dedup window), Q04 a poison message, then valid ones.
+
 An audit sends real requests that change state: it prints how many it may
 send before it starts, --max-requests caps them, --dry-run only prints the
 plan.
@@ -186,6 +197,9 @@ interrupted.`,
   # your API's spec: a token from the environment, two tags left out, what would be sent
   idemcheck audit --openapi api.yaml --target https://staging.example.com/v1 \
     --auth 'bearerAuth={{env "API_TOKEN"}}' --exclude admin,webhooks --fixtures audit-fixtures.yaml --dry-run
+
+  # a queue consumer: the lab's, on Redis (idemcheck lab --consumer redis://127.0.0.1:6379/0)
+  idemcheck audit stream-charges --target redis://127.0.0.1:6379/0 --service http://127.0.0.1:8080
 
   # the request, key and oracle of a scenario file; two replicas
   idemcheck audit charges.yaml --target http://10.0.0.1:8080 --target http://10.0.0.2:8080 --across sum`,
@@ -265,6 +279,7 @@ interrupted.`,
 	opts.Reports.register(fl)
 	opts.Client.register(fl)
 	fl.StringVarP(&opts.Out, "out", "o", "", "write the audit's history (history.jsonl: 'idemcheck check DIR' judges it again) and its scorecard (scorecard.json, report.html) into this directory")
+	fl.StringVar(&opts.Service, "service", "", "for a scenario that publishes to a queue (--target is its broker): the HTTP API behind its consumer, which the oracles read; the consumer battery runs (Q01–Q04)")
 	fl.StringVar(&opts.Effects, "effects", "", `how to count a key's effects: 'GET /path?key={{.Key}}' (a path: it resolves against the audited URL's scheme, host and port)`)
 	fl.StringVar(&opts.EffectsPath, "effects-path", "", `JSONPath in the --effects answer to a count or an array of effects (default: the whole answer): '$.charges'`)
 	fl.StringVar(&opts.Across, "across", "", "with several --target: read effects on the first target (first, the default) or add up every target's (sum)")
@@ -321,6 +336,9 @@ func auditRunOnce(ctx context.Context, opts *AuditOptions) (*checks.Scorecard, e
 	if err != nil {
 		return nil, err
 	}
+	if sc.IsQueue() {
+		return auditQueue(ctx, opts, sc, targets[0])
+	}
 	as, err := scenarios.ParseHeaders("--as", opts.As)
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
@@ -369,27 +387,68 @@ func auditRunOnce(ctx context.Context, opts *AuditOptions) (*checks.Scorecard, e
 	case res == nil && err != nil:
 		return nil, withCode(ExitInterrupted, err)
 	}
-	card := res.Scorecard
+	return res.Scorecard, writeScorecards(opts, res.Scorecard, res.History, start, err)
+}
+
+// writeScorecards writes an audit's scorecard (stdout, --report files,
+// --out with its history h) and gives its exit; err is an interruption.
+func writeScorecards(opts *AuditOptions, card *checks.Scorecard, h *history.History, start time.Time, err error) error {
 	ropts := reports.Options{JUnitInconclusive: opts.Reports.Inconclusive}
-	if werr := reports.WriteScorecard(opts.Streams.Out, opts.Format, card, res.History, ropts); werr != nil {
-		return card, withCode(ExitRuntime, fmt.Errorf("writing the scorecard: %w", werr))
+	if werr := reports.WriteScorecard(opts.Streams.Out, opts.Format, card, h, ropts); werr != nil {
+		return withCode(ExitRuntime, fmt.Errorf("writing the scorecard: %w", werr))
 	}
 	for _, f := range opts.Reports.files {
-		if werr := writeFile(f.Path, func(out *os.File) error { return reports.WriteScorecard(out, f.Format, card, res.History, ropts) }); werr != nil {
-			return card, withCode(ExitRuntime, werr)
+		if werr := writeFile(f.Path, func(out *os.File) error { return reports.WriteScorecard(out, f.Format, card, h, ropts) }); werr != nil {
+			return withCode(ExitRuntime, werr)
 		}
 	}
 	fmt.Fprintf(opts.Streams.Err, "audit: %s in %v, %d requests\n", card.Result, time.Since(start).Round(10*time.Millisecond), card.Requests)
-	if opts.Out != "" {
-		if werr := writeAudit(opts.Out, res.History, card); werr != nil {
-			return card, withCode(ExitRuntime, werr)
+	if opts.Out != "" && h != nil {
+		if werr := writeAudit(opts.Out, h, card); werr != nil {
+			return withCode(ExitRuntime, werr)
 		}
 		fmt.Fprintf(opts.Streams.Err, "audit written to %s (idemcheck check %s judges it again)\n", opts.Out, opts.Out)
 	}
 	if err != nil {
-		return card, withCode(ExitInterrupted, err)
+		return withCode(ExitInterrupted, err)
 	}
-	return card, scorecardExit(card)
+	return scorecardExit(card)
+}
+
+// auditQueue runs the consumer battery (trial.Battery) on a queue
+// scenario, its broker at broker.
+func auditQueue(ctx context.Context, opts *AuditOptions, sc *scenarios.Scenario, broker *url.URL) (*checks.Scorecard, error) {
+	if opts.Out != "" {
+		return nil, withHint(ExitUsage, errors.New("--out: the consumer battery records no history to judge again"), "write its scorecard with --report json=scorecard.json or --report html=report.html")
+	}
+	bo := trial.BatteryOptions{Options: trial.Options{Target: broker.String(), Service: opts.Service, Getenv: opts.Getenv, Secrets: opts.Streams.Secrets},
+		Late: opts.Retention, Checks: opts.Checks, MaxMessages: opts.MaxRequests, FailOn: opts.FailOn,
+		Progress: func(id, name string) { fmt.Fprintf(opts.Streams.Err, "audit: %s %s\n", id, name) }}
+	plan, err := trial.BatteryPlan(sc, bo)
+	switch {
+	case err != nil:
+		return nil, withCode(ExitUsage, err)
+	case opts.DryRun:
+		return nil, writeQueuePlan(opts, plan)
+	}
+	start := time.Now()
+	card, err := trial.Battery(ctx, sc, bo)
+	if card == nil {
+		return nil, prepareError(err)
+	}
+	return card, writeScorecards(opts, card, nil, start, err)
+}
+
+// writeQueuePlan prints what the consumer battery would publish.
+func writeQueuePlan(opts *AuditOptions, plan []trial.PlannedCheck) error {
+	p := reports.AuditPlan{MaxRequests: opts.MaxRequests, Oracle: true}
+	for _, c := range plan {
+		p.Checks = append(p.Checks, reports.AuditPlanCheck{ID: c.ID, Name: c.Name, Severity: string(c.Severity), Requests: c.Messages, Probes: c.Probe, Skip: c.Skip})
+		if c.Skip == "" {
+			p.MaxPlanned += c.Messages
+		}
+	}
+	return withCode(ExitRuntime, reports.WriteAuditPlan(opts.Streams.Out, p))
 }
 
 // writeAudit writes an audit's history and scorecard into dir.

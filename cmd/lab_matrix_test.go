@@ -452,6 +452,7 @@ func TestEveryBugHasACatcher(t *testing.T) {
 	// (queues' TestStreamConsumers)
 	caught[lab.BugConsumerDedupByDeliveryTag], caught[lab.BugConsumerDedupAfterEffect] = true, true
 	caught[lab.BugConsumerAckBeforeEffect] = true // under consumer_cut (TestStreamConsumerCut)
+	caught[lab.BugConsumerPoisonRetried] = true   // audit's consumer battery, Q04 (queues' TestConsumerBattery)
 	for _, b := range lab.Bugs() {
 		if !caught[b.Name] {
 			t.Errorf("seeded bug %s has no built-in scenario in the detection matrix and no audit check in auditCatchers", b.Name)

@@ -255,6 +255,7 @@ func TestSeededBugs(t *testing.T) {
 	covered[BugConsumerDedupByDeliveryTag] = true // TestConsumers
 	covered[BugConsumerDedupAfterEffect] = true   // queues' TestStreamConsumers: copies at once on a real Redis
 	covered[BugConsumerAckBeforeEffect] = true    // queues' TestStreamConsumerCut: an acknowledgement's answer cut
+	covered[BugConsumerPoisonRetried] = true      // queues' TestConsumerBattery: audit's Q04, a poison message then valid ones
 	for _, b := range Bugs() {
 		if !covered[b.Name] {
 			t.Errorf("bug %s has no probe", b.Name)

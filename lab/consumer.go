@@ -205,6 +205,10 @@ func (s *Server) consume(ctx context.Context, id string, body []byte, tag string
 		err = errors.New("no message id")
 	}
 	if err != nil {
+		if s.bugs[BugConsumerPoisonRetried] {
+			s.log.Warn("seeded bug: a message that cannot be charged handed back", "bug", BugConsumerPoisonRetried, "delivery", tag, "err", err)
+			return false
+		}
 		s.log.Warn("consumer: message dropped", "delivery", tag, "err", err)
 		return true
 	}

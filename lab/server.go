@@ -198,6 +198,9 @@ const (
 	// it: when the acknowledgement's answer is lost the message is left
 	// uncharged, though the broker took the acknowledgement.
 	BugConsumerAckBeforeEffect = "consumer-ack-before-effect"
+	// BugConsumerPoisonRetried hands a message it cannot decode back to
+	// the broker to try again, forever: it never settles.
+	BugConsumerPoisonRetried = "consumer-poison-retried"
 )
 
 // Limits of the newer key bugs.
@@ -260,6 +263,7 @@ var bugs = []BugInfo{
 	{BugConsumerDedupByDeliveryTag, "queue consumer: messages are deduplicated by the broker's entry id, not their message id: a message the producer published again (its confirm lost) charges again"},
 	{BugConsumerDedupAfterEffect, "queue consumer: the message id is looked up, the charge made, then the id recorded: copies handed to two consumers at once both charge"},
 	{BugConsumerAckBeforeEffect, "queue consumer: a message is acknowledged, then charged; an acknowledgement whose answer is lost (a cut connection) leaves it uncharged, though the broker took it (Redis, NATS, RabbitMQ: the lab's Kafka group commits a poll once its records are done)"},
+	{BugConsumerPoisonRetried, "queue consumer: a message it cannot decode is handed back to the broker to try again, forever; it never settles (on Kafka, its partition stalls)"},
 	{BugCrashStuck, "an in-flight record carries the key's 24 h retention as its lease: a request cut by a crash leaves its key answering 409, restarts included"},
 }
 

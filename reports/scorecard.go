@@ -82,7 +82,7 @@ func oracleLine(sc *checks.Scorecard) string {
 // escaped, and a tab in a value cannot add a column.
 func writeScorecardText(w io.Writer, sc *checks.Scorecard) error {
 	var b strings.Builder
-	termsafe.Fprintf(&b, "audit %s %s (profile %s; %s)\n\n", sc.Method, sc.Target, sc.Profile, oracleLine(sc))
+	termsafe.Fprintf(&b, "audit %s %s (%s%s)\n\n", sc.Method, sc.Target, cond(sc.Profile != "", "profile "+sc.Profile+"; ", ""), oracleLine(sc))
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tCHECK\tSEVERITY\tRESULT\tSUMMARY")
 	for _, c := range sc.Checks {
@@ -145,8 +145,8 @@ func evidenceLine(e checks.Evidence) string {
 func writeScorecardMarkdown(w io.Writer, sc *checks.Scorecard) error {
 	var b strings.Builder
 	termsafe.Fprintf(&b, "### idemcheck audit: %s\n\n", sc.Result)
-	termsafe.Fprintf(&b, "`%s %s` · profile `%s` · %s · %s\n\n", sc.Method, md(sc.Target), sc.Profile, md(oracleLine(sc)), scoreTally(sc))
-	b.WriteString("| ID | Check | checks.Severity | Result | Summary |\n|---|---|---|---|---|\n")
+	termsafe.Fprintf(&b, "`%s %s` · %s%s · %s\n\n", sc.Method, md(sc.Target), cond(sc.Profile != "", "profile `"+sc.Profile+"` · ", ""), md(oracleLine(sc)), scoreTally(sc))
+	b.WriteString("| ID | Check | Severity | Result | Summary |\n|---|---|---|---|---|\n")
 	for _, c := range sc.Checks {
 		res := string(c.Result)
 		if c.Result == checks.Fail {
@@ -246,4 +246,12 @@ func scorecardSuite(sc *checks.Scorecard, h *history.History, unknownFails bool,
 		suite.Cases = append(suite.Cases, tc)
 	}
 	return suite
+}
+
+// cond is a when ok, else b.
+func cond(ok bool, a, b string) string {
+	if ok {
+		return a
+	}
+	return b
 }

@@ -7,6 +7,9 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/pause"
 	"github.com/idemcheck/idemcheck/queues"
 	"github.com/idemcheck/idemcheck/runner"
@@ -140,4 +143,34 @@ func brokerAddr(broker *url.URL) string {
 		port = "9092"
 	}
 	return net.JoinHostPort(broker.Hostname(), port)
+}
+
+// PoisonBody is the body of the consumer battery's poison message: JSON
+// cut short, which no consumer can decode.
+const PoisonBody = `{"poison": "a message no consumer can decode`
+
+// poisonError is a poison message the broker did not confirm.
+type poisonError struct{ why string }
+
+func (e *poisonError) Error() string { return "the poison message was not confirmed: " + e.why }
+
+// poison publishes one message with PoisonBody under a fresh id, before
+// the load, and waits for the broker's confirm.
+func (t *Trial) poison(ctx context.Context) error {
+	sc := *t.sc
+	sc.Operation.Body = PoisonBody
+	p, err := newPublisher(&sc, t.target, t.opts.Getenv)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	a := &history.Attempt{}
+	start := time.Now()
+	if err := p.Send(ctx, scenarios.Vars{Key: "poison-" + uuid.NewString()}, nil, a, func() time.Duration { return time.Since(start) }); err != nil {
+		return &poisonError{err.Error()}
+	}
+	if a.Outcome != history.OK {
+		return &poisonError{fmt.Sprintf("%s %s", a.Outcome, a.Err)}
+	}
+	return nil
 }

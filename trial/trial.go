@@ -166,6 +166,9 @@ type Trial struct {
 	// cut is a queue's consumer_cut, its proxy serving from Prepare to
 	// Close; nil for none.
 	cut *consumerCut
+	// undrained is why the consumer had not drained the queue when
+	// Observe read the oracles ("" when it had, or for an HTTP target).
+	undrained string
 	// calibration is what calibrate measured, nil when it sent nothing.
 	calibration *history.Calibration
 }
@@ -494,6 +497,7 @@ func (t *Trial) Observe(ctx context.Context, h *history.History) {
 		if undrained = t.drain(ctx, quiet); ctx.Err() != nil {
 			interruptedIn = history.PhaseQuiet
 		}
+		t.undrained = undrained
 	} else if !pause.For(ctx, quiet) {
 		interruptedIn = history.PhaseQuiet
 		rest := quiet - time.Since(start)

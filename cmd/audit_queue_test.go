@@ -1,0 +1,79 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/internal/testsvc"
+	"github.com/idemcheck/idemcheck/lab"
+)
+
+// TestAuditQueueRefusals: a queue scenario's audit plans the consumer
+// battery (--dry-run sends nothing), and refuses what it cannot do,
+// before anything is published.
+func TestAuditQueueRefusals(t *testing.T) {
+	t.Parallel()
+	broker := "redis://127.0.0.1:1/0" // nothing listens: nothing may be sent
+	r := runMain(t, nil, "audit", "stream-charges", "--target", broker, "--service", "http://127.0.0.1:1", "--dry-run")
+	if r.code != ExitOK {
+		t.Fatalf("--dry-run: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	for _, want := range []string{"nothing sent", "Q01", "duplicate-publish", "Q02", "skipped: the scenario has no consumer_cut", "Q03", "Q04", "poison-then-valid"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("--dry-run output lacks %q:\n%s", want, r.out)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		code ExitCode
+		says string
+	}{
+		{[]string{"--out", t.TempDir()}, ExitUsage, "records no history"},
+		{[]string{"--checks", "C06"}, ExitUsage, "Q01 to Q04"},
+		{nil, ExitRuntime, "unreachable"},
+	} {
+		args := append([]string{"audit", "stream-charges", "--target", broker, "--service", "http://127.0.0.1:1"}, tc.args...)
+		r := runMain(t, nil, args...)
+		if r.code != tc.code || !strings.Contains(r.err, tc.says) {
+			t.Errorf("%v: exit %d, %q; want %d saying %q", tc.args, r.code, r.err, tc.code, tc.says)
+		}
+	}
+}
+
+// TestAuditQueueConsumer: the lab's naive consumer on a real Redis fails
+// the consumer battery's duplicate publish (exit 1), the protected one
+// passes it (exit 0), and the scorecard reaches a --report file.
+func TestAuditQueueConsumer(t *testing.T) {
+	testsvc.Need(t, testsvc.RedisServer)
+	t.Parallel()
+	broker := testsvc.Redis(t)
+	l, err := lab.Start(context.Background(), lab.Config{}, lab.Backends{Store: "memory", Ledger: "memory", Consumer: broker}, 1, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Stop)
+	for _, tc := range []struct {
+		scenario string
+		code     ExitCode
+		result   checks.Status
+	}{{"stream-charges-naive", ExitFailed, checks.Fail}, {"stream-charges", ExitOK, checks.Pass}} {
+		path := filepath.Join(t.TempDir(), "card.json")
+		r := runMain(t, nil, "audit", tc.scenario, "--target", broker, "--service", l.URL, "--checks", "Q01", "--report", "json="+path)
+		if r.code != tc.code {
+			t.Fatalf("%s: exit %d, want %d\n%s%s", tc.scenario, r.code, tc.code, r.out, r.err)
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var card checks.Scorecard
+		if err := json.Unmarshal(raw, &card); err != nil || len(card.Checks) != 4 || card.Checks[0].Result != tc.result {
+			t.Fatalf("%s: scorecard %s (%v), want Q01 %s", tc.scenario, raw, err, tc.result)
+		}
+	}
+}

@@ -1,0 +1,108 @@
+package queues_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/internal/testsvc"
+	"github.com/idemcheck/idemcheck/lab"
+	"github.com/idemcheck/idemcheck/scenarios"
+	"github.com/idemcheck/idemcheck/trial"
+)
+
+// TestConsumerBattery: audit's consumer battery on a real Redis, against
+// the lab's consumers: the protected one holds every check it can run
+// (Q02 needs a consumer_cut, which stream-charges has not), the naive one
+// is caught applying a copy published twice (Q01) and a message published
+// again later (Q03), and a consumer that hands a poison message back
+// forever is caught by Q04, though it charges every valid message.
+func TestConsumerBattery(t *testing.T) {
+	testsvc.Need(t, testsvc.RedisServer)
+	t.Parallel()
+	type want map[string]checks.Status
+	cases := []struct {
+		name, scenario string
+		bugs           []string
+		checks         []string
+		want           want
+		result         checks.Result
+	}{
+		{"protected", "stream-charges", nil, nil,
+			want{"Q01": checks.Pass, "Q02": checks.Skipped, "Q03": checks.Pass, "Q04": checks.Pass}, checks.Met},
+		{"naive", "stream-charges-naive", nil, []string{"Q01", "Q03"},
+			want{"Q01": checks.Fail, "Q02": checks.Skipped, "Q03": checks.Fail, "Q04": checks.Skipped}, checks.NotMet},
+		{"poison retried", "stream-charges", []string{lab.BugConsumerPoisonRetried}, []string{"Q01", "Q04"},
+			want{"Q01": checks.Pass, "Q04": checks.Fail}, checks.NotMet},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := redisBroker(t)
+			service := startLab(t, b.url, tc.bugs...)
+			sc := builtin(t, tc.scenario, b)
+			sc.Quiet = scenarios.Duration(3 * time.Second) // the poison's run waits it out
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			var ran []string
+			card, err := trial.Battery(ctx, sc, trial.BatteryOptions{Options: trial.Options{Target: b.url, Service: service},
+				Checks: tc.checks, Late: 200 * time.Millisecond, Progress: func(id, _ string) { ran = append(ran, id) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range card.Checks {
+				if w, ok := tc.want[c.ID]; ok && c.Result != w {
+					t.Errorf("%s %s = %s (%s), want %s", c.ID, c.Name, c.Result, c.Summary, w)
+				}
+				if c.Result == checks.Fail && len(c.Evidence) == 0 && c.ID != trial.QPoisonThenValid {
+					t.Errorf("%s failed without evidence", c.ID)
+				}
+			}
+			if card.Result != tc.result || card.Requests == 0 || card.Target == "" {
+				t.Errorf("scorecard %s (%s), %d publishes to %q; want %s", card.Result, card.Why, card.Requests, card.Target, tc.result)
+			}
+			t.Logf("ran %v: %s", ran, card.Why)
+		})
+	}
+}
+
+// TestConsumerBatteryCut: Q02 runs the scenario's consumer_cut (the lab's
+// consumer reaching Redis through its proxy): the naive consumer is
+// caught applying a redelivered message again, the protected one holds.
+func TestConsumerBatteryCut(t *testing.T) {
+	testsvc.Need(t, testsvc.RedisServer)
+	t.Parallel()
+	for _, tc := range []struct {
+		scenario string
+		want     checks.Status
+	}{{"stream-charges", checks.Pass}, {"stream-charges-naive", checks.Fail}} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			t.Parallel()
+			b := redisBroker(t)
+			var card *checks.Scorecard
+			var err error
+			for range 3 { // a port free when chosen may be taken before the proxy listens
+				listen := freeAddr(t)
+				service := startLab(t, "redis://"+listen+"/0")
+				sc := builtin(t, tc.scenario, b)
+				sc.Faults = append(sc.Faults, scenarios.Fault{Kind: "consumer_cut", Rate: 0.2, Listen: listen})
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				card, err = trial.Battery(ctx, sc, trial.BatteryOptions{Options: trial.Options{Target: b.url, Service: service}, Checks: []string{trial.QCutConsumer}})
+				cancel()
+				if err == nil || !strings.Contains(err.Error(), "address already in use") {
+					break
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := card.Checks[1]
+			if q.ID != trial.QCutConsumer || q.Result != tc.want {
+				t.Fatalf("%s = %s (%s), want %s", q.ID, q.Result, q.Summary, tc.want)
+			}
+			t.Log(q.Summary)
+		})
+	}
+}
