@@ -245,21 +245,11 @@ func (p *AMQP) RecordsBit() bool { return true }
 // and loses the confirm (outcome info; it bit when the queue took it);
 // delay waits first.
 func (p *AMQP) Send(ctx context.Context, v scenarios.Vars, f faults.Fault, a *history.Attempt, now func() time.Duration) error {
-	body, err := p.body.Render(ctx, v)
-	if err != nil {
+	body, ch, copies, err := publishing(ctx, p.body, v, f, a, now, p.channel)
+	if err != nil || copies == 0 {
 		return err
 	}
-	ch, err := p.channel()
-	a.Start = now()
 	defer func() { a.End = now() }()
-	if err != nil {
-		a.Outcome, a.Err = history.Fail, "not published: "+err.Error()
-		return nil
-	}
-	copies := beforePublish(ctx, f, a)
-	if copies == 0 {
-		return nil
-	}
 	msg := amqp.Publishing{DeliveryMode: amqp.Persistent, ContentType: "application/json", Body: []byte(body)}
 	if p.idHeader == "" {
 		msg.MessageId = v.Key

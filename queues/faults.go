@@ -2,11 +2,41 @@ package queues
 
 import (
 	"context"
+	"time"
 
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/pause"
+	"github.com/idemcheck/idemcheck/scenarios"
 )
+
+// publishing begins a publish, whatever the broker: it renders the body
+// and connects (connect), stamps the attempt's start and does what f does
+// before a publish (beforePublish). It returns the body, the connection
+// and how many copies to publish; 0 copies means the attempt is settled
+// (not connected, or a delay cut short) and its end stamped. An error is
+// the body's: nothing was attempted. The caller stamps the end of an
+// attempt it publishes.
+func publishing[C any](ctx context.Context, body *scenarios.Text, v scenarios.Vars, f faults.Fault, a *history.Attempt,
+	now func() time.Duration, connect func() (C, error)) (string, C, int, error) {
+	var c C
+	text, err := body.Render(ctx, v)
+	if err != nil {
+		return "", c, 0, err
+	}
+	c, err = connect()
+	a.Start = now()
+	copies := 0
+	if err != nil {
+		a.Outcome, a.Err = history.Fail, "not published: "+err.Error()
+	} else {
+		copies = beforePublish(ctx, f, a)
+	}
+	if copies == 0 {
+		a.End = now()
+	}
+	return text, c, copies, nil
+}
 
 // beforePublish does what fault f does before a publish, whatever the
 // broker: a delay waits (and bit when the whole wait elapsed), a

@@ -183,21 +183,11 @@ var notProduced = []error{kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.In
 // loses the acknowledgement (outcome info; it bit when the record was
 // appended); delay waits first.
 func (p *Kafka) Send(ctx context.Context, v scenarios.Vars, f faults.Fault, a *history.Attempt, now func() time.Duration) error {
-	body, err := p.body.Render(ctx, v)
-	if err != nil {
+	body, cl, copies, err := publishing(ctx, p.body, v, f, a, now, p.client)
+	if err != nil || copies == 0 {
 		return err
 	}
-	cl, err := p.client()
-	a.Start = now()
 	defer func() { a.End = now() }()
-	if err != nil {
-		a.Outcome, a.Err = history.Fail, "not published: "+err.Error()
-		return nil
-	}
-	copies := beforePublish(ctx, f, a)
-	if copies == 0 {
-		return nil
-	}
 	recs := make([]*kgo.Record, copies)
 	for i := range recs {
 		recs[i] = &kgo.Record{Topic: p.topic, Key: []byte(v.Key), Value: []byte(body)}

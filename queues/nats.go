@@ -119,21 +119,11 @@ func (p *NATS) RecordsBit() bool { return true }
 // drop_ack publishes it and loses the acknowledgement (outcome info; it
 // bit when the message was stored); delay waits first.
 func (p *NATS) Send(ctx context.Context, v scenarios.Vars, f faults.Fault, a *history.Attempt, now func() time.Duration) error {
-	body, err := p.body.Render(ctx, v)
-	if err != nil {
+	body, js, copies, err := publishing(ctx, p.body, v, f, a, now, p.conn)
+	if err != nil || copies == 0 {
 		return err
 	}
-	js, err := p.conn()
-	a.Start = now()
 	defer func() { a.End = now() }()
-	if err != nil {
-		a.Outcome, a.Err = history.Fail, "not published: "+err.Error()
-		return nil
-	}
-	copies := beforePublish(ctx, f, a)
-	if copies == 0 {
-		return nil
-	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	stored, acked := 0, 0

@@ -86,17 +86,12 @@ func (p *RedisStream) RecordsBit() bool { return true }
 // when the broker confirmed every entry, fail when none was added, info
 // when it cannot be told.
 func (p *RedisStream) Send(ctx context.Context, v scenarios.Vars, f faults.Fault, a *history.Attempt, now func() time.Duration) error {
-	body, err := p.body.Render(ctx, v)
-	if err != nil {
+	body, _, copies, err := publishing(ctx, p.body, v, f, a, now, func() (struct{}, error) { return struct{}{}, nil })
+	if err != nil || copies == 0 {
 		return err
 	}
-	fields := map[string]any{p.idField: v.Key, p.bodyField: body}
-	a.Start = now()
 	defer func() { a.End = now() }()
-	copies := beforePublish(ctx, f, a)
-	if copies == 0 {
-		return nil
-	}
+	fields := map[string]any{p.idField: v.Key, p.bodyField: body}
 	ids, errs := p.add(ctx, fields, copies)
 	switch {
 	case len(ids) == 0:
