@@ -393,14 +393,8 @@ func auditRunOnce(ctx context.Context, opts *AuditOptions) (*checks.Scorecard, e
 // writeScorecards writes an audit's scorecard (stdout, --report files,
 // --out with its history h) and gives its exit; err is an interruption.
 func writeScorecards(opts *AuditOptions, card *checks.Scorecard, h *history.History, start time.Time, err error) error {
-	ropts := reports.Options{JUnitInconclusive: opts.Reports.Inconclusive}
-	if werr := reports.WriteScorecard(opts.Streams.Out, opts.Format, card, h, ropts); werr != nil {
-		return withCode(ExitRuntime, fmt.Errorf("writing the scorecard: %w", werr))
-	}
-	for _, f := range opts.Reports.files {
-		if werr := writeFile(f.Path, func(out *os.File) error { return reports.WriteScorecard(out, f.Format, card, h, ropts) }); werr != nil {
-			return withCode(ExitRuntime, werr)
-		}
+	if werr := opts.Reports.writeScorecard(opts.Streams.Out, opts.Format, card, h); werr != nil {
+		return werr
 	}
 	fmt.Fprintf(opts.Streams.Err, "audit: %s in %v, %d requests\n", card.Result, time.Since(start).Round(10*time.Millisecond), card.Requests)
 	if opts.Out != "" && h != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 	"github.com/idemcheck/idemcheck/storebench"
+	"github.com/idemcheck/idemcheck/trial"
 )
 
 // NewCmdBench builds `idemcheck bench` and its subcommands.
@@ -171,9 +172,9 @@ func benchOverheadRun(ctx context.Context, opts *BenchOverheadOptions) error {
 		Rate: rate, Duration: opts.Duration, Warmup: opts.Warmup, Block: opts.Block, MaxInFlight: opts.MaxInFlight,
 		// Keys are new on every run, whatever the seed: a stateful API
 		// would rightly replay the keys of an earlier run.
-		Rand: rand.New(rand.NewPCG(randomSeed(), randomSeed())),
+		Rand: rand.New(rand.NewPCG(trial.RandomSeed(), trial.RandomSeed())),
 	}
-	ro := abtest.RateOptions{MaxInFlight: opts.MaxInFlight, Rand: rand.New(rand.NewPCG(randomSeed(), randomSeed()))}
+	ro := abtest.RateOptions{MaxInFlight: opts.MaxInFlight, Rand: rand.New(rand.NewPCG(trial.RandomSeed(), trial.RandomSeed()))}
 
 	// What it will send, before sending it.
 	plan := abtest.NewPreview(a, b, opts.BaselineNoKey, targets[0], ab, ro, auto)

@@ -119,7 +119,7 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 		}
 	}
 	for _, a := range audits {
-		if err := a.write(opts); err != nil {
+		if err := opts.Reports.writeScorecard(opts.Streams.Out, opts.Format, a.card, a.h); err != nil {
 			return err
 		}
 	}
@@ -153,21 +153,6 @@ func recheckAudit(dir string, sc *scenarios.Scenario, opts *CheckOptions) (judge
 		return judgedAudit{}, false, withCode(ExitRuntime, err)
 	}
 	return judgedAudit{h: h, card: card}, true, nil
-}
-
-// write renders the audit's scorecard on stdout and in the --report
-// files, as 'idemcheck audit' does.
-func (a judgedAudit) write(opts *CheckOptions) error {
-	o := reports.Options{JUnitInconclusive: opts.Reports.Inconclusive}
-	if err := reports.WriteScorecard(opts.Streams.Out, opts.Format, a.card, a.h, o); err != nil {
-		return withCode(ExitRuntime, err)
-	}
-	for _, f := range opts.Reports.files {
-		if err := writeFile(f.Path, func(out *os.File) error { return reports.WriteScorecard(out, f.Format, a.card, a.h, o) }); err != nil {
-			return withCode(ExitRuntime, err)
-		}
-	}
-	return nil
 }
 
 // runDirs is dir's saved runs (trial.SavedDirs).

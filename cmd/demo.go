@@ -116,7 +116,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	if !opts.NonceSet {
 		// Redis and Postgres keep what an earlier demo wrote: the same seed
 		// must not send its keys again.
-		opts.KeyNonce = randomSeed()
+		opts.KeyNonce = trial.RandomSeed()
 	}
 	pairs := scenarios.Showcase()
 	if len(opts.Only) > 0 {

@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/trial"
 )
@@ -162,4 +165,19 @@ func (r *reportFlags) writeNotRun(name, target string, cause error) error {
 		target = redactArg(target)
 	}
 	return r.writeFiles([]*reports.Summary{reports.NotRun("idemcheck "+Version, name, target, time.Now(), cause)})
+}
+
+// writeScorecard writes an audit's scorecard (with its history h, nil
+// for none) on out in format, then into every --report file.
+func (r *reportFlags) writeScorecard(out io.Writer, format string, card *checks.Scorecard, h *history.History) error {
+	o := reports.Options{JUnitInconclusive: r.Inconclusive}
+	if err := reports.WriteScorecard(out, format, card, h, o); err != nil {
+		return withCode(ExitRuntime, fmt.Errorf("writing the scorecard: %w", err))
+	}
+	for _, f := range r.files {
+		if err := writeFile(f.Path, func(w *os.File) error { return reports.WriteScorecard(w, f.Format, card, h, o) }); err != nil {
+			return withCode(ExitRuntime, err)
+		}
+	}
+	return nil
 }

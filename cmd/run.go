@@ -2,11 +2,8 @@ package cmd
 
 import (
 	"context"
-	crand "crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -420,13 +417,13 @@ func (opts *RunOptions) closeTransport() {
 func (opts *RunOptions) seedAndNonce() (seed, nonce uint64) {
 	seed = opts.Seed
 	if !opts.SeedSet {
-		seed = randomSeed()
+		seed = trial.RandomSeed()
 	}
 	nonce = opts.KeyNonce
 	if !opts.NonceSet {
 		// A target keeps its keys: the same seed again must not send the
 		// last run's keys, which a correct API would rightly replay.
-		nonce = randomSeed()
+		nonce = trial.RandomSeed()
 	}
 	return seed, nonce
 }
@@ -443,27 +440,16 @@ func finish(code ExitCode, errs []error) error {
 	return nil
 }
 
-// applyOverrides applies the load flags to a loaded scenario.
+// applyOverrides applies the load flags to a loaded scenario
+// (trial.Overrides), refusing values out of range.
 func applyOverrides(sc *scenarios.Scenario, ops int, d time.Duration, conc int, rate float64, abort bool) error {
-	if math.IsNaN(rate) || math.IsInf(rate, 0) {
-		return usageError("--rate %v: want a number of ops per second", rate)
+	o := trial.Overrides{Ops: ops, Duration: d, Concurrency: conc, Rate: rate, AbortOnFail: abort}
+	if err := o.Check(); err != nil {
+		return withHint(ExitUsage, fmt.Errorf("--ops, --duration, --concurrency, --rate: %w", err),
+			"the closed model (--concurrency) or the open model (--rate), and no negative value")
 	}
-	if ops < 0 || d < 0 || conc < 0 || rate < 0 {
-		return usageError("--ops, --duration, --concurrency and --rate must not be negative")
-	}
-	if conc > 0 && rate > 0 {
-		return withHint(ExitUsage, errors.New("--concurrency and --rate both set"), "choose the closed model (--concurrency) or the open model (--rate)")
-	}
-	trial.Overrides{Ops: ops, Duration: d, Concurrency: conc, Rate: rate, AbortOnFail: abort}.Apply(sc)
+	o.Apply(sc)
 	return nil
-}
-
-func randomSeed() uint64 {
-	var b [8]byte
-	if _, err := crand.Read(b[:]); err != nil {
-		return uint64(time.Now().UnixNano())
-	}
-	return binary.LittleEndian.Uint64(b[:]) >> 1 // keep it printable as a positive int64 too
 }
 
 // rateValue is --rate: ops per second, or with a unit as in a scenario

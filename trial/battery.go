@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/pause"
@@ -258,21 +256,12 @@ func (b *battery) runOnce(ctx context.Context, v *scenarios.Scenario, nonce uint
 	return j, t.undrained, nil
 }
 
-func newNonce() uint64 {
-	u := uuid.New()
-	var n uint64
-	for _, c := range u[:8] {
-		n = n<<8 | uint64(c)
-	}
-	return n | 1
-}
-
 // run runs check c into row.
 func (b *battery) run(ctx context.Context, c PlannedCheck, row *checks.ContractCheck) error {
 	row.JudgedBy = checks.ByEffects
 	switch c.ID {
 	case QDuplicatePublish:
-		j, _, err := b.runOnce(ctx, b.variant(scenarios.Fault{Kind: "duplicate", Rate: 1, Copies: 2}), newNonce(), false)
+		j, _, err := b.runOnce(ctx, b.variant(scenarios.Fault{Kind: "duplicate", Rate: 1, Copies: 2}), RandomSeed(), false)
 		if err != nil {
 			return err
 		}
@@ -281,13 +270,13 @@ func (b *battery) run(ctx context.Context, c PlannedCheck, row *checks.ContractC
 		cut := cutOf(b.sc)
 		v := b.variant(*cut)
 		v.Load.Ops = c.Messages
-		j, _, err := b.runOnce(ctx, v, newNonce(), false)
+		j, _, err := b.runOnce(ctx, v, RandomSeed(), false)
 		if err != nil {
 			return err
 		}
 		score(row, j, fmt.Sprintf("%d messages, the consumer's connection cut at rate %g", v.Load.Ops, cut.Rate))
 	case QLateRedelivery:
-		nonce, late := newNonce(), cmpOrDur(b.o.Late, time.Second)
+		nonce, late := RandomSeed(), cmpOrDur(b.o.Late, time.Second)
 		v := b.variant()
 		first, _, err := b.runOnce(ctx, v, nonce, false)
 		if err != nil {
@@ -308,7 +297,7 @@ func (b *battery) run(ctx context.Context, c PlannedCheck, row *checks.ContractC
 		score(row, again, fmt.Sprintf("%d messages consumed, then published again with the same ids %s later", b.n, late))
 	case QPoisonThenValid:
 		what := fmt.Sprintf("a message whose body no consumer can decode, then %d valid ones", b.n)
-		j, undrained, err := b.runOnce(ctx, b.variant(), newNonce(), true)
+		j, undrained, err := b.runOnce(ctx, b.variant(), RandomSeed(), true)
 		var pe *poisonError
 		if errors.As(err, &pe) {
 			row.Result, row.Summary = checks.Unknown, what+": "+pe.Error()
