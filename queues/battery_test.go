@@ -7,21 +7,35 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/internal/testenv"
 	"github.com/idemcheck/idemcheck/internal/testsvc"
 	"github.com/idemcheck/idemcheck/lab"
 	"github.com/idemcheck/idemcheck/scenarios"
 	"github.com/idemcheck/idemcheck/trial"
 )
 
-// TestConsumerBattery: audit's consumer battery on a real Redis, against
-// the lab's consumers: the protected one holds every check it can run
-// (Q02 needs a consumer_cut, which stream-charges has not), the naive one
-// is caught applying a copy published twice (Q01) and a message published
-// again later (Q03), and a consumer that hands a poison message back
-// forever is caught by Q04, though it charges every valid message.
-func TestConsumerBattery(t *testing.T) {
-	testsvc.Need(t, testsvc.RedisServer)
-	t.Parallel()
+// consumerLab starts the lab's consumers (with bugs) on a broker of
+// their own and returns the built-in name publishing there, the broker's
+// URL and the lab's.
+type consumerLab func(t *testing.T, name string, bugs ...string) (sc *scenarios.Scenario, target, service string)
+
+// labOn is the consumerLab of a broker that start starts.
+func labOn(start func(testing.TB) broker) consumerLab {
+	return func(t *testing.T, name string, bugs ...string) (*scenarios.Scenario, string, string) {
+		b := start(t)
+		return builtin(t, name, b), b.url, startLab(t, b.url, bugs...)
+	}
+}
+
+// checkBattery runs audit's consumer battery against the lab's consumers
+// on one broker: the protected one holds every check it can run (Q02
+// needs a consumer_cut, which the built-ins protected and naive have
+// not), the naive one is caught applying a copy published twice (Q01)
+// and a message published again later (Q03), and a consumer that hands
+// a poison message back forever is caught by Q04, though it charges
+// every valid message. quiet bounds each run's wait for the drain (the
+// poison's run waits it out).
+func checkBattery(t *testing.T, setup consumerLab, protected, naive string, quiet time.Duration) {
 	type want map[string]checks.Status
 	cases := []struct {
 		name, scenario string
@@ -30,24 +44,22 @@ func TestConsumerBattery(t *testing.T) {
 		want           want
 		result         checks.Result
 	}{
-		{"protected", "stream-charges", nil, nil,
+		{"protected", protected, nil, nil,
 			want{"Q01": checks.Pass, "Q02": checks.Skipped, "Q03": checks.Pass, "Q04": checks.Pass}, checks.Met},
-		{"naive", "stream-charges-naive", nil, []string{"Q01", "Q03"},
+		{"naive", naive, nil, []string{"Q01", "Q03"},
 			want{"Q01": checks.Fail, "Q02": checks.Skipped, "Q03": checks.Fail, "Q04": checks.Skipped}, checks.NotMet},
-		{"poison retried", "stream-charges", []string{lab.BugConsumerPoisonRetried}, []string{"Q01", "Q04"},
+		{"poison retried", protected, []string{lab.BugConsumerPoisonRetried}, []string{"Q01", "Q04"},
 			want{"Q01": checks.Pass, "Q04": checks.Fail}, checks.NotMet},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			b := redisBroker(t)
-			service := startLab(t, b.url, tc.bugs...)
-			sc := builtin(t, tc.scenario, b)
-			sc.Quiet = scenarios.Duration(3 * time.Second) // the poison's run waits it out
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			sc, target, service := setup(t, tc.scenario, tc.bugs...)
+			sc.Quiet = scenarios.Duration(quiet)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			var ran []string
-			card, err := trial.Battery(ctx, sc, trial.BatteryOptions{Options: trial.Options{Target: b.url, Service: service},
+			card, err := trial.Battery(ctx, sc, trial.BatteryOptions{Options: trial.Options{Target: target, Service: service},
 				Checks: tc.checks, Late: 200 * time.Millisecond, Progress: func(id, _ string) { ran = append(ran, id) }})
 			if err != nil {
 				t.Fatal(err)
@@ -66,6 +78,38 @@ func TestConsumerBattery(t *testing.T) {
 			t.Logf("ran %v: %s", ran, card.Why)
 		})
 	}
+}
+
+// TestConsumerBattery: the consumer battery on a real Redis.
+func TestConsumerBattery(t *testing.T) {
+	testsvc.Need(t, testsvc.RedisServer)
+	t.Parallel()
+	checkBattery(t, labOn(redisBroker), "stream-charges", "stream-charges-naive", 3*time.Second)
+}
+
+// TestConsumerBatteryKafka: the consumer battery on Kafka (kfake, or
+// IDEMCHECK_KAFKA's cluster): a poison record stalls its partition.
+func TestConsumerBatteryKafka(t *testing.T) {
+	t.Parallel()
+	checkBattery(t, kafkaLab, "kafka-charges", "kafka-charges-naive", 5*time.Second)
+}
+
+// TestConsumerBatteryNATS: the consumer battery on a real nats-server
+// with JetStream: a poison message handed back is redelivered forever.
+func TestConsumerBatteryNATS(t *testing.T) {
+	testenv.SkipUnlessLong(t) // the fast suite proves the battery on Redis and Kafka
+	testsvc.Need(t, testsvc.NATSServer)
+	t.Parallel()
+	checkBattery(t, labOn(natsBroker), "nats-charges", "nats-charges-naive", 8*time.Second)
+}
+
+// TestConsumerBatteryRabbitMQ: the consumer battery on a real RabbitMQ:
+// a poison message nacked back is requeued forever.
+func TestConsumerBatteryRabbitMQ(t *testing.T) {
+	testenv.SkipUnlessLong(t)
+	testsvc.Need(t, testsvc.RabbitMQServer)
+	t.Parallel()
+	checkBattery(t, labOn(rabbitBroker), "amqp-charges", "amqp-charges-naive", 8*time.Second)
 }
 
 // TestConsumerBatteryCut: Q02 runs the scenario's consumer_cut (the lab's

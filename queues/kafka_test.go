@@ -29,10 +29,11 @@ import (
 // its own, so its topics and group are its own.
 var kafkaRuns atomic.Int64
 
-// runKafka runs the built-in name against the lab's Kafka consumer group
-// (with bugs) on a cluster of its own (kfake), or on IDEMCHECK_KAFKA's
-// under a namespace of its own.
-func runKafka(t *testing.T, name string, bugs ...string) *trial.Judged {
+// kafkaLab starts the lab's Kafka consumer group (with bugs) on a
+// cluster of its own (kfake), or on IDEMCHECK_KAFKA's under a namespace
+// of its own, and returns the built-in name (its topic and group in that
+// namespace), the cluster's URL and the lab's.
+func kafkaLab(t *testing.T, name string, bugs ...string) (*scenarios.Scenario, string, string) {
 	t.Helper()
 	url := testsvc.Kafka(t)
 	ns := ""
@@ -53,9 +54,17 @@ func runKafka(t *testing.T, name string, bugs ...string) *trial.Judged {
 		p := sc.Operation.Publish
 		p.Topic, p.Group = ns+"."+p.Topic, ns+"."+p.Group
 	}
+	return sc, url, r.URL
+}
+
+// runKafka runs the built-in name against the lab's Kafka consumer group
+// with bugs (kafkaLab).
+func runKafka(t *testing.T, name string, bugs ...string) *trial.Judged {
+	t.Helper()
+	sc, url, service := kafkaLab(t, name, bugs...)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	j, err := trial.Run(ctx, sc, trial.Options{Target: url, Service: r.URL, Seed: 7})
+	j, err := trial.Run(ctx, sc, trial.Options{Target: url, Service: service, Seed: 7})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
