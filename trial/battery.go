@@ -111,6 +111,9 @@ func BatteryPlan(sc *scenarios.Scenario, o BatteryOptions) ([]PlannedCheck, erro
 			}
 		case QLateRedelivery:
 			p.Messages = 2 * n
+			if len(perMessage(sc)) == 0 {
+				p.Skip = "the scenario judges no message's own effects (exactly_once or at_most_once): a count (exact_counter) cannot tell a republished message's effect from a new one's"
+			}
 		case QPoisonThenValid:
 			p.Messages = n + 1
 		}
@@ -125,6 +128,18 @@ func BatteryPlan(sc *scenarios.Scenario, o BatteryOptions) ([]PlannedCheck, erro
 		out[i] = p
 	}
 	return out, nil
+}
+
+// perMessage are sc's invariants that judge each message's own effects
+// (exactly_once, at_most_once).
+func perMessage(sc *scenarios.Scenario) []scenarios.Invariant {
+	var out []scenarios.Invariant
+	for _, inv := range sc.Invariants {
+		if kind, _ := checks.OracleKind(inv.Check); kind == history.KindEffects {
+			out = append(out, inv)
+		}
+	}
+	return out
 }
 
 // cutOf is sc's consumer_cut fault, nil without one.
@@ -290,6 +305,7 @@ func (b *battery) run(ctx context.Context, c PlannedCheck, row *checks.ContractC
 		if !pause.For(ctx, late) {
 			return ctx.Err()
 		}
+		v.Invariants = perMessage(b.sc) // a count would read the republish as new messages
 		again, _, err := b.runOnce(ctx, v, nonce, false)
 		if err != nil {
 			return err
