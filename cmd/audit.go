@@ -88,6 +88,8 @@ type AuditOptions struct {
 
 	// Transport replaces the HTTP transport (tests).
 	Transport http.RoundTripper
+	// changed reports whether a flag was given.
+	changed func(name string) bool
 }
 
 // NewCmdAudit builds `idemcheck audit`. runF replaces the run logic in
@@ -254,7 +256,7 @@ interrupted.`,
 					return withHint(ExitUsage, fmt.Errorf("--profile %q: unknown profile", opts.Profile), "use one of "+strings.Join(scenarios.ProfileNames(), ", "))
 				}
 			}
-			opts.MaxRequestsSet = c.Flags().Changed("max-requests")
+			opts.MaxRequestsSet, opts.changed = c.Flags().Changed("max-requests"), c.Flags().Changed
 			switch {
 			case opts.Webhook == "" && (opts.WebhookEvent != "" || c.Flags().Changed("webhook-secret")):
 				return usageError("--webhook-secret and --webhook-event go with --webhook PROFILE")
@@ -336,9 +338,6 @@ func auditRunOnce(ctx context.Context, opts *AuditOptions) (*checks.Scorecard, e
 	if err != nil {
 		return nil, err
 	}
-	if sc.IsQueue() {
-		return auditQueue(ctx, opts, sc, targets[0])
-	}
 	as, err := scenarios.ParseHeaders("--as", opts.As)
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
@@ -350,6 +349,12 @@ func auditRunOnce(ctx context.Context, opts *AuditOptions) (*checks.Scorecard, e
 		}
 		defer idle.CloseIdleConnections()
 		opts.Transport = rt
+	}
+	switch {
+	case sc.IsQueue():
+		return auditQueue(ctx, opts, sc, targets[0])
+	case opts.Service != "":
+		return nil, withHint(ExitUsage, errors.New("--service names the API behind a queue scenario's consumer"), "an HTTP endpoint is audited at its URL: drop --service")
 	}
 	if opts.Out != "" && !opts.DryRun {
 		if err := checkOut(opts.Out); err != nil {
@@ -415,8 +420,17 @@ func auditQueue(ctx context.Context, opts *AuditOptions, sc *scenarios.Scenario,
 	if opts.Out != "" {
 		return nil, withHint(ExitUsage, errors.New("--out: the consumer battery records no history to judge again"), "write its scorecard with --report json=scorecard.json or --report html=report.html")
 	}
-	bo := trial.BatteryOptions{Options: trial.Options{Target: broker.String(), Service: opts.Service, Getenv: opts.Getenv, Secrets: opts.Streams.Secrets},
-		Late: opts.Retention, Checks: opts.Checks, MaxMessages: opts.MaxRequests, FailOn: opts.FailOn,
+	for _, name := range []string{"as", "profile", "errors", "error-data", "volatile", "lease", "key-from-answer", "retention-keys", "kill-cmd", "start-cmd", "ready", "across"} {
+		if opts.changed != nil && opts.changed(name) {
+			return nil, withHint(ExitUsage, fmt.Errorf("--%s does not apply to a queue scenario's consumer battery", name),
+				"the battery publishes the scenario's messages and reads its oracles (docs/audit.md, \"A queue consumer\")")
+		}
+	}
+	if opts.Quiet > 0 {
+		sc.Quiet = scenarios.Duration(opts.Quiet) // how long each run waits for the consumer to drain
+	}
+	bo := trial.BatteryOptions{Options: trial.Options{Target: broker.String(), Service: opts.Service, Getenv: opts.Getenv, Secrets: opts.Streams.Secrets,
+		Transport: opts.Transport}, Late: opts.Retention, Checks: opts.Checks, MaxMessages: opts.MaxRequests, FailOn: opts.FailOn,
 		Progress: func(id, name string) { fmt.Fprintf(opts.Streams.Err, "audit: %s %s\n", id, name) }}
 	plan, err := trial.BatteryPlan(sc, bo)
 	switch {
@@ -425,6 +439,7 @@ func auditQueue(ctx context.Context, opts *AuditOptions, sc *scenarios.Scenario,
 	case opts.DryRun:
 		return nil, writeQueuePlan(opts, plan)
 	}
+	termsafe.Fprintf(opts.Streams.Err, "audit: up to %d messages to %s, retries aside (--max-requests %d)\n", trial.Planned(plan), redactArg(broker.String()), opts.MaxRequests)
 	start := time.Now()
 	card, err := trial.Battery(ctx, sc, bo)
 	if card == nil {
@@ -435,12 +450,9 @@ func auditQueue(ctx context.Context, opts *AuditOptions, sc *scenarios.Scenario,
 
 // writeQueuePlan prints what the consumer battery would publish.
 func writeQueuePlan(opts *AuditOptions, plan []trial.PlannedCheck) error {
-	p := reports.AuditPlan{MaxRequests: opts.MaxRequests, Oracle: true}
+	p := reports.AuditPlan{MaxRequests: opts.MaxRequests, Oracle: true, MaxPlanned: trial.Planned(plan)}
 	for _, c := range plan {
 		p.Checks = append(p.Checks, reports.AuditPlanCheck{ID: c.ID, Name: c.Name, Severity: string(c.Severity), Requests: c.Messages, Probes: c.Probe, Skip: c.Skip})
-		if c.Skip == "" {
-			p.MaxPlanned += c.Messages
-		}
 	}
 	return withCode(ExitRuntime, reports.WriteAuditPlan(opts.Streams.Out, p))
 }

@@ -35,6 +35,8 @@ func TestAuditQueueRefusals(t *testing.T) {
 	}{
 		{[]string{"--out", t.TempDir()}, ExitUsage, "records no history"},
 		{[]string{"--checks", "C06"}, ExitUsage, "Q01 to Q04"},
+		{[]string{"--as", "Authorization: Bearer bob"}, ExitUsage, "--as does not apply to a queue scenario"},
+		{[]string{"--ca-cert", "/nonexistent/ca.pem"}, ExitUsage, "ca.pem"},
 		{nil, ExitRuntime, "unreachable"},
 	} {
 		args := append([]string{"audit", "stream-charges", "--target", broker, "--service", "http://127.0.0.1:1"}, tc.args...)
@@ -42,6 +44,11 @@ func TestAuditQueueRefusals(t *testing.T) {
 		if r.code != tc.code || !strings.Contains(r.err, tc.says) {
 			t.Errorf("%v: exit %d, %q; want %d saying %q", tc.args, r.code, r.err, tc.code, tc.says)
 		}
+	}
+	// and the other way: --service on an HTTP endpoint's audit
+	r = runMain(t, nil, "audit", "POST", "http://127.0.0.1:1/charges", "--service", "http://127.0.0.1:2", "--dry-run")
+	if r.code != ExitUsage || !strings.Contains(r.err, "--service names the API behind a queue") {
+		t.Errorf("--service on an HTTP audit: exit %d, %q; want it refused", r.code, r.err)
 	}
 }
 

@@ -418,6 +418,11 @@ func (p *AMQP) Mark(ctx context.Context) {
 	p.stored.Store(0)
 }
 
+// Published notes n messages the queue took since Mark beside the ones
+// Send published (another publisher's, such as the consumer battery's
+// poison message): the drain waits for their acknowledgements too.
+func (p *AMQP) Published(n int) { p.stored.Add(int64(n)) }
+
 // Redelivered counts the queue's redeliveries since Mark (RabbitMQ
 // redelivers a message whose consumer's channel closed before it was
 // acknowledged). They are named "redelivery#k".

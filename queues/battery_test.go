@@ -2,6 +2,7 @@ package queues_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func checkBattery(t *testing.T, setup consumerLab, protected, naive string, quie
 			defer cancel()
 			var ran []string
 			card, err := trial.Battery(ctx, sc, trial.BatteryOptions{Options: trial.Options{Target: target, Service: service},
-				Checks: tc.checks, Late: 200 * time.Millisecond, Progress: func(id, _ string) { ran = append(ran, id) }})
+				Checks: tc.checks, Late: 200 * time.Millisecond, FailOn: "medium", Progress: func(id, _ string) { ran = append(ran, id) }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,6 +123,8 @@ func TestConsumerBatteryCut(t *testing.T) {
 		scenario string
 		want     checks.Status
 	}{{"stream-charges", checks.Pass}, {"stream-charges-naive", checks.Fail}} {
+		// the protected consumer runs the whole battery behind the proxy:
+		// the other checks' runs reach the broker through it, uncut
 		t.Run(tc.scenario, func(t *testing.T) {
 			t.Parallel()
 			b := redisBroker(t)
@@ -133,7 +136,12 @@ func TestConsumerBatteryCut(t *testing.T) {
 				sc := builtin(t, tc.scenario, b)
 				sc.Faults = append(sc.Faults, scenarios.Fault{Kind: "consumer_cut", Rate: 0.2, Listen: listen})
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				card, err = trial.Battery(ctx, sc, trial.BatteryOptions{Options: trial.Options{Target: b.url, Service: service}, Checks: []string{trial.QCutConsumer}})
+				only := []string{trial.QCutConsumer}
+				if tc.want == checks.Pass {
+					only = nil
+				}
+				card, err = trial.Battery(ctx, sc, trial.BatteryOptions{Options: trial.Options{Target: b.url, Service: service}, Checks: only,
+					Late: 200 * time.Millisecond, FailOn: "medium"})
 				cancel()
 				if err == nil || !strings.Contains(err.Error(), "address already in use") {
 					break
@@ -142,11 +150,42 @@ func TestConsumerBatteryCut(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			q := card.Checks[1]
-			if q.ID != trial.QCutConsumer || q.Result != tc.want {
-				t.Fatalf("%s = %s (%s), want %s", q.ID, q.Result, q.Summary, tc.want)
+			for _, q := range card.Checks {
+				switch {
+				case q.ID == trial.QCutConsumer && q.Result != tc.want:
+					t.Errorf("%s = %s (%s), want %s", q.ID, q.Result, q.Summary, tc.want)
+				case q.ID != trial.QCutConsumer && tc.want == checks.Pass && q.Result != checks.Pass:
+					t.Errorf("%s = %s (%s) behind the proxy, want pass", q.ID, q.Result, q.Summary)
+				}
+				t.Logf("%s %s: %s", q.ID, q.Result, q.Summary)
 			}
-			t.Log(q.Summary)
 		})
+	}
+}
+
+// TestConsumerBatteryInterrupted: an interrupt mid-battery keeps what was
+// judged: the scorecard comes back with the interruption, the checks
+// before it judged, the rest skipped, and nothing met.
+func TestConsumerBatteryInterrupted(t *testing.T) {
+	testsvc.Need(t, testsvc.RedisServer)
+	t.Parallel()
+	sc, target, service := labOn(redisBroker)(t, "stream-charges")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	card, err := trial.Battery(ctx, sc, trial.BatteryOptions{Options: trial.Options{Target: target, Service: service}, Late: 5 * time.Second,
+		Progress: func(id, _ string) {
+			if id == trial.QLateRedelivery {
+				time.AfterFunc(300*time.Millisecond, cancel) // within its wait before the republish
+			}
+		}})
+	if !errors.Is(err, context.Canceled) || card == nil {
+		t.Fatalf("Battery = %v, %v; want the scorecard and the interruption", card, err)
+	}
+	got := map[string]checks.Status{}
+	for _, c := range card.Checks {
+		got[c.ID] = c.Result
+	}
+	if got["Q01"] != checks.Pass || got["Q03"] != checks.Skipped || got["Q04"] != checks.Skipped || !card.Interrupted || card.Result != checks.Inconclusive {
+		t.Errorf("interrupted battery: %v, interrupted %v, %s; want Q01 judged, Q03 and Q04 skipped, inconclusive", got, card.Interrupted, card.Result)
 	}
 }

@@ -1,16 +1,20 @@
 package trial
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/pause"
+	"github.com/idemcheck/idemcheck/internal/redact"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -106,7 +110,10 @@ func BatteryPlan(sc *scenarios.Scenario, o BatteryOptions) ([]PlannedCheck, erro
 			p.Messages = 2 * n
 		case QCutConsumer:
 			p.Messages = max(sc.Load.Ops, 10*n) // a cut bites a share of the chunks: enough of them
-			if cutOf(sc) == nil {
+			switch {
+			case sc.Operation.Publish.Topic != "":
+				p.Skip = "a consumer_cut cannot be proven on Kafka: no broker counts what a group fetches again (docs/scenario.md)"
+			case cutOf(sc) == nil:
 				p.Skip = "the scenario has no consumer_cut fault; give it one (faults: [{kind: consumer_cut, rate: 0.2, listen: HOST:PORT}]) and point the consumer at its listen address (docs/scenario.md)"
 			}
 		case QLateRedelivery:
@@ -142,6 +149,18 @@ func perMessage(sc *scenarios.Scenario) []scenarios.Invariant {
 	return out
 }
 
+// Planned is how many messages plan publishes, copies included and
+// retries aside.
+func Planned(plan []PlannedCheck) int {
+	n := 0
+	for _, p := range plan {
+		if p.Skip == "" {
+			n += p.Messages
+		}
+	}
+	return n
+}
+
 // cutOf is sc's consumer_cut fault, nil without one.
 func cutOf(sc *scenarios.Scenario) *scenarios.Fault {
 	for i := range sc.Faults {
@@ -155,7 +174,10 @@ func cutOf(sc *scenarios.Scenario) *scenarios.Fault {
 // Battery runs the consumer battery on sc, a queue scenario, and scores
 // it. The scorecard holds every check, skipped ones with their reason;
 // the error is an interruption, beside the scorecard of what ran, or a
-// scenario or broker the battery cannot run with (no scorecard then).
+// scenario or broker the battery could not start with (no scorecard
+// then). A check whose run could not be made after another was judged is
+// unknown with its error, and the checks after it are skipped: what was
+// judged is kept.
 func Battery(ctx context.Context, sc *scenarios.Scenario, o BatteryOptions) (*checks.Scorecard, error) {
 	plan, err := BatteryPlan(sc, o)
 	if err != nil {
@@ -163,7 +185,11 @@ func Battery(ctx context.Context, sc *scenarios.Scenario, o BatteryOptions) (*ch
 	}
 	b := &battery{sc: sc, o: o, n: cmpOr(o.Messages, DefaultBatteryMessages), card: &checks.Scorecard{FormatVersion: checks.ScorecardFormat,
 		Method: "PUBLISH", Oracle: oracleNames(sc), Checks: []checks.ContractCheck{}, FailOn: o.FailOn}}
-	var interrupted error
+	if u, err := url.Parse(cmp.Or(append([]string{o.Target}, sc.Targets()...)...)); err == nil && u.Host != "" {
+		b.card.Target = redact.Options{Path: o.RedactPath}.URL(u) // the broker, its password masked
+	}
+	var interrupted, stopped error
+	ran := false
 	for _, p := range plan {
 		row := checks.ContractCheck{ID: p.ID, Name: p.Name, Severity: p.Severity, Evidence: []checks.Evidence{}}
 		switch {
@@ -171,23 +197,29 @@ func Battery(ctx context.Context, sc *scenarios.Scenario, o BatteryOptions) (*ch
 			row.Result, row.Summary = checks.Skipped, "skipped: "+p.Skip
 		case interrupted != nil:
 			row.Result, row.Summary = checks.Skipped, "skipped: the audit was interrupted before this check"
+		case stopped != nil:
+			row.Result, row.Summary = checks.Skipped, "skipped: an earlier check's run could not be made"
 		default:
 			if o.Progress != nil {
 				o.Progress(p.ID, p.Name)
 			}
 			err := b.run(ctx, p, &row)
-			if ctx.Err() != nil {
+			switch {
+			case ctx.Err() != nil:
 				interrupted = ctx.Err()
 				if row.Result == "" {
 					row.Result, row.Summary = checks.Skipped, "skipped: interrupted"
 				}
-			} else if err != nil {
-				return nil, err
+			case err != nil && !ran:
+				return nil, err // the first run could not be made: nothing was judged
+			case err != nil:
+				stopped = err
+				row.Result, row.Summary = checks.Unknown, "its run could not be made: "+err.Error()
 			}
+			ran = true
 		}
 		b.card.Checks = append(b.card.Checks, row)
 	}
-	b.card.Target = b.target
 	b.card.Interrupted = interrupted != nil
 	b.card.Decide()
 	return b.card, interrupted
@@ -218,18 +250,21 @@ type battery struct {
 	o    BatteryOptions
 	n    int
 	card *checks.Scorecard
-	// target is the broker as the runs name it (redacted).
-	target string
-	// drained is true once a run without a poison message drained: the
-	// consumer runs, so a queue left undrained after a poison is the
-	// poison's doing.
-	drained bool
+	// alive is true once a run without a poison message drained: the
+	// consumer runs, so a poison's run in which it applied nothing is
+	// the poison's doing.
+	alive bool
 }
 
 // variant is sc with faults fs and n ops in a closed load, expected to
-// pass.
+// pass. A scenario's consumer_cut stays in every variant: its consumer
+// reaches the broker through the cut's proxy, which passes everything
+// unless the run cuts (runOnce).
 func (b *battery) variant(fs ...scenarios.Fault) *scenarios.Scenario {
 	v := *b.sc
+	if cut := cutOf(b.sc); cut != nil && !slices.ContainsFunc(fs, func(f scenarios.Fault) bool { return f.Kind == faults.KindConsumerCut }) {
+		fs = append(fs, *cut)
+	}
 	v.Faults, v.Expect = fs, scenarios.ExpectPass // the battery judges the consumer, not a scenario's expectation of it
 	v.Thresholds = scenarios.Thresholds{}         // nor its latency
 	v.Load.Ops, v.Load.Duration, v.Load.Rate, v.Load.Stages = b.n, 0, 0, nil
@@ -237,38 +272,47 @@ func (b *battery) variant(fs ...scenarios.Fault) *scenarios.Scenario {
 	return &v
 }
 
-// runOnce runs v with keys of its own (nonce), or the nonce given; the
-// run's judgement, and why the consumer had not drained ("" when it had).
-func (b *battery) runOnce(ctx context.Context, v *scenarios.Scenario, nonce uint64, poison bool) (*Judged, string, error) {
+// runMode is how runOnce runs a variant.
+type runMode struct {
+	// cut: the consumer_cut cuts (else its proxy passes everything).
+	cut bool
+	// poison: a poison message is published before the load, and the
+	// oracles are read even when the queue did not drain.
+	poison bool
+}
+
+// runOnce runs v with keys (and a seed) of nonce; the run's judgement,
+// why the consumer had not drained ("" when it had), and why the poison
+// was not confirmed (nil when it was, or none was sent).
+func (b *battery) runOnce(ctx context.Context, v *scenarios.Scenario, nonce uint64, m runMode) (*Judged, string, error, error) {
 	o := b.o.Options
 	o.Seed, o.KeyNonce = nonce, nonce
 	t, err := Prepare(ctx, v, o)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
-	b.target = t.redacted(t.target)
-	if poison {
-		if err := t.poison(ctx); err != nil {
-			t.Close()
-			return nil, "", err
-		}
+	if t.cut != nil {
+		t.cut.off = !m.cut
 	}
+	t.poisonFirst, t.readUndrained = m.poison, m.poison
 	h, loadErr := t.Load(ctx)
 	t.Observe(ctx, h)
 	t.Close()
 	j, err := judgeIn(h, o.SpillDir)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	j.Err = loadErr
-	b.card.Requests += len(h.Attempts)
-	if poison {
+	for _, a := range h.Attempts {
+		b.card.Requests += max(a.Copies, 1)
+	}
+	if m.poison && t.poisonErr == nil {
 		b.card.Requests++
 	}
-	if t.undrained == "" && !poison {
-		b.drained = true
+	if !m.poison && t.undrained == "" && j.Judgement.Result != checks.Inconclusive {
+		b.alive = true
 	}
-	return j, t.undrained, nil
+	return j, t.undrained, t.poisonErr, nil
 }
 
 // run runs check c into row.
@@ -276,7 +320,7 @@ func (b *battery) run(ctx context.Context, c PlannedCheck, row *checks.ContractC
 	row.JudgedBy = checks.ByEffects
 	switch c.ID {
 	case QDuplicatePublish:
-		j, _, err := b.runOnce(ctx, b.variant(scenarios.Fault{Kind: "duplicate", Rate: 1, Copies: 2}), RandomSeed(), false)
+		j, _, _, err := b.runOnce(ctx, b.variant(scenarios.Fault{Kind: "duplicate", Rate: 1, Copies: 2}), RandomSeed(), runMode{})
 		if err != nil {
 			return err
 		}
@@ -285,7 +329,7 @@ func (b *battery) run(ctx context.Context, c PlannedCheck, row *checks.ContractC
 		cut := cutOf(b.sc)
 		v := b.variant(*cut)
 		v.Load.Ops = c.Messages
-		j, _, err := b.runOnce(ctx, v, RandomSeed(), false)
+		j, _, _, err := b.runOnce(ctx, v, RandomSeed(), runMode{cut: true})
 		if err != nil {
 			return err
 		}
@@ -293,7 +337,7 @@ func (b *battery) run(ctx context.Context, c PlannedCheck, row *checks.ContractC
 	case QLateRedelivery:
 		nonce, late := RandomSeed(), cmpOrDur(b.o.Late, time.Second)
 		v := b.variant()
-		first, _, err := b.runOnce(ctx, v, nonce, false)
+		first, _, _, err := b.runOnce(ctx, v, nonce, runMode{})
 		if err != nil {
 			return err
 		}
@@ -306,31 +350,35 @@ func (b *battery) run(ctx context.Context, c PlannedCheck, row *checks.ContractC
 			return ctx.Err()
 		}
 		v.Invariants = perMessage(b.sc) // a count would read the republish as new messages
-		again, _, err := b.runOnce(ctx, v, nonce, false)
+		again, _, _, err := b.runOnce(ctx, v, nonce, runMode{})
 		if err != nil {
 			return err
 		}
 		score(row, again, fmt.Sprintf("%d messages consumed, then published again with the same ids %s later", b.n, late))
 	case QPoisonThenValid:
 		what := fmt.Sprintf("a message whose body no consumer can decode, then %d valid ones", b.n)
-		j, undrained, err := b.runOnce(ctx, b.variant(), RandomSeed(), true)
-		var pe *poisonError
-		if errors.As(err, &pe) {
-			row.Result, row.Summary = checks.Unknown, what+": "+pe.Error()
-			return nil
-		}
+		const stuck = "A consumer stuck on a message it can never handle stalls what comes after it (a log's partition, a queue's prefetch): set it aside (a dead-letter queue, or acknowledge and log it)"
+		j, undrained, poisonErr, err := b.runOnce(ctx, b.variant(), RandomSeed(), runMode{poison: true})
 		if err != nil {
 			return err
 		}
+		score(row, j, what)
 		switch {
-		case undrained != "" && b.drained && ctx.Err() == nil:
+		case poisonErr != nil:
+			row.Result, row.Summary = checks.Unknown, what+": "+poisonErr.Error()
+		case row.Result == checks.Unknown && undrained != "" && b.alive:
+			// an earlier run drained: the consumer runs, and applied
+			// nothing after the poison
 			row.Result = checks.Fail
-			row.Summary = what + ": " + undrained + ". A consumer that retries a message it can never handle stalls (a log's partition) or never settles (a queue's pending list): set it aside (a dead-letter queue, or acknowledge it and log it)"
-		case undrained != "" && !b.drained:
-			row.Result = checks.Unknown
-			row.Summary = what + ": " + undrained + "; no other check's run drained either, so this says nothing of the poison: check that the consumer runs"
-		default:
-			score(row, j, what)
+			row.Summary = what + ": " + undrained + ", and no valid message was applied (" + j.Judgement.Why + "). " + stuck
+		case row.Result == checks.Unknown && undrained != "":
+			row.Summary = what + ": " + undrained + ", and no valid message was applied: the consumer is stuck on the poison, or not running (no other check's run drained to tell; run Q04 with Q01)"
+		case row.Result == checks.Fail && undrained != "":
+			row.Summary += "; " + undrained + ". " + stuck
+		case row.Result == checks.Pass && undrained != "":
+			// every valid message applied once; the poison never settled
+			row.Result, row.Severity = checks.Fail, checks.Medium
+			row.Summary = what + ": every valid message applied once, but " + undrained + ". What is left is likely the poison: a consumer that hands it back forever never settles it; one that sets it aside after an idle time longer than quiet passes with a longer --quiet-period"
 		}
 	}
 	return nil

@@ -21,7 +21,12 @@ import (
 // drains; meanwhile it watches the broker for messages handed out more
 // than once (redeliveries), the proof that a cut bit.
 type consumerCut struct {
-	spec   faults.Spec
+	spec faults.Spec
+	// off passes everything, the whole run: the consumer reaches the
+	// broker through the proxy and nothing is cut (the consumer
+	// battery's other checks, on a scenario whose consumer is pointed at
+	// the proxy).
+	off    bool
 	proxy  *faults.TCPProxy
 	stop   context.CancelFunc
 	served chan struct{}
@@ -71,7 +76,7 @@ func (t *Trial) startConsumerCut(ctx context.Context, upstream string) error {
 
 // begin starts cutting, and watching for redeliveries.
 func (c *consumerCut) begin(q publisher) {
-	if c == nil {
+	if c == nil || c.off {
 		return
 	}
 	_ = c.proxy.SetFaults(faults.TCPFaults{CutRate: c.spec.Rate})
@@ -103,7 +108,7 @@ func (c *consumerCut) begin(q publisher) {
 // the consumer (each delivery under the cut), or after wait: the
 // consumer then drains on a whole connection.
 func (c *consumerCut) end(ctx context.Context, q publisher, wait time.Duration) {
-	if c == nil {
+	if c == nil || c.off {
 		return
 	}
 	deadline := time.Now().Add(wait)
@@ -131,7 +136,7 @@ func (c *consumerCut) connected(ctx context.Context) {
 
 // record stops watching and says what the cut did.
 func (c *consumerCut) record() *history.ConsumerCut {
-	if c == nil {
+	if c == nil || c.off {
 		return nil
 	}
 	if c.watchStop != nil {

@@ -169,6 +169,13 @@ type Trial struct {
 	// undrained is why the consumer had not drained the queue when
 	// Observe read the oracles ("" when it had, or for an HTTP target).
 	undrained string
+	// The consumer battery's settings of a queue run: poisonFirst
+	// publishes a poison message once the run has marked where its
+	// messages start (poisonErr: why it was not confirmed);
+	// readUndrained reads the oracles even when the queue did not drain
+	// (the poison may be left).
+	poisonFirst, readUndrained bool
+	poisonErr                  error
 	// calibration is what calibrate measured, nil when it sent nothing.
 	calibration *history.Calibration
 }
@@ -433,6 +440,9 @@ func (t *Trial) Load(ctx context.Context) (*history.History, error) {
 			// where this run's messages start: the drain and the
 			// redeliveries count from here
 			t.queue.Mark(context.WithoutCancel(ctx))
+			if t.poisonFirst {
+				t.poisonErr = t.poison(ctx)
+			}
 		}
 		t.cut.begin(t.queue)
 		h, err = runner.Run(ctx, t.sc, opts)
@@ -518,7 +528,7 @@ func (t *Trial) Observe(ctx context.Context, h *history.History) {
 		r := history.Reading{Oracle: or.Name()}
 		if err := t.before[or.Name()]; err != nil {
 			r.Err = "reading before the run: " + err.Error()
-		} else if undrained != "" {
+		} else if undrained != "" && !t.readUndrained {
 			r.Err = undrained // the consumer may still apply what is left: nothing to judge yet
 		} else {
 			r = *oracles.Observe(octx, or, h)
