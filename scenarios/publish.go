@@ -296,7 +296,16 @@ func (c *checker) publish() {
 // target, or a queue's service) rather than from a database.
 func (s *Scenario) ReadsHTTP() bool {
 	for _, o := range s.Oracles {
-		if o.Effects == nil || o.Effects.SQL == nil && o.Effects.Redis == nil {
+		switch {
+		case o.Effects != nil:
+			if o.Effects.SQL == nil && o.Effects.Redis == nil {
+				return true
+			}
+		case o.Counter != nil:
+			if o.Counter.SQL == nil && o.Counter.Redis == nil {
+				return true
+			}
+		default: // account and state oracles read over HTTP alone
 			return true
 		}
 	}

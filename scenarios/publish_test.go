@@ -74,3 +74,33 @@ func TestPublishValidation(t *testing.T) {
 	http := strings.Replace(valid, "name: t\n", "name: t\nservice: http://127.0.0.1:1\n", 1)
 	checkDiags(t, diagnose(t, http), []want{{2, "service", "publishes nothing"}})
 }
+
+// ReadsHTTP says whether a queue scenario needs a service to read: an
+// oracle that reads a database (effects or counter, SQL or Redis) needs
+// none; one that reads over HTTP does.
+func TestReadsHTTP(t *testing.T) {
+	for _, tc := range []struct {
+		name, oracle string
+		want         bool
+	}{
+		{"effects over HTTP", "effects: {bulk: {path: /counts, value: $.counts}}", true},
+		{"effects in Redis", "effects: {redis: {url: 'redis://127.0.0.1:6379/0', pattern: 'c:%s'}}", false},
+		{"counter over HTTP", "counter: {path: /likes, value: $.likes}", true},
+		{"counter in Redis", "counter: {redis: {url: 'redis://127.0.0.1:6379/0', key: likes}}", false},
+		{"counter in SQL", "counter: {sql: {url: 'postgres://127.0.0.1/x', query: 'select 1'}}", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.Replace(publishing, "effects: {bulk: {path: /counts, value: $.counts}}", tc.oracle, 1)
+			if strings.Contains(tc.oracle, "counter") {
+				src = strings.Replace(src, "{check: exactly_once, oracle: ledger}", "{check: exact_counter, oracle: ledger}", 1)
+			}
+			s, err := Parse("t.yaml", []byte(src))
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if got := s.ReadsHTTP(); got != tc.want {
+				t.Errorf("ReadsHTTP() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
