@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/testenv"
 	"github.com/idemcheck/idemcheck/internal/testsvc"
 	"github.com/idemcheck/idemcheck/lab"
@@ -169,23 +171,65 @@ func TestConsumerBatteryCut(t *testing.T) {
 func TestConsumerBatteryInterrupted(t *testing.T) {
 	testsvc.Need(t, testsvc.RedisServer)
 	t.Parallel()
-	sc, target, service := labOn(redisBroker)(t, "stream-charges")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	card, err := trial.Battery(ctx, sc, trial.BatteryOptions{Options: trial.Options{Target: target, Service: service}, Late: 5 * time.Second,
-		Progress: func(id, _ string) {
-			if id == trial.QLateRedelivery {
-				time.AfterFunc(300*time.Millisecond, cancel) // within its wait before the republish
+	for _, tc := range []struct {
+		name string
+		// stop arms an interruption once Q03 starts; obs hears its runs.
+		stop func(cancel context.CancelFunc, obs *cancelAtLoadEnd)
+	}{
+		// the CI case: the first publish's load is done, its drain or
+		// reading interrupted, and Q03 is not judged from it
+		{"in the first publish's drain", func(cancel context.CancelFunc, obs *cancelAtLoadEnd) { obs.arm(cancel) }},
+		{"at 300ms", func(cancel context.CancelFunc, _ *cancelAtLoadEnd) { time.AfterFunc(300*time.Millisecond, cancel) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc, target, service := labOn(redisBroker)(t, "stream-charges")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			obs := &cancelAtLoadEnd{}
+			card, err := trial.Battery(ctx, sc, trial.BatteryOptions{Options: trial.Options{Target: target, Service: service, Observer: obs}, Late: 5 * time.Second,
+				Progress: func(id, _ string) {
+					if id == trial.QLateRedelivery {
+						tc.stop(cancel, obs)
+					}
+				}})
+			if !errors.Is(err, context.Canceled) || card == nil {
+				t.Fatalf("Battery = %v, %v; want the scorecard and the interruption", card, err)
 			}
-		}})
-	if !errors.Is(err, context.Canceled) || card == nil {
-		t.Fatalf("Battery = %v, %v; want the scorecard and the interruption", card, err)
+			got := map[string]checks.Status{}
+			for _, c := range card.Checks {
+				got[c.ID] = c.Result
+			}
+			if got["Q01"] != checks.Pass || got["Q03"] != checks.Skipped || got["Q04"] != checks.Skipped || !card.Interrupted || card.Result != checks.Inconclusive {
+				t.Errorf("interrupted battery: %v, interrupted %v, %s; want Q01 judged, Q03 and Q04 skipped, inconclusive", got, card.Interrupted, card.Result)
+			}
+		})
 	}
-	got := map[string]checks.Status{}
-	for _, c := range card.Checks {
-		got[c.ID] = c.Result
-	}
-	if got["Q01"] != checks.Pass || got["Q03"] != checks.Skipped || got["Q04"] != checks.Skipped || !card.Interrupted || card.Result != checks.Inconclusive {
-		t.Errorf("interrupted battery: %v, interrupted %v, %s; want Q01 judged, Q03 and Q04 skipped, inconclusive", got, card.Interrupted, card.Result)
+}
+
+// cancelAtLoadEnd cancels, once armed, when the run it hears has done
+// every op of its load.
+type cancelAtLoadEnd struct {
+	mu          sync.Mutex
+	total, done int
+	cancel      context.CancelFunc
+}
+
+func (c *cancelAtLoadEnd) arm(cancel context.CancelFunc) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cancel = cancel
+}
+
+func (c *cancelAtLoadEnd) Start(total int, _ time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.total, c.done = total, 0
+}
+
+func (c *cancelAtLoadEnd) OpDone(int, history.OpState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done++; c.cancel != nil && c.done == c.total {
+		c.cancel()
 	}
 }

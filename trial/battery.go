@@ -341,6 +341,9 @@ func (b *battery) run(ctx context.Context, c PlannedCheck, row *checks.ContractC
 		if err != nil {
 			return err
 		}
+		if ctx.Err() != nil { // interrupted in the first publish: nothing was judged
+			return ctx.Err()
+		}
 		if first.Judgement.Result != checks.Met {
 			row.Result = checks.Unknown
 			row.Summary = "unknown: the first publish of the messages was not judged sound, so a second tells nothing: " + first.Judgement.Why
