@@ -22,7 +22,6 @@ import (
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/scenarios"
 	"github.com/idemcheck/idemcheck/trial"
-	"github.com/idemcheck/idemcheck/webhooks"
 )
 
 // AuditOptions are the inputs of `idemcheck audit`.
@@ -525,19 +524,9 @@ func auditScenario(opts *AuditOptions) (*scenarios.Scenario, []*url.URL, error) 
 		return nil, nil, withCode(ExitUsage, err)
 	}
 	if opts.Webhook != "" {
-		if !slices.Contains(webhooks.Profiles, opts.Webhook) {
-			return nil, nil, withHint(ExitUsage, fmt.Errorf("--webhook %q: unknown provider profile", opts.Webhook),
-				"--webhook standard (Standard Webhooks), stripe, github or shopify")
+		if spec.Webhook, err = scenarios.WebhookFlag(opts.Webhook, opts.WebhookSecret, opts.WebhookEvent); err != nil {
+			return nil, nil, withCode(ExitUsage, err)
 		}
-		if !strings.Contains(opts.WebhookSecret, "{{") {
-			return nil, nil, withHint(ExitUsage, errors.New("--webhook-secret: a literal secret stays in the shell's history and the process list"),
-				`name the environment variable that holds it: --webhook-secret '{{env "WEBHOOK_SECRET"}}'`)
-		}
-		if opts.Webhook == "custom" {
-			return nil, nil, withHint(ExitUsage, errors.New("--webhook custom: its signing scheme does not fit in a flag"),
-				"write a scenario file with operation.webhook.profile: custom (docs/scenario.md) and audit it: idemcheck audit receiver.yaml")
-		}
-		spec.Webhook = &scenarios.Webhook{Profile: opts.Webhook, Secret: opts.WebhookSecret, Event: opts.WebhookEvent}
 		if opts.Req.KeyHeader == "" && opts.Req.KeyField == "" {
 			spec.Key = scenarios.KeyPlace{} // the event id goes where the profile carries it
 		}

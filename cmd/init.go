@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -131,12 +130,8 @@ func initRun(_ context.Context, opts *InitOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := scenarios.LiteralCredentials(op.Headers); err != nil {
-		return err
-	}
-	if op.Base.User != nil {
-		return withHint(ExitUsage, errors.New("the URL holds credentials: the scenario file would keep them"),
-			`take them from the environment in a header: -H 'Authorization: Basic {{env "API_BASIC"}}'`)
+	if err := errors.Join(scenarios.LiteralCredentials(op.Headers), scenarios.URLCredentials(op.Base)); err != nil {
+		return withCode(ExitUsage, err)
 	}
 	name := opts.Name
 	if name == "" {
@@ -189,15 +184,8 @@ func initAPIRun(ctx context.Context, opts *InitOptions) error {
 	if err != nil {
 		return err
 	}
-	for _, a := range opts.API.Auth {
-		if name, v, _ := strings.Cut(a, "="); !strings.Contains(v, "{{") || !strings.Contains(v, "env") {
-			return withHint(ExitUsage, fmt.Errorf("--auth %s holds a literal value: the scenario files would keep the secret", name),
-				fmt.Sprintf(`take it from the environment: --auth '%s={{env "API_TOKEN"}}'`, name))
-		}
-	}
-	if p.Base.User != nil {
-		return withHint(ExitUsage, errors.New("the target URL holds credentials: the scenario files would keep them"),
-			`take them from the environment in a header: -H 'Authorization: Basic {{env "API_BASIC"}}'`)
+	if err := errors.Join(scenarios.LiteralAuth(opts.API.Auth), scenarios.URLCredentials(p.Base)); err != nil {
+		return withCode(ExitUsage, err)
 	}
 	given, err := scenarios.ParseHeaders("-H", opts.Request.Headers)
 	if err != nil {

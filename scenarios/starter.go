@@ -2,7 +2,9 @@ package scenarios
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"strings"
 	"text/template"
@@ -197,4 +199,26 @@ func StarterText(source string, st Starter) ([]byte, error) {
 		return nil, err
 	}
 	return text, nil
+}
+
+// URLCredentials refuses a target URL that holds a user or a password:
+// a scenario file written from it would keep them.
+func URLCredentials(u *url.URL) error {
+	if u == nil || u.User == nil {
+		return nil
+	}
+	return hint.New(`take them from the environment in a header: -H 'Authorization: Basic {{env "API_BASIC"}}'`,
+		errors.New("the target URL holds credentials: the scenario file would keep them"))
+}
+
+// LiteralAuth refuses --auth SCHEME=VALUE values not read from the
+// environment: the scenario files would keep the secret.
+func LiteralAuth(auth []string) error {
+	for _, a := range auth {
+		if name, v, _ := strings.Cut(a, "="); !strings.Contains(v, "{{") || !strings.Contains(v, "env") {
+			return hint.New(fmt.Sprintf(`take it from the environment: --auth '%s={{env "API_TOKEN"}}'`, name),
+				fmt.Errorf("--auth %s holds a literal value: the scenario files would keep the secret", name))
+		}
+	}
+	return nil
 }

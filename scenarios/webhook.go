@@ -2,10 +2,13 @@ package scenarios
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
 
+	"github.com/idemcheck/idemcheck/internal/hint"
 	"github.com/idemcheck/idemcheck/webhooks"
 )
 
@@ -119,4 +122,23 @@ func (w *Webhook) Forges(id int, _ string) (bool, webhooks.Forgery) {
 		return true, webhooks.Stale
 	}
 	return true, webhooks.BadSignature
+}
+
+// WebhookFlag is the operation.webhook of `audit --webhook PROFILE`:
+// deliveries signed as profile does with secret, which must be read from
+// the environment (a literal one stays in the shell's history and the
+// process list); custom is refused, its scheme does not fit in a flag.
+func WebhookFlag(profile, secret, event string) (*Webhook, error) {
+	switch {
+	case !slices.Contains(webhooks.Profiles, profile):
+		return nil, hint.New("--webhook standard (Standard Webhooks), stripe, github or shopify",
+			fmt.Errorf("--webhook %q: unknown provider profile", profile))
+	case !strings.Contains(secret, "{{"):
+		return nil, hint.New(`name the environment variable that holds it: --webhook-secret '{{env "WEBHOOK_SECRET"}}'`,
+			errors.New("--webhook-secret: a literal secret stays in the shell's history and the process list"))
+	case profile == "custom":
+		return nil, hint.New("write a scenario file with operation.webhook.profile: custom (docs/scenario.md) and audit it: idemcheck audit receiver.yaml",
+			errors.New("--webhook custom: its signing scheme does not fit in a flag"))
+	}
+	return &Webhook{Profile: profile, Secret: secret, Event: event}, nil
 }
