@@ -35,6 +35,8 @@ type Kafka struct {
 	body     *scenarios.Text
 	broker   string // host:port, the seed broker
 	opts     []kgo.Opt
+	askWait  time.Duration // kafkaAskWait; shorter in tests
+	waitFor  time.Duration // how long Ping waits for the topic: streamWait
 
 	mu sync.Mutex
 	cl *kgo.Client
@@ -69,7 +71,7 @@ func NewKafka(sc *scenarios.Scenario, broker *url.URL, env func(string) string) 
 		addr = net.JoinHostPort(broker.Hostname(), "9092")
 	}
 	return &Kafka{topic: p.Topic, group: p.Group, idHeader: p.IDHeader, body: body, broker: addr,
-		opts: KafkaOpts(broker, addr)}, nil
+		opts: KafkaOpts(broker, addr), askWait: kafkaAskWait, waitFor: streamWait}, nil
 }
 
 // KafkaOpts are the client options every idemcheck Kafka client takes:
@@ -129,13 +131,13 @@ func (p *Kafka) Ping(ctx context.Context) error {
 		return fmt.Errorf("broker %s: %w", p.broker, err)
 	}
 	adm := kadm.NewClient(cl)
-	ctx, cancel := context.WithTimeout(ctx, streamWait+5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, p.waitFor+5*time.Second)
 	defer cancel()
 	if _, err := adm.BrokerMetadata(ctx); err != nil {
 		return hint.New("is Kafka running at "+p.broker+", and the URL right? e.g. --target kafka://127.0.0.1:9092",
 			fmt.Errorf("broker %s unreachable: %w", p.broker, err))
 	}
-	deadline := time.Now().Add(streamWait)
+	deadline := time.Now().Add(p.waitFor)
 	for {
 		err := p.topicExists(ctx, adm)
 		if err == nil {
@@ -238,7 +240,7 @@ func isNotProduced(err error) bool {
 // lag is, per partition of the topic, how far the group's committed
 // offset is behind the topic's end; none when it has caught up.
 func (p *Kafka) lag(ctx context.Context) (map[int32]int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, kafkaAskWait)
+	ctx, cancel := context.WithTimeout(ctx, p.askWait)
 	defer cancel()
 	cl, err := p.client()
 	if err != nil {
@@ -292,7 +294,7 @@ func (p *Kafka) Drained(ctx context.Context) (bool, string, error) {
 	sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
 	why := fmt.Sprintf("group %s has %d records of topic %s to commit (partitions %v)", p.group, total, p.topic, parts)
 	if cl, err := p.client(); err == nil {
-		ctx, cancel := context.WithTimeout(ctx, kafkaAskWait)
+		ctx, cancel := context.WithTimeout(ctx, p.askWait)
 		defer cancel()
 		if gs, err := kadm.NewClient(cl).DescribeGroups(ctx, p.group); err == nil {
 			if g, ok := gs[p.group]; !ok || len(g.Members) == 0 {

@@ -166,7 +166,14 @@ func TestKafkaRefusals(t *testing.T) {
 
 	url := testsvc.Kafka(t)
 	sc.Operation.Publish.Topic = fmt.Sprintf("idemcheck.nobody.%d", time.Now().UnixNano())
-	_, err = trial.Run(context.Background(), sc, trial.Options{Target: url, Service: "http://127.0.0.1:1", Seed: 1})
+	u, _ := neturl.Parse(url)
+	p, err := queues.NewKafka(sc, u, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	p.SetTopicWait(300 * time.Millisecond) // 5 s in use, for the consumer's side to make it
+	err = p.Ping(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "no topic "+sc.Operation.Publish.Topic) || !errors.As(err, &h) || !strings.Contains(h.Hint(), "create the topic") {
 		t.Errorf("error = %v, want no such topic, and how to make it", err)
 	}
@@ -248,6 +255,7 @@ func TestKafkaDrainedIsBounded(t *testing.T) {
 	}
 	t.Parallel()
 	c, p := stalledKafka(t)
+	p.SetAskWait(500 * time.Millisecond) // 5 s in use: what is proven is that it ends
 	c.Control(func(kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
 		return nil, nil, true
