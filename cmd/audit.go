@@ -279,7 +279,7 @@ interrupted.`,
 	opts.Req.register(fl)
 	opts.Reports.register(fl)
 	opts.Client.register(fl)
-	fl.StringVarP(&opts.Out, "out", "o", "", "write the audit's history (history.jsonl: 'idemcheck check DIR' judges it again) and its scorecard (scorecard.json, report.html) into this directory")
+	fl.StringVarP(&opts.Out, "out", "o", "", "write the audit's history (history.jsonl: 'idemcheck check DIR' judges it again) and its scorecard (scorecard.json, report.html) into this directory; a consumer battery writes each check's run there, as 'run --out' does")
 	fl.StringVar(&opts.Service, "service", "", "for a scenario that publishes to a queue (--target is its broker): the HTTP API behind its consumer, which the oracles read; the consumer battery runs (Q01–Q04)")
 	fl.StringVar(&opts.Effects, "effects", "", `how to count a key's effects: 'GET /path?key={{.Key}}' (a path: it resolves against the audited URL's scheme, host and port)`)
 	fl.StringVar(&opts.EffectsPath, "effects-path", "", `JSONPath in the --effects answer to a count or an array of effects (default: the whole answer): '$.charges'`)
@@ -416,9 +416,6 @@ func writeScorecards(opts *AuditOptions, card *checks.Scorecard, h *history.Hist
 // auditQueue runs the consumer battery (trial.Battery) on a queue
 // scenario, its broker at broker.
 func auditQueue(ctx context.Context, opts *AuditOptions, sc *scenarios.Scenario, broker *url.URL) (*checks.Scorecard, error) {
-	if opts.Out != "" {
-		return nil, withHint(ExitUsage, errors.New("--out: the consumer battery records no history to judge again"), "write its scorecard with --report json=scorecard.json or --report html=report.html")
-	}
 	for _, name := range []string{"as", "profile", "errors", "error-data", "volatile", "lease", "key-from-answer", "retention-keys", "kill-cmd", "start-cmd", "ready", "across"} {
 		if opts.changed != nil && opts.changed(name) {
 			return nil, withHint(ExitUsage, fmt.Errorf("--%s does not apply to a queue scenario's consumer battery", name),
@@ -438,13 +435,37 @@ func auditQueue(ctx context.Context, opts *AuditOptions, sc *scenarios.Scenario,
 	case opts.DryRun:
 		return nil, writeQueuePlan(opts, plan)
 	}
+	var saveErrs []error
+	if opts.Out != "" {
+		if err := checkOut(opts.Out); err != nil {
+			return nil, err
+		}
+		bo.Save = func(run string, j *trial.Judged) { // each check's run, as 'run --out' saves one
+			dir := filepath.Join(opts.Out, run)
+			err := trial.NoSymlinkBelow(opts.Out, dir)
+			if err == nil {
+				err = reports.SaveRun(dir, summarize(j), j.History)
+			}
+			saveErrs = append(saveErrs, err)
+		}
+	}
 	termsafe.Fprintf(opts.Streams.Err, "audit: up to %d messages to %s, retries aside (--max-requests %d)\n", trial.Planned(plan), redactArg(broker.String()), opts.MaxRequests)
 	start := time.Now()
 	card, err := trial.Battery(ctx, sc, bo)
 	if card == nil {
 		return nil, prepareError(err)
 	}
-	return card, writeScorecards(opts, card, nil, start, err)
+	code := writeScorecards(opts, card, nil, start, err)
+	if opts.Out != "" {
+		saveErrs = append(saveErrs, writeFile(filepath.Join(opts.Out, "scorecard.json"), func(f *os.File) error {
+			return reports.WriteScorecard(f, "json", card, nil, reports.Options{})
+		}))
+		if err := errors.Join(saveErrs...); err != nil {
+			return card, withCode(ExitRuntime, err)
+		}
+		fmt.Fprintf(opts.Streams.Err, "audit written to %s: each check's run, and scorecard.json (idemcheck check %s judges the runs again)\n", opts.Out, opts.Out)
+	}
+	return card, code
 }
 
 // writeQueuePlan prints what the consumer battery would publish.

@@ -33,7 +33,7 @@ func TestAuditQueueRefusals(t *testing.T) {
 		code ExitCode
 		says string
 	}{
-		{[]string{"--out", t.TempDir()}, ExitUsage, "records no history"},
+		{[]string{"--out", "/dev/null/x"}, ExitRuntime, "nothing was sent"},
 		{[]string{"--checks", "C06"}, ExitUsage, "Q01 to Q04"},
 		{[]string{"--as", "Authorization: Bearer bob"}, ExitUsage, "--as does not apply to a queue scenario"},
 		{[]string{"--ca-cert", "/nonexistent/ca.pem"}, ExitUsage, "ca.pem"},
@@ -82,5 +82,32 @@ func TestAuditQueueConsumer(t *testing.T) {
 		if err := json.Unmarshal(raw, &card); err != nil || len(card.Checks) != 4 || card.Checks[0].Result != tc.result {
 			t.Fatalf("%s: scorecard %s (%v), want Q01 %s", tc.scenario, raw, err, tc.result)
 		}
+	}
+	// --out keeps each check's run; check judges them again alike
+	out := filepath.Join(t.TempDir(), "audit")
+	r := runMain(t, nil, "audit", "stream-charges-naive", "--target", broker, "--service", l.URL, "--checks", "Q01,Q03", "--retention", "100ms", "--out", out)
+	if r.code != ExitFailed || !strings.Contains(r.err, "audit written to "+out) {
+		t.Fatalf("--out: exit %d, want %d\n%s", r.code, ExitFailed, r.err)
+	}
+	for _, f := range []string{"scorecard.json", "Q01-duplicate-publish/history.jsonl", "Q03-late-redelivery-first/history.jsonl", "Q03-late-redelivery/report.json"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("--out lacks %s: %v", f, err)
+		}
+	}
+	r = runMain(t, nil, "check", out, "--format", "json")
+	var rep struct {
+		Runs []struct {
+			Result checks.Result `json:"result"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &rep); err != nil || r.code != ExitFailed || len(rep.Runs) != 3 {
+		t.Fatalf("check %s: exit %d, %d runs (%v), want 3 runs and exit %d\n%s%s", out, r.code, len(rep.Runs), err, ExitFailed, r.out, r.err)
+	}
+	got := map[checks.Result]int{}
+	for _, s := range rep.Runs {
+		got[s.Result]++
+	}
+	if got[checks.NotMet] != 2 || got[checks.Met] != 1 { // Q01 and Q03's republish caught; Q03's first publish sound
+		t.Errorf("check %s judged %v, want 2 not met and 1 met", out, got)
 	}
 }

@@ -74,6 +74,11 @@ type BatteryOptions struct {
 	FailOn string
 	// Progress hears each check's start.
 	Progress func(id, name string)
+	// Save, when set, is given each run the battery makes as soon as it
+	// is judged, with the name of the directory it goes in:
+	// the check's id and name (Q01-duplicate-publish), and for Q03's
+	// first publish, -first after them. audit --out saves them there.
+	Save func(run string, j *Judged)
 }
 
 // DefaultBatteryMessages is how many messages a consumer check publishes.
@@ -284,7 +289,7 @@ type runMode struct {
 // runOnce runs v with keys (and a seed) of nonce; the run's judgement,
 // why the consumer had not drained ("" when it had), and why the poison
 // was not confirmed (nil when it was, or none was sent).
-func (b *battery) runOnce(ctx context.Context, v *scenarios.Scenario, nonce uint64, m runMode) (*Judged, string, error, error) {
+func (b *battery) runOnce(ctx context.Context, v *scenarios.Scenario, nonce uint64, m runMode, run string) (*Judged, string, error, error) {
 	o := b.o.Options
 	o.Seed, o.KeyNonce = nonce, nonce
 	t, err := Prepare(ctx, v, o)
@@ -312,15 +317,19 @@ func (b *battery) runOnce(ctx context.Context, v *scenarios.Scenario, nonce uint
 	if !m.poison && t.undrained == "" && j.Judgement.Result != checks.Inconclusive {
 		b.alive = true
 	}
+	if b.o.Save != nil {
+		b.o.Save(run, j)
+	}
 	return j, t.undrained, t.poisonErr, nil
 }
 
 // run runs check c into row.
 func (b *battery) run(ctx context.Context, c PlannedCheck, row *checks.ContractCheck) error {
 	row.JudgedBy = checks.ByEffects
+	run := c.ID + "-" + c.Name
 	switch c.ID {
 	case QDuplicatePublish:
-		j, _, _, err := b.runOnce(ctx, b.variant(scenarios.Fault{Kind: "duplicate", Rate: 1, Copies: 2}), RandomSeed(), runMode{})
+		j, _, _, err := b.runOnce(ctx, b.variant(scenarios.Fault{Kind: "duplicate", Rate: 1, Copies: 2}), RandomSeed(), runMode{}, run)
 		if err != nil {
 			return err
 		}
@@ -329,7 +338,7 @@ func (b *battery) run(ctx context.Context, c PlannedCheck, row *checks.ContractC
 		cut := cutOf(b.sc)
 		v := b.variant(*cut)
 		v.Load.Ops = c.Messages
-		j, _, _, err := b.runOnce(ctx, v, RandomSeed(), runMode{cut: true})
+		j, _, _, err := b.runOnce(ctx, v, RandomSeed(), runMode{cut: true}, run)
 		if err != nil {
 			return err
 		}
@@ -337,7 +346,7 @@ func (b *battery) run(ctx context.Context, c PlannedCheck, row *checks.ContractC
 	case QLateRedelivery:
 		nonce, late := RandomSeed(), cmpOrDur(b.o.Late, time.Second)
 		v := b.variant()
-		first, _, _, err := b.runOnce(ctx, v, nonce, runMode{})
+		first, _, _, err := b.runOnce(ctx, v, nonce, runMode{}, run+"-first")
 		if err != nil {
 			return err
 		}
@@ -353,7 +362,7 @@ func (b *battery) run(ctx context.Context, c PlannedCheck, row *checks.ContractC
 			return ctx.Err()
 		}
 		v.Invariants = perMessage(b.sc) // a count would read the republish as new messages
-		again, _, _, err := b.runOnce(ctx, v, nonce, runMode{})
+		again, _, _, err := b.runOnce(ctx, v, nonce, runMode{}, run)
 		if err != nil {
 			return err
 		}
@@ -361,7 +370,7 @@ func (b *battery) run(ctx context.Context, c PlannedCheck, row *checks.ContractC
 	case QPoisonThenValid:
 		what := fmt.Sprintf("a message whose body no consumer can decode, then %d valid ones", b.n)
 		const stuck = "A consumer stuck on a message it can never handle stalls what comes after it (a log's partition, a queue's prefetch): set it aside (a dead-letter queue, or acknowledge and log it)"
-		j, undrained, poisonErr, err := b.runOnce(ctx, b.variant(), RandomSeed(), runMode{poison: true})
+		j, undrained, poisonErr, err := b.runOnce(ctx, b.variant(), RandomSeed(), runMode{poison: true}, run)
 		if err != nil {
 			return err
 		}
