@@ -136,7 +136,11 @@ func (w *natsWorker) handle(ctx context.Context, m jetstream.Msg) {
 		tag = fmt.Sprintf("delivery:%d", meta.Sequence.Consumer) // new on every delivery
 	}
 	ack := func() error { return m.DoubleAck(context.WithoutCancel(ctx)) }
-	if w.s.consume(ctx, m.Headers().Get(NATSIDHeader), m.Data(), tag, w.naive, ack) {
+	id := m.Headers().Get(NATSIDHeader)
+	if id == "" {
+		id = m.Headers().Get(jetstream.MsgIDHeader) // a producer that leaves the dedup to JetStream's window
+	}
+	if w.s.consume(ctx, id, m.Data(), tag, w.naive, ack) {
 		_ = m.Ack()
 	} else if !w.s.bugs[BugConsumerAckBeforeEffect] || w.naive {
 		_ = m.NakWithDelay(NATSAckWait)

@@ -106,6 +106,39 @@ func TestConsumerBatteryNATS(t *testing.T) {
 	checkBattery(t, labOn(natsBroker), "nats-charges", "nats-charges-naive", 8*time.Second)
 }
 
+// TestConsumerBatteryNATSWindow: with the id in Nats-Msg-Id, JetStream
+// drops a message published again within its duplicate window, so the
+// naive consumer is never handed one: Q01's copies and Q03's republish
+// test the broker, and the battery says so (unknown), neither passing
+// the naive consumer nor accusing it.
+func TestConsumerBatteryNATSWindow(t *testing.T) {
+	testenv.SkipUnlessLong(t)
+	testsvc.Need(t, testsvc.NATSServer)
+	t.Parallel()
+	sc, target, service := labOn(natsBroker)(t, "nats-charges-naive")
+	sc.Operation.Publish.IDHeader = "Nats-Msg-Id"
+	sc.Quiet = scenarios.Duration(8 * time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	card, err := trial.Battery(ctx, sc, trial.BatteryOptions{Options: trial.Options{Target: target, Service: service},
+		Checks: []string{"Q01", "Q03"}, Late: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q01 := card.Checks[0]; q01.Result != checks.Unknown || !strings.Contains(q01.Summary, "tests the broker's dedup") {
+		t.Errorf("Q01 = %s (%s), want unknown: the broker dropped the copies", q01.Result, q01.Summary)
+	}
+	if q03 := card.Checks[2]; q03.Result != checks.Unknown || !strings.Contains(q03.Summary, "dropped every one as a duplicate") {
+		t.Errorf("Q03 = %s (%s), want unknown: the broker dropped the republish", q03.Result, q03.Summary)
+	}
+	if card.Result != checks.Inconclusive {
+		t.Errorf("scorecard %s (%s), want inconclusive", card.Result, card.Why)
+	}
+	for _, c := range card.Checks {
+		t.Logf("%s %s: %s", c.ID, c.Result, c.Summary)
+	}
+}
+
 // TestConsumerBatteryRabbitMQ: the consumer battery on a real RabbitMQ:
 // a poison message nacked back is requeued forever.
 func TestConsumerBatteryRabbitMQ(t *testing.T) {

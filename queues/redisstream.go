@@ -28,6 +28,12 @@ import (
 // broker took the message (history.Attempt.Acked).
 const ConfirmedStatus = 200
 
+// DuplicateStatus is the status of a publish the broker confirmed as a
+// duplicate of a message it had stored, and dropped (JetStream, a
+// Nats-Msg-Id within the stream's duplicate window): confirmed, but no
+// consumer is handed it.
+const DuplicateStatus = 208
+
 // RedisStream publishes each attempt to a Redis stream with XADD: the
 // entry's id field carries the message id, its body field the rendered
 // body. XADD's answer (the entry's id) is the broker's confirm.
