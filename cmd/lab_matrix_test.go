@@ -395,7 +395,7 @@ func TestNaiveCaughtOverSeeds(t *testing.T) {
 
 // untestedOrder reports whether a run's one undecided verdict is an
 // ordered_apply that no reordering put to the test, and nothing failed:
-// webhooks-ordered holds events back 250ms, and under a long race suite
+// webhooks-ordered holds events back 600ms, and under a long race suite
 // on Redis and Postgres (requests taking half a second) no newer event
 // may be acknowledged in that time. Inconclusive then is the honest
 // verdict, not an accusation; the detection matrix proves the catch.
