@@ -91,3 +91,22 @@ func TestNeverBitNamesTheResolvedDeadline(t *testing.T) {
 		t.Errorf("Judge = %s (%s), want inconclusive naming after 0.5x was 200ms and after: 15ms", j.Result, j.Why)
 	}
 }
+
+// A duplicate that never bit on a broker says the broker kept one copy
+// (JetStream's window), not the HTTP wording of copies in flight.
+func TestDuplicateNeverBitOnABroker(t *testing.T) {
+	dup := history.Attempt{Outcome: history.OK, Status: 200, Fault: "duplicate", Copies: 2}
+	for _, c := range []struct{ target, says, not string }{
+		{"nats://127.0.0.1:4222", "the broker stored no message twice", "last-byte"},
+		{"http://127.0.0.1:8080", "no two copies were in flight at once", "broker"},
+	} {
+		h := hist(o("a", dup), o("c1", clean(20)), o("c2", clean(20)))
+		h.Meta.BitRecorded, h.Meta.Target = true, c.target
+		h.Meta.Judge = history.Judge{Expect: "pass", Invariants: []history.Invariant{{Check: ExactlyOnce, Oracle: "ledger"}}}
+		h.Readings = []history.Reading{*effects(map[string]int{"a": 1, "c1": 1, "c2": 1})}
+		j := Judge(h, Measured{})
+		if j.Result != Inconclusive || !strings.Contains(j.Why, c.says) || strings.Contains(j.Why, c.not) {
+			t.Errorf("%s: Judge = %s (%s), want inconclusive saying %q", c.target, j.Result, j.Why, c.says)
+		}
+	}
+}

@@ -125,7 +125,7 @@ func TestConsumerBatteryNATSWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q01 := card.Checks[0]; q01.Result != checks.Unknown || !strings.Contains(q01.Summary, "tests the broker's dedup") {
+	if q01 := card.Checks[0]; q01.Result != checks.Unknown || !strings.Contains(q01.Summary, "the broker stored no message twice") {
 		t.Errorf("Q01 = %s (%s), want unknown: the broker dropped the copies", q01.Result, q01.Summary)
 	}
 	if q03 := card.Checks[2]; q03.Result != checks.Unknown || !strings.Contains(q03.Summary, "dropped every one as a duplicate") {
