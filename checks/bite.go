@@ -110,8 +110,11 @@ func (b *biteTally) why(kind string, meta history.Meta) string {
 		return fmt.Sprintf("%s: every answer came before the deadline%s, %s; after: %s (half the p50) or after: 0.5x would bite",
 			head, was, lat, half)
 	case "duplicate":
-		if t := meta.Target; t != "" && !strings.HasPrefix(t, "http://") && !strings.HasPrefix(t, "https://") {
+		switch t := meta.Target; {
+		case strings.HasPrefix(t, "nats://"), strings.HasPrefix(t, "tls://"):
 			return head + ": the broker stored no message twice (JetStream drops a copy whose Nats-Msg-Id it has stored, within the stream's duplicate window: a dedup of the broker's, which leaves the consumer's untested; put the id in another header to test it)"
+		case t != "" && !strings.HasPrefix(t, "http://") && !strings.HasPrefix(t, "https://"):
+			return head + ": the broker stored no message twice (every second copy was refused, or deduplicated by the broker)"
 		}
 		return fmt.Sprintf("%s: no two copies were in flight at once, each answered before another was written, %s; a slower operation (or a target over http://, where copies are sent with last-byte synchronisation) would make them overlap",
 			head, lat)

@@ -97,7 +97,8 @@ func TestNeverBitNamesTheResolvedDeadline(t *testing.T) {
 func TestDuplicateNeverBitOnABroker(t *testing.T) {
 	dup := history.Attempt{Outcome: history.OK, Status: 200, Fault: "duplicate", Copies: 2}
 	for _, c := range []struct{ target, says, not string }{
-		{"nats://127.0.0.1:4222", "the broker stored no message twice", "last-byte"},
+		{"nats://127.0.0.1:4222", "Nats-Msg-Id", "last-byte"},
+		{"redis://127.0.0.1:6379/0", "the broker stored no message twice", "Nats-Msg-Id"},
 		{"http://127.0.0.1:8080", "no two copies were in flight at once", "broker"},
 	} {
 		h := hist(o("a", dup), o("c1", clean(20)), o("c2", clean(20)))

@@ -436,15 +436,22 @@ func auditQueue(ctx context.Context, opts *AuditOptions, sc *scenarios.Scenario,
 		return nil, writeQueuePlan(opts, plan)
 	}
 	var saveErrs []error
+	saved := 0
 	if opts.Out != "" {
 		if err := checkOut(opts.Out); err != nil {
 			return nil, err
+		}
+		if dirs, err := trial.SavedDirs(opts.Out); err == nil { // check would judge them beside this audit's
+			return nil, withHint(ExitUsage, fmt.Errorf("--out %s already holds saved runs (%s)", opts.Out, dirs[0]), "give the battery an empty directory")
 		}
 		bo.Save = func(run string, j *trial.Judged) { // each check's run, as 'run --out' saves one
 			dir := filepath.Join(opts.Out, run)
 			err := trial.NoSymlinkBelow(opts.Out, dir)
 			if err == nil {
 				err = reports.SaveRun(dir, summarize(j), j.History)
+			}
+			if err == nil {
+				saved++
 			}
 			saveErrs = append(saveErrs, err)
 		}
@@ -461,9 +468,13 @@ func auditQueue(ctx context.Context, opts *AuditOptions, sc *scenarios.Scenario,
 			return reports.WriteScorecard(f, "json", card, nil, reports.Options{})
 		}))
 		if err := errors.Join(saveErrs...); err != nil {
-			return card, withCode(ExitRuntime, err)
+			return card, withCode(worst(ExitRuntime, exitCodeOf(code)), err)
 		}
-		fmt.Fprintf(opts.Streams.Err, "audit written to %s: each check's run, and scorecard.json (idemcheck check %s judges the runs again)\n", opts.Out, opts.Out)
+		if saved > 0 {
+			fmt.Fprintf(opts.Streams.Err, "audit written to %s: %d runs of its checks, and scorecard.json (idemcheck check %s judges the runs again)\n", opts.Out, saved, opts.Out)
+		} else {
+			fmt.Fprintf(opts.Streams.Err, "scorecard written to %s/scorecard.json (no check ran, so no run was saved)\n", opts.Out)
+		}
 	}
 	return card, code
 }

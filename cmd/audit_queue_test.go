@@ -94,6 +94,9 @@ func TestAuditQueueConsumer(t *testing.T) {
 			t.Errorf("--out lacks %s: %v", f, err)
 		}
 	}
+	if r := runMain(t, nil, "audit", "stream-charges", "--target", broker, "--service", l.URL, "--out", out); r.code != ExitUsage || !strings.Contains(r.err, "already holds saved runs") {
+		t.Errorf("--out over saved runs: exit %d, want %d refused\n%s", r.code, ExitUsage, r.err)
+	}
 	r = runMain(t, nil, "check", out, "--format", "json")
 	var rep struct {
 		Runs []struct {

@@ -60,15 +60,16 @@ func beforePublish(ctx context.Context, f faults.Fault, a *history.Attempt) int 
 
 // afterPublish records what fault f made of a publish the broker
 // confirmed, stored of its copies taken: a duplicate bit when two or
-// more were; a drop_ack always (the broker took it, and the producer
-// never hears so: outcome info, and the runner publishes again, as a
-// producer whose confirm timed out does).
+// more were; a drop_ack when one was (the broker took it, and the
+// producer never hears so: outcome info, and the runner publishes again,
+// as a producer whose confirm timed out does; a copy the broker dropped
+// as a duplicate leaves nothing to lose a confirm of).
 func afterPublish(f faults.Fault, a *history.Attempt, stored int) {
 	switch f.(type) {
 	case faults.Duplicate:
 		a.Bit = stored >= 2
 	case faults.DropAck:
-		a.Bit = true
+		a.Bit = stored > 0 // a confirm lost on a message the broker kept (not one it dropped as a duplicate)
 		a.Outcome, a.Status, a.Err = history.Info, 0, "the broker's confirm was lost (drop_ack)"
 	}
 }

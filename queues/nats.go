@@ -162,7 +162,7 @@ func (p *NATS) Send(ctx context.Context, v scenarios.Vars, f faults.Fault, a *hi
 	default:
 		a.Outcome, a.Status = history.OK, ConfirmedStatus
 	}
-	if stored == 0 {
+	if stored == 0 && acked == copies {
 		a.Status = DuplicateStatus // every copy dropped as a duplicate
 	}
 	afterPublish(f, a, stored)
