@@ -46,13 +46,18 @@ func Pick[T any](short, long T) T {
 }
 
 // Timing skips t under the race detector, whose slowdown (several times,
-// unevenly) makes a measured rate or latency meaningless. .ci/run runs
-// every Timing test again without -race, one package at a time, so each
-// is run where its figures mean something.
+// unevenly) makes a measured rate or latency meaningless, and when
+// IDEMCHECK_SKIP_TIMING is set: .ci/without-services sets it, as its
+// packages run side by side. .ci/run runs every Timing test again
+// without -race, one package at a time, so each is run where its figures
+// mean something.
 func Timing(t testing.TB) {
 	t.Helper()
-	if Race {
+	switch {
+	case Race:
 		t.Skip("timing test: meaningless under -race; .ci/run runs it without")
+	case os.Getenv("IDEMCHECK_SKIP_TIMING") != "":
+		t.Skip("timing test: IDEMCHECK_SKIP_TIMING is set; .ci/run runs it alone")
 	}
 }
 
