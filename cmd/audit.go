@@ -445,11 +445,7 @@ func auditQueue(ctx context.Context, opts *AuditOptions, sc *scenarios.Scenario,
 			return nil, withHint(ExitUsage, fmt.Errorf("--out %s already holds saved runs (%s)", opts.Out, dirs[0]), "give the battery an empty directory")
 		}
 		bo.Save = func(run string, j *trial.Judged) { // each check's run, as 'run --out' saves one
-			dir := filepath.Join(opts.Out, run)
-			err := trial.NoSymlinkBelow(opts.Out, dir)
-			if err == nil {
-				err = reports.SaveRun(dir, summarize(j), j.History)
-			}
+			err := saveRun(opts.Out, filepath.Join(opts.Out, run), summarize(j), j.History)
 			if err == nil {
 				saved++
 			}

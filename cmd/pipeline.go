@@ -102,11 +102,7 @@ func conclude(ctx context.Context, name string, j *trial.Judged, o execOptions) 
 	if o.Out != "" && errors.Is(j.Err, history.ErrSpill) {
 		ex.Err = fmt.Errorf("%w; nothing written to %s", ex.Err, o.Out)
 	} else if o.Out != "" {
-		err := trial.NoSymlinkBelow(o.Base, o.Out)
-		if err == nil {
-			err = reports.SaveRun(o.Out, sum, j.History)
-		}
-		if err != nil {
+		if err := saveRun(o.Base, o.Out, sum, j.History); err != nil {
 			ex.Code = worst(ex.Code, ExitRuntime)
 			ex.Err = errors.Join(ex.Err, err)
 		} else {
@@ -152,6 +148,15 @@ func prepareError(err error) error {
 // summarize is the report's summary of a judged run.
 func summarize(j *trial.Judged) *reports.Summary {
 	return reports.NewFrom("idemcheck "+Version, j.History.Meta, j.History.Readings, j.Measures, j.Judgement, j.Charts)
+}
+
+// saveRun writes a run's files into dir, below base (--out), which no
+// symbolic link may lead out of.
+func saveRun(base, dir string, sum *reports.Summary, h *history.History) error {
+	if err := trial.NoSymlinkBelow(base, dir); err != nil {
+		return err
+	}
+	return reports.SaveRun(dir, sum, h)
 }
 
 // checkOut makes dir and checks that a file can be written in it

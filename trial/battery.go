@@ -106,7 +106,7 @@ func BatteryPlan(sc *scenarios.Scenario, o BatteryOptions) ([]PlannedCheck, erro
 			return nil, fmt.Errorf("--checks %s: a queue scenario's checks are Q01 to Q04", id)
 		}
 	}
-	n := cmpOr(o.Messages, DefaultBatteryMessages)
+	n := positiveOr(o.Messages, DefaultBatteryMessages)
 	total := 0
 	out := make([]PlannedCheck, len(ConsumerChecks))
 	for i, c := range ConsumerChecks {
@@ -189,7 +189,7 @@ func Battery(ctx context.Context, sc *scenarios.Scenario, o BatteryOptions) (*ch
 	if err != nil {
 		return nil, err
 	}
-	b := &battery{sc: sc, o: o, n: cmpOr(o.Messages, DefaultBatteryMessages), card: &checks.Scorecard{FormatVersion: checks.ScorecardFormat,
+	b := &battery{sc: sc, o: o, n: positiveOr(o.Messages, DefaultBatteryMessages), card: &checks.Scorecard{FormatVersion: checks.ScorecardFormat,
 		Method: "PUBLISH", Oracle: oracleNames(sc), Checks: []checks.ContractCheck{}, FailOn: o.FailOn}}
 	if u, err := url.Parse(cmp.Or(append([]string{o.Target}, sc.Targets()...)...)); err == nil && u.Host != "" {
 		b.card.Target = redact.Options{Path: o.RedactPath}.URL(u) // the broker, its password masked
@@ -231,7 +231,8 @@ func Battery(ctx context.Context, sc *scenarios.Scenario, o BatteryOptions) (*ch
 	return b.card, interrupted
 }
 
-func cmpOr(n, def int) int {
+// positiveOr is n when it is above zero, else def (an option left 0).
+func positiveOr[T int | time.Duration](n, def T) T {
 	if n > 0 {
 		return n
 	}
@@ -274,7 +275,7 @@ func (b *battery) variant(fs ...scenarios.Fault) *scenarios.Scenario {
 	v.Faults, v.Expect = fs, scenarios.ExpectPass // the battery judges the consumer, not a scenario's expectation of it
 	v.Thresholds = scenarios.Thresholds{}         // nor its latency
 	v.Load.Ops, v.Load.Duration, v.Load.Rate, v.Load.Stages = b.n, 0, 0, nil
-	v.Load.Concurrency = min(cmpOr(v.Load.Concurrency, 8), b.n)
+	v.Load.Concurrency = min(positiveOr(v.Load.Concurrency, 8), b.n)
 	return &v
 }
 
@@ -345,7 +346,7 @@ func (b *battery) run(ctx context.Context, c PlannedCheck, row *checks.ContractC
 		}
 		score(row, j, fmt.Sprintf("%d messages, the consumer's connection cut at rate %g", v.Load.Ops, cut.Rate))
 	case QLateRedelivery:
-		nonce, late := RandomSeed(), cmpOrDur(b.o.Late, time.Second)
+		nonce, late := RandomSeed(), positiveOr(b.o.Late, time.Second)
 		v := b.variant()
 		first, _, _, err := b.runOnce(ctx, v, nonce, runMode{}, run+"-first")
 		if err != nil {
@@ -423,19 +424,12 @@ func (b *battery) run(ctx context.Context, c PlannedCheck, row *checks.ContractC
 	return nil
 }
 
-func cmpOrDur(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
-}
-
 // score sets row from a run's judgement: pass when met, fail when not,
 // unknown (with why) otherwise.
 func score(row *checks.ContractCheck, j *Judged, what string) {
 	var lines []string
 	for _, v := range j.Judgement.Verdicts {
-		lines = append(lines, fmt.Sprintf("%s: %s", v.Invariant, cmpOrStr(v.Summary, v.Reason)))
+		lines = append(lines, fmt.Sprintf("%s: %s", v.Invariant, cmp.Or(v.Summary, v.Reason)))
 	}
 	detail := strings.Join(lines, "; ")
 	switch {
@@ -448,24 +442,13 @@ func score(row *checks.ContractCheck, j *Judged, what string) {
 		row.Result = checks.Fail
 	default:
 		row.Result = checks.Unknown
-		detail = j.Judgement.Why + cond(detail != "", " ("+detail+")", "")
+		if detail != "" {
+			detail = " (" + detail + ")"
+		}
+		detail = j.Judgement.Why + detail
 	}
 	row.Summary = what + ": " + detail
 	row.Evidence = evidenceOf(j.History, j.Judgement)
-}
-
-func cmpOrStr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-func cond(ok bool, a, b string) string {
-	if ok {
-		return a
-	}
-	return b
 }
 
 // evidenceOf are the publishes behind a failed run's first violations:
