@@ -402,7 +402,7 @@ func writeScorecards(opts *AuditOptions, card *checks.Scorecard, h *history.Hist
 	}
 	fmt.Fprintf(opts.Streams.Err, "audit: %s in %v, %d requests\n", card.Result, time.Since(start).Round(10*time.Millisecond), card.Requests)
 	if opts.Out != "" && h != nil {
-		if werr := writeAudit(opts.Out, h, card); werr != nil {
+		if werr := reports.SaveAudit(opts.Out, h, card); werr != nil {
 			return withCode(ExitRuntime, werr)
 		}
 		fmt.Fprintf(opts.Streams.Err, "audit written to %s (idemcheck check %s judges it again)\n", opts.Out, opts.Out)
@@ -482,21 +482,6 @@ func writeQueuePlan(opts *AuditOptions, plan []trial.PlannedCheck) error {
 		p.Checks = append(p.Checks, reports.AuditPlanCheck{ID: c.ID, Name: c.Name, Severity: string(c.Severity), Requests: c.Messages, Probes: c.Probe, Skip: c.Skip})
 	}
 	return withCode(ExitRuntime, reports.WriteAuditPlan(opts.Streams.Out, p))
-}
-
-// writeAudit writes an audit's history and scorecard into dir.
-func writeAudit(dir string, h *history.History, card *checks.Scorecard) error {
-	if err := writeFile(filepath.Join(dir, "history.jsonl"), func(f *os.File) error { return history.Encode(f, h) }); err != nil {
-		return err
-	}
-	if err := writeFile(filepath.Join(dir, "report.html"), func(f *os.File) error {
-		return reports.WriteScorecard(f, "html", card, h, reports.Options{})
-	}); err != nil {
-		return err
-	}
-	return writeFile(filepath.Join(dir, "scorecard.json"), func(f *os.File) error {
-		return reports.WriteScorecard(f, "json", card, nil, reports.Options{})
-	})
 }
 
 // scorecardExit is the exit of a judged audit: 1 when a check failed at

@@ -85,11 +85,7 @@ func auditAPIOnce(ctx context.Context, opts *AuditOptions) (*checks.APIScorecard
 			return nil, err
 		}
 		api.Audited = func(i int, op openapi.Operation, res *audit.Result) error {
-			dir := filepath.Join(opts.Out, apiaudit.Dir(i, op))
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return withCode(ExitRuntime, err)
-			}
-			return withCode(ExitRuntime, writeAudit(dir, res.History, res.Scorecard))
+			return withCode(ExitRuntime, reports.SaveAudit(filepath.Join(opts.Out, apiaudit.Dir(i, op)), res.History, res.Scorecard))
 		}
 	}
 	if api.Config.Crash, err = (trial.Crash{Kill: opts.KillCmd, Start: opts.StartCmd, Ready: opts.Ready, ReadyTimeout: opts.ReadyTimeout}).Strikes(p.Targets, opts.Transport, opts.Streams.Secrets); err != nil {

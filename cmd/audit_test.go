@@ -333,7 +333,7 @@ func TestAuditExpiry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(rl.stop)
+		t.Cleanup(rl.Stop)
 		return rl.URLs[0]
 	}
 	others := slices.DeleteFunc(audit.IDs(), func(id string) bool { return id == "C14" })

@@ -462,7 +462,7 @@ func TestBenchOverheadSeesRoundtrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rl.stop()
+	defer rl.Stop()
 	ab := func() (p50 float64, aOps int) {
 		t.Helper()
 		r := runMain(t, nil, "bench", "overhead", "POST", rl.URL+"/charges",

@@ -103,7 +103,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	if err != nil {
 		return err
 	}
-	defer rl.stop()
+	defer rl.Stop()
 	fmt.Fprintf(streams.Err, "lab started at %s (store %s, ledger %s, processor latency %v", strings.Join(rl.URLs, " and "), redact(opts.Lab.Store), redact(opts.Lab.Ledger), opts.Lab.ProcessorLatency)
 	if len(rl.URLs) > 1 {
 		fmt.Fprintf(streams.Err, ", %d instances sharing the store, the ledger and the processor", len(rl.URLs))

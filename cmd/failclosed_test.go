@@ -69,7 +69,7 @@ func TestLabFailsClosed(t *testing.T) {
 			if after := processed(); after != before {
 				t.Errorf("the processor charged %d more with %s down, want 0", after-before, down)
 			}
-			rl.stop()
+			rl.Stop()
 		})
 	}
 }

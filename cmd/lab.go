@@ -115,15 +115,9 @@ func (opts *LabOptions) check() error {
 	return nil
 }
 
-// runningLab is a started lab (lab.Start).
-type runningLab struct {
-	*lab.Running
-	stop func()
-}
-
 // startLab starts the lab of opts on addr (lab.Start), its errors given
 // their exit codes and hints.
-func startLab(ctx context.Context, opts *LabOptions, addr string) (*runningLab, error) {
+func startLab(ctx context.Context, opts *LabOptions, addr string) (*lab.Running, error) {
 	cfg := lab.Config{ProcessorLatency: opts.ProcessorLatency, KeyTTL: opts.KeyTTL, Bugs: opts.Bugs, AllowReset: opts.AllowReset, RetentionKeys: opts.RetentionKeys}
 	if cfg.ProcessorLatency == 0 {
 		cfg.ProcessorLatency = lab.NoProcessorLatency // the flag's 0 means none; lab.Config's 0 means its default
@@ -132,7 +126,7 @@ func startLab(ctx context.Context, opts *LabOptions, addr string) (*runningLab, 
 	if err != nil {
 		return nil, labError(err)
 	}
-	return &runningLab{Running: r, stop: r.Stop}, nil
+	return r, nil
 }
 
 func labRun(ctx context.Context, opts *LabOptions) error {
@@ -140,7 +134,7 @@ func labRun(ctx context.Context, opts *LabOptions) error {
 	if err != nil {
 		return err
 	}
-	defer rl.stop()
+	defer rl.Stop()
 	bugs := "none"
 	if len(opts.Bugs) > 0 {
 		bugs = strings.Join(opts.Bugs, ", ")

@@ -79,7 +79,7 @@ func startLabsFrom(t *testing.T, be backend, opts LabOptions) []string {
 	if err != nil {
 		t.Fatalf("startLab(%s, bugs %v): %v", be.name, opts.Bugs, err)
 	}
-	t.Cleanup(rl.stop)
+	t.Cleanup(rl.Stop)
 	return rl.URLs
 }
 

@@ -31,6 +31,27 @@ func SaveRun(dir string, sum *Summary, h *history.History) error {
 	})
 }
 
+// SaveAudit writes an audit's files to dir, each whole or not at all: its
+// history (history.jsonl, which check judges again to the same
+// scorecard), and the scorecard as HTML, with the history's timeline, and
+// as JSON (report.html, scorecard.json).
+func SaveAudit(dir string, h *history.History, card *checks.Scorecard) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("writing the audit: %w", err)
+	}
+	if err := atomicfile.Write(filepath.Join(dir, "history.jsonl"), func(f *os.File) error { return history.Encode(f, h) }); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(filepath.Join(dir, "report.html"), func(f *os.File) error {
+		return WriteScorecard(f, "html", card, h, Options{})
+	}); err != nil {
+		return err
+	}
+	return atomicfile.Write(filepath.Join(dir, "scorecard.json"), func(f *os.File) error {
+		return WriteScorecard(f, "json", card, nil, Options{})
+	})
+}
+
 // Lost makes sum the summary of a run whose history could not be written
 // to disk: what was sent (ops and attempts, counted as they were sent),
 // and nothing judged, for why.
