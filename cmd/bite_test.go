@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/internal/testenv"
 	"github.com/idemcheck/idemcheck/measure"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/scenarios"
@@ -36,7 +37,12 @@ func timeoutScenario(t *testing.T, after string) string {
 // fired; after: 0.5x fires, catches check-then-act (whose double charge
 // needs the client to give up mid-request) and not-atomic, and accuses
 // nothing on the correct lab.
+//
+// A timing test: 0.5x of a latency measured under -race can be mostly the
+// instrumented client's, so the lab has charged and written the key
+// before the timeout fires, and check-then-act has no window left.
 func TestFaultsBiteOnTheLab(t *testing.T) {
+	testenv.Timing(t)
 	cases := []struct {
 		name, after, bug string
 		want             ExitCode
