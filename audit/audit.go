@@ -128,12 +128,38 @@ type Config struct {
 	// whose N is round: C28 calls it while a request is in flight. Nil
 	// skips C28.
 	Crash func(ctx context.Context, round int, origin time.Time) history.NemesisWindow
+	// Links are sent first, once each, before the calibration: requests
+	// to other endpoints whose answers give the operation's path
+	// parameters (an OpenAPI document's links). Each is an op of
+	// history.CheckLinks in the history, and its value replaces {Param}
+	// in the operation's path.
+	Links []Link
+}
+
+// Link is a request whose answer gives a path parameter of the audited
+// operation.
+type Link struct {
+	// Param is the path parameter it gives: {Param} in the path.
+	Param string
+	// Build makes the request (ctx its context; getenv, the audit's,
+	// learns the secrets it reads), its key ("" for none) and its body,
+	// the evidence of what was sent.
+	Build func(ctx context.Context, getenv func(string) string) (req *http.Request, key string, body []byte, err error)
+	// KeyHeader is the header Build put the key in, if any: the
+	// evidence shows the key apart.
+	KeyHeader string
+	// Value takes the parameter's value from the answer, read whole.
+	Value func(status int, h http.Header, body []byte) (string, error)
+	// What names where the value comes from, for errors: "{id} comes
+	// from POST /customers's answer (links CustomerCharges)".
+	What string
 }
 
 // Auditor runs the checks of one Config. It is not safe for concurrent
 // use by several Runs.
 type Auditor struct {
 	cfg      Config
+	getenv   func(string) string
 	sc       *scenarios.Scenario
 	profile  history.Profile
 	tmpl     *scenarios.Template
@@ -227,18 +253,12 @@ func New(cfg Config) (*Auditor, error) {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	getenv = a.client.Env(getenv)
+	a.getenv = getenv
 	if a.hook, err = sc.Operation.Webhook.Scheme(getenv); err != nil {
 		return nil, fmt.Errorf("%w: operation.webhook: %w", ErrConfig, err)
 	}
-	if a.tmpl, err = scenarios.NewTemplate("operation", sc.Operation.Request, http.MethodPost, getenv); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	if cfg.ErrorBody != "" {
-		r := sc.Operation.Request
-		r.Body = cfg.ErrorBody
-		if a.errTmpl, err = scenarios.NewTemplate("error body", r, http.MethodPost, getenv); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-		}
+	if err := a.templates(); err != nil {
+		return nil, err
 	}
 	a.as = map[string]*scenarios.Text{}
 	for name, v := range cfg.As {
@@ -372,11 +392,31 @@ func (a *Auditor) PlanReport() reports.AuditPlan {
 // MaxPlanned is the most requests the audit sends: calibration and every
 // check that runs.
 func (a *Auditor) MaxPlanned() int {
-	n := CalibrationRequests
+	n := CalibrationRequests + len(a.cfg.Links)
 	for _, p := range a.Plan() {
 		n += p.Requests
 	}
 	return n
+}
+
+// Sent is how many requests the audit has sent.
+func (a *Auditor) Sent() int { return int(a.sent.Load()) }
+
+// templates compiles the operation's request, and its error body's, from
+// the scenario.
+func (a *Auditor) templates() error {
+	var err error
+	if a.tmpl, err = scenarios.NewTemplate("operation", a.sc.Operation.Request, http.MethodPost, a.getenv); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if a.cfg.ErrorBody != "" {
+		r := a.sc.Operation.Request
+		r.Body = a.cfg.ErrorBody
+		if a.errTmpl, err = scenarios.NewTemplate("error body", r, http.MethodPost, a.getenv); err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+	}
+	return nil
 }
 
 // MaxRequests is the request cap in force.

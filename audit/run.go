@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
+	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -34,6 +37,9 @@ func (a *Auditor) Run(ctx context.Context) (*Result, error) {
 	now := time.Now()
 	a.h = &history.History{Meta: history.Meta{RunID: newRunID(a.rnd), Scenario: "audit", Description: a.sc.Description, Source: a.sc.Source,
 		Target: redactedURL(a.targets[0]), Started: now, Judge: history.Judge{Expect: "pass", Profile: a.profile, FailOn: a.cfg.FailOn}}}
+	if err := a.links(ctx); err != nil {
+		return nil, err
+	}
 	ct := &history.Contract{Method: a.tmpl.Method(), URL: a.target(), Oracle: a.oracleID, Errors: a.cfg.Errors,
 		Lease: a.lease, Retention: a.cfg.Retention, RetentionKeys: a.cfg.RetentionKeys, KeyFromAnswer: cmpOr(a.mintHeader, a.mintPath)}
 	if len(a.targets) > 1 {
@@ -101,6 +107,54 @@ func (a *Auditor) target() string {
 		return redactedURL(a.targets[0])
 	}
 	return redactedURL(u)
+}
+
+// links sends the Config's links, once each, in order, and puts the
+// values their answers give into the operation's path. It fails when a
+// link's request fails, or its answer does not give the value.
+func (a *Auditor) links(ctx context.Context) error {
+	if len(a.cfg.Links) == 0 {
+		return nil
+	}
+	values := map[string]string{}
+	for _, l := range a.cfg.Links {
+		hr, key, body, err := l.Build(ctx, a.getenv)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrConfig, l.What, err)
+		}
+		id := a.record(history.CheckLinks, key)
+		at := history.Attempt{}
+		var v string
+		verr := errors.New("its answer was not read whole")
+		if a.sent.Add(1) > int64(a.maxRequests) {
+			runner.NotSent(ctx)
+			now := a.client.Since()
+			at = history.Attempt{Outcome: history.Fail, Intended: now, Start: now, End: now, Err: errBudget.Error()}
+		} else {
+			at = a.client.SendReading(ctx, hr, 0, func(status int, h http.Header, b []byte) { v, verr = l.Value(status, h, b) })
+		}
+		sent := a.evidence(hr, l.KeyHeader, key, body)
+		at.Request, at.Label = &sent, checks.Label(0, checks.RoleLink, "{"+l.Param+"}")
+		at.Op, at.N = id, a.reserve(id)
+		a.mu.Lock()
+		a.h.Attempts = append(a.h.Attempts, at)
+		a.mu.Unlock()
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case at.Outcome != history.OK:
+			return fmt.Errorf("%s, which failed: %s", l.What, at.Err)
+		case verr != nil:
+			return fmt.Errorf("%s: %w", l.What, verr)
+		}
+		values[l.Param] = v
+	}
+	sc := *a.sc // the caller's scenario stays as it was
+	for name, v := range values {
+		sc.Operation.Request.Path = strings.ReplaceAll(sc.Operation.Request.Path, "{"+name+"}", url.PathEscape(v))
+	}
+	a.sc = &sc
+	return a.templates()
 }
 
 // calibrate sends the plain request twice with fresh keys: both must be

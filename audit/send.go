@@ -204,10 +204,19 @@ func (a *Auditor) build(ctx context.Context, r req) *built {
 	if noKey {
 		key = ""
 	}
-	b.sent = history.Request{Method: hr.Method, URL: redactedURL(hr.URL), Key: key, NoKey: noKey, As: r.as,
-		Body: a.snippet(body)}
+	b.sent = a.evidence(hr, a.keyHdr, key, body)
+	b.sent.NoKey, b.sent.As = noKey, r.as
+	b.http = hr
+	return b
+}
+
+// evidence is what hr, with key and body, sends, as an attempt keeps it:
+// its URL redacted, its body's start and its headers, secrets masked,
+// keyHdr aside (the key is Key).
+func (a *Auditor) evidence(hr *http.Request, keyHdr, key string, body []byte) history.Request {
+	sent := history.Request{Method: hr.Method, URL: redactedURL(hr.URL), Key: key, Body: a.snippet(body)}
 	for name, vals := range hr.Header {
-		if a.keyHdr != "" && strings.EqualFold(name, a.keyHdr) {
+		if keyHdr != "" && strings.EqualFold(name, keyHdr) {
 			continue
 		}
 		val := strings.Join(vals, ", ")
@@ -215,13 +224,12 @@ func (a *Auditor) build(ctx context.Context, r req) *built {
 			a.client.Secret(vals...)
 			val = redact.Mask
 		}
-		if b.sent.Headers == nil {
-			b.sent.Headers = map[string]string{}
+		if sent.Headers == nil {
+			sent.Headers = map[string]string{}
 		}
-		b.sent.Headers[name] = a.client.Scrub(val)
+		sent.Headers[name] = a.client.Scrub(val)
 	}
-	b.http = hr
-	return b
+	return sent
 }
 
 // maxRequestBody bounds the request body an attempt keeps as evidence.

@@ -38,6 +38,9 @@ func JudgeAnswers(h *history.History, method, id, name string, worst Severity, j
 	}
 	judged := 0
 	for i := range h.Ops {
+		if h.Ops[i].Check == history.CheckLinks {
+			continue // another operation's answers
+		}
 		// a replay is held to its first answer only when that one was
 		// right: a faithful replay of a wrong first answer is the first's
 		// finding, not a wrong replay

@@ -44,6 +44,9 @@ const (
 	RoleFirstKey      = "first key"
 	RoleNewKey        = "a new key with the same body"
 	RoleCalibration   = "calibration"
+	// RoleLink is a request to another endpoint whose answer gives a
+	// path parameter (history.CheckLinks); its detail names it.
+	RoleLink = "link"
 	// C28: the request in flight when the API's process was killed, and
 	// its retries once the API was back.
 	RoleCrashed      = "in flight when the API was killed"

@@ -16,6 +16,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/audit"
 	"github.com/idemcheck/idemcheck/checks"
+	"github.com/idemcheck/idemcheck/history"
 	"github.com/idemcheck/idemcheck/internal/testenv"
 	"github.com/idemcheck/idemcheck/openapi"
 )
@@ -340,9 +341,29 @@ func TestAuditOpenAPIChain(t *testing.T) {
 	}))
 	defer srv.Close()
 	args := []string{"audit", "--openapi", srv.URL + "/openapi.yaml", "--target", srv.URL, "--checks", "C01,C03,OA", "--format", "json"}
-	code, a, out := runAPIAudit(t, args...)
+	dir := t.TempDir()
+	code, a, out := runAPIAudit(t, append(args, "--out", dir)...)
 	if code != ExitOK || a.Result != checks.Met {
 		t.Fatalf("exit %d, %s: %s\n%s", code, a.Result, a.Why, out)
+	}
+	// the source's request is in the operation's history, an op of its
+	// own that no check judges
+	saved, _ := filepath.Glob(filepath.Join(dir, "*createCustomerCharge*", "history.jsonl"))
+	if len(saved) != 1 {
+		t.Fatalf("saved histories %v, want createCustomerCharge's", saved)
+	}
+	h := readHistory(t, saved[0])
+	var links []history.Attempt
+	for i, op := range h.Ops {
+		if op.Check == history.CheckLinks {
+			links = append(links, h.AttemptsOf(i)...)
+		}
+	}
+	if len(links) != 1 || links[0].Status != 201 || links[0].Request == nil || links[0].Request.URL != srv.URL+"/customers" || links[0].Label != "link, {customer}" {
+		t.Errorf("the link's attempts %+v, want POST /customers answered 201", links)
+	}
+	if r := runMain(t, nil, "check", filepath.Dir(saved[0])); r.code != ExitOK {
+		t.Errorf("check %s: exit %d, want the audit met again\n%s%s", filepath.Dir(saved[0]), r.code, r.out, r.err)
 	}
 	if !strings.Contains(out, "createCustomerCharge (POST /customers/{customer}/charges): {customer} = cus_1, from createCustomer (POST /customers)'s answer (links chargeIt)") {
 		t.Errorf("the chained value is not said:\n%s", out)

@@ -57,6 +57,11 @@ type ContractCheck struct {
 // CheckCalibration is the Op.Check of an audit's calibration requests.
 const CheckCalibration = "calibration"
 
+// CheckLinks is the Op.Check of the requests an audit sends first, to
+// other endpoints, for the path parameters their answers give (an
+// OpenAPI document's links): no check judges them.
+const CheckLinks = "links"
+
 // CheckForged is the Op.Check of a run's forged webhook deliveries
 // (operation.webhook.forged): every attempt of the op carries a wrong
 // signature or a stale timestamp, and the receiver must refuse them all

@@ -66,6 +66,9 @@ type session struct {
 	answered     int   // attempts that got an HTTP answer (a drop_ack's hidden one too)
 	failed       int   // attempts without an answer the faults did not cause
 	transportErr error // the first transport error not injected by a fault
+
+	// read, when set, is handed the answer read whole (SendReading).
+	read func(status int, h http.Header, body []byte)
 }
 
 // ClientOptions configure NewClient.
@@ -214,6 +217,24 @@ func (c *Client) Send(ctx context.Context, req *http.Request, target int, f faul
 	return a
 }
 
+// SendReading is Send without a fault that also hands read the answer's
+// status, headers and body (up to ClientOptions.MaxBody, unscrubbed),
+// when one was read whole, before the body's buffer is reused: for a
+// value taken from the answer (an OpenAPI link's), which the attempt
+// keeps only as bounded, scrubbed evidence.
+func (c *Client) SendReading(ctx context.Context, req *http.Request, target int, read func(status int, h http.Header, body []byte)) history.Attempt {
+	// every answer header is kept (no h1.WithHeaders): read may take its
+	// value from any
+	a := history.Attempt{Target: target}
+	s := c.sessions.Get().(*session)
+	defer c.sessions.Put(s)
+	s.read = read
+	defer func() { s.read = nil }()
+	c.send(s, &a, req.WithContext(ctx))
+	a.Intended = a.Start
+	return a
+}
+
 // send sends req and records what came of it in a: times, outcome, status,
 // fingerprint, fields, headers, size, evidence, the other answers the
 // attempt received (the copies of a duplicate, the answer a drop_ack hid),
@@ -297,6 +318,9 @@ func (c *Client) send(s *session, a *history.Attempt, req *http.Request) {
 	}
 	a.Outcome = history.OK
 	a.Status = resp.StatusCode
+	if s.read != nil && !b.truncated() {
+		s.read(resp.StatusCode, resp.Header, b.kept)
+	}
 	s.retryAfter = retryAfter(resp.Header, time.Now())
 	if b.truncated() {
 		a.Size = b.size

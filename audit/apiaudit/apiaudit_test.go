@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -160,34 +161,43 @@ func (c *closer) serve(conn net.Conn) {
 	}
 }
 
-// TestChainSendsOnce: a link's source whose connection breaks after the
-// request was read is a failed link, and the server saw its key once:
-// net/http resends a POST with an Idempotency-Key on a reused connection
-// that broke, a second create no one would see.
+// TestChainSendsOnce: a link's source is sent through the runner's
+// client: when its kept-alive connection breaks after the request was
+// read, the link fails and the server saw its key once. net/http resends
+// a POST with an Idempotency-Key on a reused connection that broke, a
+// second create no one would see.
 func TestChainSendsOnce(t *testing.T) {
 	srv := newCloser(t)
-	p, err := NewPlan(context.Background(), PlanOptions{Spec: writeSpec(t), Include: []string{"createCustomerCharge"}, Targets: []string{"http://" + srv.ln.Addr().String()}})
+	base := "http://" + srv.ln.Addr().String()
+	p, err := NewPlan(context.Background(), PlanOptions{Spec: writeSpec(t), Include: []string{"createCustomerCharge"}, Targets: []string{base}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr := runner.NewTransport(2)
+	// the first request, answered, leaves its connection kept alive for
+	// the link's
+	resp, err := (&http.Client{Transport: tr}).Post(base+"/warm", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
 	a := &Audit{Plan: p, Config: audit.Config{Transport: tr}}
-	op := p.Ops[0]
-	if _, err := a.chain(context.Background(), &op); err != nil {
-		t.Fatalf("the first link: %v", err)
+	au, _, err := a.auditor(p.Ops[0], 100)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(op.Request.Path, "cus_1") {
-		t.Fatalf("the path %q lacks the linked customer cus_1", op.Request.Path)
+	_, err = au.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "{customer} comes from createCustomer") || !strings.Contains(err.Error(), "which failed") {
+		t.Fatalf("the link: error %v, want its failure", err)
 	}
-	op = p.Ops[0]
-	sent, err := a.chain(context.Background(), &op)
-	if err == nil || sent != 1 {
-		t.Fatalf("the second link: %d sent, error %v; want 1 sent and the failure", sent, err)
+	if au.Sent() != 1 {
+		t.Errorf("%d sent, want the link alone", au.Sent())
 	}
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
 	if srv.n != 2 {
-		t.Errorf("the server read %d requests, want 2: the second was sent again behind the audit's back (keys %v)", srv.n, srv.keys)
+		t.Errorf("the server read %d requests, want 2: the link was sent again behind the audit's back (keys %v)", srv.n, srv.keys)
 	}
 }
 

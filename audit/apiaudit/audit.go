@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -17,7 +17,6 @@ import (
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/internal/termsafe"
 	"github.com/idemcheck/idemcheck/openapi"
-	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -72,13 +71,7 @@ func (a *Audit) Run(ctx context.Context) (*checks.APIScorecard, error) {
 	}
 	for i, op := range p.Ops {
 		oc := checks.OperationCard{Operation: op.Name(), Method: op.Method, Path: op.Path, Pointer: op.Pointer, Plan: Lines(op)}
-		var au *audit.Auditor
-		var sc *scenarios.Scenario
-		sent, err := a.chain(ctx, &op)
-		budget -= sent
-		if err == nil {
-			au, sc, err = a.auditor(op, budget)
-		}
+		au, sc, err := a.auditor(op, budget)
 		switch {
 		case err != nil:
 			oc.Error = err.Error()
@@ -108,6 +101,7 @@ func (a *Audit) Run(ctx context.Context) (*checks.APIScorecard, error) {
 			}
 			a.progress("audit: [%d/%d] %s: %s in %v, %d requests", i+1, len(p.Ops), op.Name(), oc.Card.Result, time.Since(t0).Round(10*time.Millisecond), oc.Card.Requests)
 		} else if err != nil {
+			budget -= au.Sent() // its links'
 			oc.Error = err.Error()
 			if errors.Is(err, audit.ErrTarget) {
 				oc.Error = "its plain request must succeed (2xx) before it can be audited: " + err.Error()
@@ -125,78 +119,66 @@ func (a *Audit) Run(ctx context.Context) (*checks.APIScorecard, error) {
 	return api, nil
 }
 
-// chain fills in op's path parameters that other operations' answers give
-// (links): each source is sent once, with a fresh key where it declares
-// one, and the value its link names is put into op's path.
-// It returns how many requests it sent.
-func (a *Audit) chain(ctx context.Context, op *openapi.Operation) (sent int, err error) {
-	if len(op.Chains) == 0 {
-		return 0, nil
-	}
-	transport := a.Config.Transport
-	if transport == nil {
-		transport = http.DefaultTransport
-	}
-	client := &http.Client{Transport: transport, Timeout: audit.DefaultRequestTimeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+// links are the requests sent first for op's path parameters that
+// other operations' answers give (its chains): each source is sent once,
+// with a fresh key where it declares one, and the value its link names
+// goes into op's path.
+func (a *Audit) links(op openapi.Operation) ([]audit.Link, error) {
 	given, err := scenarios.ParseHeaders("-H", a.Headers)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	values := map[string]string{}
+	var out []audit.Link
 	for _, ch := range op.Chains {
 		req := ch.From.Request
 		req.Path = a.Plan.Prefix + req.Path
-		req.Headers = map[string]string{}
-		for k, v := range ch.From.Request.Headers {
-			req.Headers[k] = v
+		req.Headers = maps.Clone(ch.From.Request.Headers)
+		if req.Headers == nil {
+			req.Headers = map[string]string{}
 		}
-		for k, v := range given {
-			req.Headers[k] = v
-		}
-		tmpl, err := scenarios.NewTemplate("the links of "+op.Name(), req, http.MethodPost, a.Config.Getenv)
-		if err != nil {
-			return sent, err
-		}
-		vars := scenarios.Vars{Key: uuid.NewString()}
-		body, err := tmpl.Body(ctx, vars)
-		if err != nil {
-			return sent, err
-		}
-		if f := ch.From.Key.BodyField; f != "" {
-			var m map[string]any
-			if json.Unmarshal(body, &m) == nil {
-				m[f] = vars.Key
-				body, _ = json.Marshal(m)
-			}
-		}
-		hr, err := tmpl.BuildWithBody(ctx, a.Plan.Base, vars, body)
-		if err != nil {
-			return sent, err
-		}
-		if h := ch.From.Key.Header; h != "" {
-			hr.Header.Set(h, vars.Key)
-		}
-		runner.NoHiddenResend(hr) // sent once: a broken connection is a failed link, not a second create
-		resp, err := client.Do(hr)
-		sent++
-		if err != nil {
-			return sent, fmt.Errorf("{%s} comes from %s's answer (links %s), which failed: %w", ch.Param, ch.From.Name(), ch.Link, err)
-		}
-		b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		resp.Body.Close()
-		if err != nil {
-			return sent, fmt.Errorf("{%s} comes from %s's answer (links %s), which failed: %w", ch.Param, ch.From.Name(), ch.Link, err)
-		}
-		v, err := ch.Value(resp.StatusCode, resp.Header, b)
-		if err != nil {
-			return sent, fmt.Errorf("{%s} comes from the answer its link %s names: %w", ch.Param, ch.Link, err)
-		}
-		values[ch.Param] = v
-		a.progress("audit: %s: {%s} = %s, from %s's answer (links %s)", op.Name(), ch.Param, v, ch.From.Name(), ch.Link)
+		maps.Copy(req.Headers, given)
+		out = append(out, audit.Link{Param: ch.Param, KeyHeader: ch.From.Key.Header,
+			What: fmt.Sprintf("{%s} comes from %s's answer (links %s)", ch.Param, ch.From.Name(), ch.Link),
+			Build: func(ctx context.Context, getenv func(string) string) (*http.Request, string, []byte, error) {
+				tmpl, err := scenarios.NewTemplate("the links of "+op.Name(), req, http.MethodPost, getenv)
+				if err != nil {
+					return nil, "", nil, err
+				}
+				vars := scenarios.Vars{Key: uuid.NewString()}
+				body, err := tmpl.Body(ctx, vars)
+				if err != nil {
+					return nil, "", nil, err
+				}
+				if f := ch.From.Key.BodyField; f != "" {
+					var m map[string]any
+					if json.Unmarshal(body, &m) == nil {
+						m[f] = vars.Key
+						body, _ = json.Marshal(m)
+					}
+				}
+				hr, err := tmpl.BuildWithBody(ctx, a.Plan.Base, vars, body)
+				if err != nil {
+					return nil, "", nil, err
+				}
+				key := ""
+				if h := ch.From.Key.Header; h != "" {
+					hr.Header.Set(h, vars.Key)
+					key = vars.Key
+				} else if ch.From.Key.BodyField != "" {
+					key = vars.Key
+				}
+				return hr, key, body, nil
+			},
+			Value: func(status int, h http.Header, body []byte) (string, error) {
+				v, err := ch.Value(status, h, body)
+				if err == nil {
+					a.progress("audit: %s: {%s} = %s, from %s's answer (links %s)", op.Name(), ch.Param, v, ch.From.Name(), ch.Link)
+				}
+				return v, err
+			},
+		})
 	}
-	op.Fill(values)
-	return sent, nil
+	return out, nil
 }
 
 // scenario is op as the scenario of an audit.
@@ -269,6 +251,9 @@ func (a *Audit) auditor(op openapi.Operation, budget int) (*audit.Auditor, *scen
 	}
 	cfg := a.Config
 	cfg.Scenario, cfg.Targets, cfg.ErrorBody = sc, a.Plan.Targets, op.ErrorBody
+	if cfg.Links, err = a.links(op); err != nil {
+		return nil, nil, err
+	}
 	cfg.MaxRequests, cfg.Checks = max(budget, 1), ids
 	au, err := audit.New(cfg)
 	return au, sc, err
