@@ -148,8 +148,9 @@ type Link struct {
 	// KeyHeader is the header Build put the key in, if any: the
 	// evidence shows the key apart.
 	KeyHeader string
-	// Value takes the parameter's value from the answer, read whole.
-	Value func(status int, h http.Header, body []byte) (string, error)
+	// Value takes the parameter's value from the answer; whole is false
+	// when its body was longer than the client keeps (body is its start).
+	Value func(status int, h http.Header, body []byte, whole bool) (string, error)
 	// What names where the value comes from, for errors: "{id} comes
 	// from POST /customers's answer (links CustomerCharges)".
 	What string

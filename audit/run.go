@@ -123,17 +123,20 @@ func (a *Auditor) links(ctx context.Context) error {
 			return fmt.Errorf("%w: %s: %w", ErrConfig, l.What, err)
 		}
 		id := a.record(history.CheckLinks, key)
-		at := history.Attempt{}
+		// the evidence first: it registers the secrets of the request's
+		// headers, which the answer's is scrubbed of
+		sent := a.evidence(hr, l.KeyHeader, key, body)
+		var at history.Attempt
 		var v string
-		verr := errors.New("its answer was not read whole")
+		verr := errors.New("its answer was not read")
 		if a.sent.Add(1) > int64(a.maxRequests) {
+			a.sent.Add(-1)
 			runner.NotSent(ctx)
 			now := a.client.Since()
 			at = history.Attempt{Outcome: history.Fail, Intended: now, Start: now, End: now, Err: errBudget.Error()}
 		} else {
-			at = a.client.SendReading(ctx, hr, 0, func(status int, h http.Header, b []byte) { v, verr = l.Value(status, h, b) })
+			at = a.client.SendReading(ctx, hr, 0, func(status int, h http.Header, b []byte, whole bool) { v, verr = l.Value(status, h, b, whole) })
 		}
-		sent := a.evidence(hr, l.KeyHeader, key, body)
 		at.Request, at.Label = &sent, checks.Label(0, checks.RoleLink, "{"+l.Param+"}")
 		at.Op, at.N = id, a.reserve(id)
 		a.mu.Lock()

@@ -67,8 +67,8 @@ type session struct {
 	failed       int   // attempts without an answer the faults did not cause
 	transportErr error // the first transport error not injected by a fault
 
-	// read, when set, is handed the answer read whole (SendReading).
-	read func(status int, h http.Header, body []byte)
+	// read, when set, is handed the answer read (SendReading).
+	read func(status int, h http.Header, body []byte, whole bool)
 }
 
 // ClientOptions configure NewClient.
@@ -218,11 +218,12 @@ func (c *Client) Send(ctx context.Context, req *http.Request, target int, f faul
 }
 
 // SendReading is Send without a fault that also hands read the answer's
-// status, headers and body (up to ClientOptions.MaxBody, unscrubbed),
-// when one was read whole, before the body's buffer is reused: for a
-// value taken from the answer (an OpenAPI link's), which the attempt
-// keeps only as bounded, scrubbed evidence.
-func (c *Client) SendReading(ctx context.Context, req *http.Request, target int, read func(status int, h http.Header, body []byte)) history.Attempt {
+// status, headers and body (unscrubbed), when one was read, before the
+// body's buffer is reused: for a value taken from the answer (an OpenAPI
+// link's), which the attempt keeps only as bounded, scrubbed evidence.
+// whole is false when the body was longer than ClientOptions.MaxBody:
+// body is then its start.
+func (c *Client) SendReading(ctx context.Context, req *http.Request, target int, read func(status int, h http.Header, body []byte, whole bool)) history.Attempt {
 	// every answer header is kept (no h1.WithHeaders): read may take its
 	// value from any
 	a := history.Attempt{Target: target}
@@ -318,8 +319,8 @@ func (c *Client) send(s *session, a *history.Attempt, req *http.Request) {
 	}
 	a.Outcome = history.OK
 	a.Status = resp.StatusCode
-	if s.read != nil && !b.truncated() {
-		s.read(resp.StatusCode, resp.Header, b.kept)
+	if s.read != nil {
+		s.read(resp.StatusCode, resp.Header, b.kept, !b.truncated())
 	}
 	s.retryAfter = retryAfter(resp.Header, time.Now())
 	if b.truncated() {

@@ -75,7 +75,7 @@ func (a *Audit) Run(ctx context.Context) (*checks.APIScorecard, error) {
 		switch {
 		case err != nil:
 			oc.Error = err.Error()
-		case budget <= audit.CalibrationRequests:
+		case budget <= audit.CalibrationRequests+len(op.Chains):
 			oc.Error = fmt.Sprintf("--max-requests %d is spent", a.Budget())
 		}
 		if oc.Error != "" {
@@ -101,7 +101,7 @@ func (a *Audit) Run(ctx context.Context) (*checks.APIScorecard, error) {
 			}
 			a.progress("audit: [%d/%d] %s: %s in %v, %d requests", i+1, len(p.Ops), op.Name(), oc.Card.Result, time.Since(t0).Round(10*time.Millisecond), oc.Card.Requests)
 		} else if err != nil {
-			budget -= au.Sent() // its links'
+			budget -= au.Sent() // its links', and its calibration's if it got that far
 			oc.Error = err.Error()
 			if errors.Is(err, audit.ErrTarget) {
 				oc.Error = "its plain request must succeed (2xx) before it can be audited: " + err.Error()
@@ -169,7 +169,10 @@ func (a *Audit) links(op openapi.Operation) ([]audit.Link, error) {
 				}
 				return hr, key, body, nil
 			},
-			Value: func(status int, h http.Header, body []byte) (string, error) {
+			Value: func(status int, h http.Header, body []byte, whole bool) (string, error) {
+				if !whole && !strings.HasPrefix(ch.Expr, "$response.header.") {
+					return "", fmt.Errorf("%s's answer is longer than the %d bytes kept: no %s for {%s}", ch.From.Name(), len(body), ch.Expr, ch.Param)
+				}
 				v, err := ch.Value(status, h, body)
 				if err == nil {
 					a.progress("audit: %s: {%s} = %s, from %s's answer (links %s)", op.Name(), ch.Param, v, ch.From.Name(), ch.Link)
