@@ -262,7 +262,9 @@ func (p *AMQP) Send(ctx context.Context, v scenarios.Vars, f faults.Fault, a *hi
 	var errs []error
 	for range copies {
 		wg.Go(func() {
-			dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, p.exchange, p.routingKey, true, false, msg)
+			dc, gaveUp, err := publishBounded(ctx, func() (*amqp.DeferredConfirmation, error) {
+				return ch.PublishWithDeferredConfirmWithContext(ctx, p.exchange, p.routingKey, true, false, msg)
+			})
 			var ok bool
 			if err == nil {
 				ok, err = dc.WaitContext(ctx)
@@ -273,7 +275,7 @@ func (p *AMQP) Send(ctx context.Context, v scenarios.Vars, f faults.Fault, a *hi
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
-			case err != nil && dc == nil:
+			case err != nil && dc == nil && !gaveUp:
 				unsent++
 				errs = append(errs, err)
 			case err != nil:
@@ -310,6 +312,31 @@ func (p *AMQP) Send(ctx context.Context, v scenarios.Vars, f faults.Fault, a *hi
 	}
 	afterPublish(f, a, stored)
 	return nil
+}
+
+// publishBounded runs publish, and gives up on it when ctx ends first:
+// amqp091-go writes a publish to the connection without a deadline,
+// whatever its context, so a broker that stops reading (a resource alarm
+// blocks its publishers) would hold the caller until the connection
+// closes. gaveUp says the write may have reached the broker, or not: the
+// publish is then not confirmed, never "not published". The write left
+// behind ends when the connection is closed.
+func publishBounded(ctx context.Context, publish func() (*amqp.DeferredConfirmation, error)) (dc *amqp.DeferredConfirmation, gaveUp bool, err error) {
+	type result struct {
+		dc  *amqp.DeferredConfirmation
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		dc, err := publish()
+		done <- result{dc, err}
+	}()
+	select {
+	case r := <-done:
+		return r.dc, false, r.err
+	case <-ctx.Done():
+		return nil, true, fmt.Errorf("the publish was not written to the broker before %w (is it blocking publishers? a resource alarm does)", context.Cause(ctx))
+	}
 }
 
 // amqpQueueStats are the figures of a queue the management API gives.
