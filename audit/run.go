@@ -12,7 +12,6 @@ import (
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
-	"github.com/idemcheck/idemcheck/runner"
 	"github.com/idemcheck/idemcheck/scenarios"
 )
 
@@ -123,25 +122,13 @@ func (a *Auditor) links(ctx context.Context) error {
 			return fmt.Errorf("%w: %s: %w", ErrConfig, l.What, err)
 		}
 		id := a.record(history.CheckLinks, key)
-		// the evidence first: it registers the secrets of the request's
-		// headers, which the answer's is scrubbed of
-		sent := a.evidence(hr, l.KeyHeader, key, body)
-		var at history.Attempt
 		var v string
 		verr := errors.New("its answer was not read")
-		if a.sent.Add(1) > int64(a.maxRequests) {
-			a.sent.Add(-1)
-			runner.NotSent(ctx)
-			now := a.client.Since()
-			at = history.Attempt{Outcome: history.Fail, Intended: now, Start: now, End: now, Err: errBudget.Error()}
-		} else {
-			at = a.client.SendReading(ctx, hr, 0, func(status int, h http.Header, b []byte, whole bool) { v, verr = l.Value(status, h, b, whole) })
-		}
-		at.Request, at.Label = &sent, checks.Label(0, checks.RoleLink, "{"+l.Param+"}")
-		at.Op, at.N = id, a.reserve(id)
-		a.mu.Lock()
-		a.h.Attempts = append(a.h.Attempts, at)
-		a.mu.Unlock()
+		at := a.sendBuilt(ctx, &built{r: req{label: checks.Label(0, checks.RoleLink, "{"+l.Param+"}"), op: op{id: id, key: key}}, n: a.reserve(id), http: hr,
+			// the evidence before the send: it registers the secrets of
+			// the request's headers, which its answer is scrubbed of
+			sent: a.evidence(hr, l.KeyHeader, key, body),
+			read: func(status int, h http.Header, b []byte, whole bool) { v, verr = l.Value(status, h, b, whole) }})
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
@@ -154,7 +141,7 @@ func (a *Auditor) links(ctx context.Context) error {
 	}
 	sc := *a.sc // the caller's scenario stays as it was
 	for name, v := range values {
-		sc.Operation.Request.Path = strings.ReplaceAll(sc.Operation.Request.Path, "{"+name+"}", url.PathEscape(v))
+		sc.Operation.Path = strings.ReplaceAll(sc.Operation.Path, "{"+name+"}", url.PathEscape(v))
 	}
 	a.sc = &sc
 	return a.templates()

@@ -117,6 +117,9 @@ type built struct {
 	// mints: the request carries no key so that the API mints one
 	// (Config.KeyFromAnswer); its answer gives the op its key.
 	mints bool
+	// read, when set, is handed the answer read (runner.Client.SendReading):
+	// a link's, whose value the operation's path takes.
+	read func(status int, h http.Header, body []byte, whole bool)
 }
 
 // build makes r's request, with ctx as its context (the client bounds it
@@ -269,6 +272,8 @@ func (a *Auditor) sendBuilt(ctx context.Context, b *built) *history.Attempt {
 		if b.r.fault != nil {
 			at.Fault = b.r.fault.Kind()
 		}
+	case b.read != nil:
+		at = a.client.SendReading(ctx, b.http, b.r.target%len(a.targets), b.read)
 	default:
 		at = a.client.Send(ctx, b.http, b.r.target%len(a.targets), b.r.fault)
 	}

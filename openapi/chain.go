@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -111,12 +110,4 @@ func (c Chain) Value(status int, header http.Header, body []byte) (string, error
 		return fmt.Sprint(t), nil
 	}
 	return "", fmt.Errorf("%s's answer has an object at %s, not a value for {%s}", c.From.Name(), c.Expr, c.Param)
-}
-
-// Fill puts the chains' values into the operation's path.
-func (o *Operation) Fill(values map[string]string) {
-	for name, v := range values {
-		o.Request.Path = strings.ReplaceAll(o.Request.Path, "{"+name+"}", url.PathEscape(v))
-	}
-	o.Chains = nil
 }
