@@ -340,12 +340,15 @@ var ErrShardFile = errors.New("unusable shard history")
 // CollectShards reads the histories of m's shards from dirs, waiting
 // until deadline (and until ctx ends) for those not there yet; it polls
 // every poll, and calls waiting (when not nil) once, with the shards
-// missing, before it first waits. A shard file of another run, or one cut
-// short, is an error, never silently left out; a shard still missing at
-// the end is in Missing.
+// missing, before it first waits. A look that began before deadline is
+// followed by one more, however long it took (a slow disk, a loaded
+// machine): the wait given is never spent on the first look alone. A
+// shard file of another run, or one cut short, is an error, never
+// silently left out; a shard still missing at the end is in Missing.
 func CollectShards(ctx context.Context, m *Manifest, dirs []string, deadline time.Time, poll time.Duration, waiting func(missing []int)) (*ShardSet, error) {
 	found := make([]string, m.Shards)
 	for {
+		began := time.Now()
 		missing := 0
 		for i := range found {
 			if found[i] != "" {
@@ -360,7 +363,7 @@ func CollectShards(ctx context.Context, m *Manifest, dirs []string, deadline tim
 			}
 			found[i] = path
 		}
-		if missing == 0 || !time.Now().Before(deadline) {
+		if missing == 0 || !began.Before(deadline) {
 			break
 		}
 		if waiting != nil {
