@@ -1,4 +1,7 @@
-package kubernetes_test
+// The Kubernetes manifests' test (deploy/kubernetes): here, beside the
+// commands it validates the manifests' args with, so that it adds no
+// test binary of its own to the fast suite.
+package cmd_test
 
 import (
 	"bytes"
@@ -500,15 +503,18 @@ func deref[T any](p *T) any {
 	return *p
 }
 
-// readManifests returns every *.yaml file of this directory by name.
+// manifestsDir is where the manifests are, from this package's directory.
+var manifestsDir = filepath.Join("..", "deploy", "kubernetes")
+
+// readManifests returns every *.yaml file of manifestsDir by name.
 func readManifests(t *testing.T) map[string][]byte {
 	t.Helper()
-	names, err := filepath.Glob("*.yaml")
+	names, err := filepath.Glob(filepath.Join(manifestsDir, "*.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(names) == 0 {
-		t.Fatal("no *.yaml manifests here")
+		t.Fatalf("no *.yaml manifests in %s", manifestsDir)
 	}
 	files := map[string][]byte{}
 	for _, n := range names {
@@ -516,7 +522,7 @@ func readManifests(t *testing.T) map[string][]byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		files[n] = b
+		files[filepath.Base(n)] = b
 	}
 	return files
 }
@@ -538,7 +544,7 @@ func TestManifests(t *testing.T) {
 // TestDockerfileEntrypoint checks what the manifests' args assume: the
 // image's entrypoint is the binary, and it runs as a non-root user.
 func TestDockerfileEntrypoint(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "Dockerfile"))
+	b, err := os.ReadFile(filepath.Join("..", "Dockerfile"))
 	if err != nil {
 		t.Fatal(err)
 	}
