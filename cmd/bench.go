@@ -271,7 +271,8 @@ response or the lock, in one roundtrip), MULTI/EXEC (store the response) and
 complete (the lab's script: store the response and release the lock).
 Postgres (--postgres): INSERT … ON CONFLICT DO NOTHING RETURNING (take a
 key) and the key + ledger transaction. Each runs for --duration at each
---concurrency; the figures are p50, p99 and throughput. The p50 at
+--concurrency (a call in flight at its end is let finish and counted); the
+figures are p50, p99 and throughput. The p50 at
 concurrency 1 is one roundtrip's cost.
 
 Bytes per record: MEMORY USAGE of records in the lab's format with a

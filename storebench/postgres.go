@@ -95,7 +95,7 @@ ON CONFLICT DO NOTHING RETURNING key`
 			if o.OnStep != nil {
 				o.OnStep("postgres", name, conc)
 			}
-			p, err := measure(ctx, name, conc, o.Duration, ops[name])
+			p, err := measure(ctx, name, conc, o.Duration, opBound, ops[name])
 			if err != nil {
 				return nil, fmt.Errorf("postgres: %w", err)
 			}

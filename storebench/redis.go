@@ -130,7 +130,7 @@ func Redis(ctx context.Context, url string, o Options) (res *RedisResult, err er
 			if o.OnStep != nil {
 				o.OnStep("redis", name, conc)
 			}
-			p, err := measure(ctx, name, conc, o.Duration, ops[name])
+			p, err := measure(ctx, name, conc, o.Duration, opBound, ops[name])
 			if err != nil {
 				return nil, fmt.Errorf("redis: %w", err)
 			}

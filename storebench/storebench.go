@@ -74,27 +74,41 @@ type Primitive struct {
 	Errors      int64   `json:"-"` // failed calls, left out of the figures
 }
 
+// opBound is how long past a step's end an operation started within it
+// may take: a store that stops answering holds the step this long at most,
+// and the operation is then counted as failed.
+const opBound = 10 * time.Second
+
 // measure runs op from c goroutines for d and returns its figures. op gets
-// the worker and a sequence number unique to the worker.
-func measure(ctx context.Context, name string, c int, d time.Duration, op func(ctx context.Context, worker, seq int) error) (Primitive, error) {
-	ctx, cancel := context.WithTimeout(ctx, d)
+// the worker and a sequence number unique to the worker. Each worker
+// starts operations until d has passed, and every operation started is
+// let finish and counted (within bound past d: opBound): cutting those still in flight
+// at the end would drop the slowest more often than the rest, and a step
+// stalled by a loaded machine would measure nothing.
+func measure(ctx context.Context, name string, c int, d, bound time.Duration, op func(ctx context.Context, worker, seq int) error) (Primitive, error) {
+	begin := time.Now()
+	end := begin.Add(d)
+	opCtx, cancel := context.WithDeadline(ctx, end.Add(bound))
 	defer cancel()
 	hs := make([]*hdrhistogram.Histogram, c)
 	errs := make([]int64, c)
 	var firstErr error
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	begin := time.Now()
 	for w := range c {
 		hs[w] = newHist()
 		wg.Go(func() {
-			for seq := 0; ctx.Err() == nil; seq++ {
+			for seq := 0; opCtx.Err() == nil && time.Now().Before(end); seq++ {
 				t := time.Now()
-				err := op(ctx, w, seq)
+				err := op(opCtx, w, seq)
+				took := time.Since(t)
 				if ctx.Err() != nil {
-					return // cut off by the end of the run: not a figure
+					return // interrupted: not a figure
 				}
 				if err != nil {
+					if opCtx.Err() != nil {
+						err = fmt.Errorf("no answer within %v of the step's end: %w", bound, err)
+					}
 					errs[w]++
 					mu.Lock()
 					if firstErr == nil {
@@ -103,7 +117,7 @@ func measure(ctx context.Context, name string, c int, d time.Duration, op func(c
 					mu.Unlock()
 					continue
 				}
-				_ = hs[w].RecordValue(min(time.Since(t).Nanoseconds(), hs[w].HighestTrackableValue()))
+				_ = hs[w].RecordValue(min(took.Nanoseconds(), hs[w].HighestTrackableValue()))
 			}
 		})
 	}

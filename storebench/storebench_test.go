@@ -13,11 +13,10 @@ import (
 	"github.com/idemcheck/idemcheck/internal/testsvc"
 )
 
-// quick measures each step 200 ms, 500 ms under the race detector: a
-// loaded race suite once stalled a step's every operation past 100 ms,
-// and the fast suite, beside the other packages, has seen a loopback
-// request take over a second.
-var quick = Options{Concurrency: []int{1, 4}, Duration: min(testenv.Bound(200*time.Millisecond), 500*time.Millisecond), ValueSize: 300, Samples: 10}
+// quick measures each step 50 ms, 200 ms under the race detector: a step
+// lets the operations it started finish (measure), so a loaded machine
+// that stalls them all past the step's end still has them measured.
+var quick = Options{Concurrency: []int{1, 4}, Duration: min(testenv.Bound(50*time.Millisecond), 200*time.Millisecond), ValueSize: 300, Samples: 10}
 
 func TestRedisMeasuresAndCleansUp(t *testing.T) {
 	t.Parallel()
@@ -59,10 +58,10 @@ func TestPostgresMeasuresAndCleansUp(t *testing.T) {
 	url := testsvc.Postgres(t)
 	ctx := context.Background()
 	// A transaction with fsync on can take over 100 ms on a busy
-	// machine: long enough for a few to complete (the long suite, run
-	// beside the race detector's, waits longer).
+	// machine: a step long enough for a few (the long suite, run beside
+	// the race detector's, waits longer).
 	slow := quick
-	slow.Duration = testenv.Pick(400*time.Millisecond, 500*time.Millisecond)
+	slow.Duration = testenv.Pick(100*time.Millisecond, 300*time.Millisecond)
 	// The scheme as a user may type it: a driver that matched it
 	// exactly would read "Postgres://…" as key=value and dial the local
 	// socket.
@@ -105,5 +104,49 @@ func TestBodySize(t *testing.T) {
 		if got := len(body(n)); got != max(n, 106) {
 			t.Errorf("len(body(%d)) = %d", n, got)
 		}
+	}
+}
+
+// A step lets the operations it started finish, and counts them: an
+// operation slower than the whole step is measured, not dropped (a
+// loaded machine's stall once left a step with nothing measured).
+func TestMeasureLetsOperationsFinish(t *testing.T) {
+	t.Parallel()
+	const slow = 60 * time.Millisecond
+	p, err := measure(context.Background(), "slow", 2, 5*time.Millisecond, time.Minute, func(ctx context.Context, _, _ int) error {
+		return pause(ctx, slow)
+	})
+	if err != nil {
+		t.Fatalf("measure = %v", err)
+	}
+	if p.OpsPerS <= 0 || p.P50US < float64(slow.Microseconds()) || p.Errors != 0 {
+		t.Errorf("measure = %+v, want the two operations started, each at least %v", p, slow)
+	}
+}
+
+// An operation that never answers is cut bound past the step's end, and
+// counted as failed, saying so.
+func TestMeasureBoundsAStuckOperation(t *testing.T) {
+	t.Parallel()
+	begin := time.Now()
+	p, err := measure(context.Background(), "stuck", 1, 5*time.Millisecond, 50*time.Millisecond, func(ctx context.Context, _, _ int) error {
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	if err == nil || !strings.Contains(err.Error(), "stuck at concurrency 1: no answer within 50ms of the step's end") || p.Errors != 1 {
+		t.Errorf("measure = %+v, %v; want one failed operation, no answer within 50ms", p, err)
+	}
+	if d := time.Since(begin); d > testenv.Bound(5*time.Second) {
+		t.Errorf("a stuck operation held the step %v", d)
+	}
+}
+
+// pause waits d or until ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
