@@ -34,6 +34,7 @@ func verdictsJSON(t *testing.T, out string) string {
 
 // check DIR judges from history.jsonl alone: report.json is output.
 func TestCheckNeedsOnlyTheHistory(t *testing.T) {
+	t.Parallel()
 	srv := newPayServer(t, false)
 	dir := t.TempDir()
 	r := runMain(t, nil, "run", writeScenario(t, payScenario), "--target", srv.URL, "--seed", "7", "--out", dir, "--format", "json")

@@ -248,6 +248,7 @@ func TestInterruptedDuringQuietExits130(t *testing.T) {
 // A second interrupt ends Main at once, while the first one's reading of
 // the state is stuck on an oracle that never answers.
 func TestSecondInterruptExitsAtOnce(t *testing.T) {
+	t.Parallel()
 	hang := make(chan struct{})
 	defer close(hang)
 	var charged atomic.Bool

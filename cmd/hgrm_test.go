@@ -15,6 +15,7 @@ import (
 // --hgrm writes each scenario's two histograms, named after it, and says
 // where.
 func TestRunHGRM(t *testing.T) {
+	t.Parallel()
 	srv := newPayServer(t, true)
 	hgrm := filepath.Join(t.TempDir(), "hgrm")
 	r := runMain(t, nil, "run", writeScenario(t, stagedPay), writeScenario(t, stagedClosed), "--target", srv.URL, "--seed", "7", "--hgrm", hgrm, "-q")
@@ -35,6 +36,7 @@ func TestRunHGRM(t *testing.T) {
 // An --hgrm that cannot be written stops the run before any request; it
 // belongs to no load or prepare phase.
 func TestHGRMChecked(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
 	t.Cleanup(srv.Close)
@@ -56,6 +58,7 @@ func TestHGRMChecked(t *testing.T) {
 // reports its stages: the shards, started together, make each stage's
 // rate between them.
 func TestJudgeHGRM(t *testing.T) {
+	t.Parallel()
 	srv := newPayServer(t, true)
 	dir, hgrm := t.TempDir(), filepath.Join(t.TempDir(), "hgrm")
 	r := runMain(t, nil, "run", writeScenario(t, stagedPay), "--phase", "prepare", "--shards", "2", "--start-in", "300ms", "--target", srv.URL, "--out", dir)

@@ -100,6 +100,7 @@ func TestReadOnlyTmpdir(t *testing.T) {
 
 // Every failure of the judge writes its --report files, saying why.
 func TestJudgeFailureWritesReports(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		dir  func(t *testing.T) string
@@ -321,6 +322,7 @@ func TestInterruptedAuditIsNotHeld(t *testing.T) {
 // client can read (every attempt indeterminate), but the violation the
 // state shows still fails the run: exit 1, not 4.
 func TestFailedVerdictWhateverTheAnswers(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	charges := map[string]int{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -31,6 +31,7 @@ func exists(path string) bool {
 
 // run strikes with the scenario's nemesis and shows the window.
 func TestRunShowsNemesisWindows(t *testing.T) {
+	t.Parallel()
 	srv := newPayServer(t, true)
 	marks := t.TempDir()
 	r := runMain(t, nil, "run", writeScenario(t, payNemesis(marks)), "--target", srv.URL, "--seed", "3", "-q")
@@ -116,6 +117,7 @@ func TestShardedNemesisRefusedBeforeSending(t *testing.T) {
 // check judges a saved run again without running a command, even against
 // a scenario that declares a nemesis.
 func TestCheckRunsNoNemesis(t *testing.T) {
+	t.Parallel()
 	srv := newPayServer(t, true)
 	dir := t.TempDir()
 	if r := runMain(t, nil, "run", writeScenario(t, payScenario), "--target", srv.URL, "--seed", "3", "--out", dir, "-q"); r.code != ExitOK {

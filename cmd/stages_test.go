@@ -32,6 +32,7 @@ var stagedClosed = strings.NewReplacer("pay-open", "pay-closed",
 
 // A run in stages reports each stage, open and closed.
 func TestRunStages(t *testing.T) {
+	t.Parallel()
 	srv := newPayServer(t, true)
 	r := runMain(t, nil, "run", writeScenario(t, stagedPay), writeScenario(t, stagedClosed), "--target", srv.URL, "--seed", "7", "-q")
 	if r.code != ExitOK {
@@ -52,6 +53,7 @@ func TestRunStages(t *testing.T) {
 // --dry-run shows the stages; --rate replaces them with a flat load as
 // long as they were.
 func TestDryRunStagesAndOverride(t *testing.T) {
+	t.Parallel()
 	sc := writeScenario(t, stagedPay)
 	r := runMain(t, nil, "run", sc, "--target", "http://127.0.0.1:1", "--dry-run")
 	if want := "load: for 300ms, open model in 2 stages\n  stage 1: 150ms at 100 ops/s\n  stage 2: 150ms, ramp 100 → 200 ops/s\n"; r.code != ExitOK || !strings.Contains(r.out, want) {
