@@ -23,6 +23,7 @@ func (f fakeEffects) Observe(_ context.Context, h *history.History) (*history.Re
 // on an effect that is missing (it may yet come), and judges effects
 // live only when every op has a key of its own.
 func TestAbortWatchStopsOnProofOnly(t *testing.T) {
+	t.Parallel()
 	const text = `name: w
 target: http://127.0.0.1:1
 operation: {method: POST, path: /c, key: {header: Idempotency-Key%s}}
@@ -64,6 +65,7 @@ invariants: [{check: exactly_once, oracle: ledger}]
 // A threshold stops the load once it cannot hold whatever the rest does:
 // error_rate 0.1 of 100 ops allows 10 failed ops; the 11th proves it.
 func TestAbortWatchThresholdProof(t *testing.T) {
+	t.Parallel()
 	sc := load(t, `name: w
 target: http://127.0.0.1:1
 operation: {method: POST, path: /c, key: {header: Idempotency-Key}}
@@ -88,6 +90,7 @@ thresholds: {error_rate: 0.1}
 // as measure reads it, can no longer hold: p99 over 160 ops allows 2
 // slower ops (rank round(158.9) = 158), the third proves it.
 func TestAbortWatchLatencyProof(t *testing.T) {
+	t.Parallel()
 	sc := load(t, `name: w
 target: http://127.0.0.1:1
 operation: {method: POST, path: /c, key: {header: Idempotency-Key}}

@@ -10,6 +10,7 @@ import (
 // TestBatteryPlan: what the consumer battery will run of a scenario, and
 // why it skips what it skips, before anything is published.
 func TestBatteryPlan(t *testing.T) {
+	t.Parallel()
 	stream, err := scenarios.Builtin("stream-charges")
 	if err != nil {
 		t.Fatal(err)

@@ -49,6 +49,7 @@ invariants:
 // load (so their charges are not the run's), whose latency and resolved
 // value the history keeps.
 func TestCalibrationResolvesRelativeTimeouts(t *testing.T) {
+	t.Parallel()
 	c := &charges{idempotent: true, n: map[string]int{}}
 	url := serve(t, slow(c, 10*time.Millisecond))
 	j, err := Run(context.Background(), load(t, relativeScenario), Options{Target: url, Seed: 3})
@@ -86,6 +87,7 @@ func TestCalibrationResolvesRelativeTimeouts(t *testing.T) {
 // target answers no plain request with a 2xx cannot be calibrated, which
 // is an error before the load.
 func TestCalibrationOnlyWhenNeeded(t *testing.T) {
+	t.Parallel()
 	c := &charges{idempotent: true, n: map[string]int{}}
 	url := serve(t, c)
 	j, err := Run(context.Background(), load(t, strings.Replace(relativeScenario, "after: 0.5x", "after: 1s", 1)), Options{Target: url, Seed: 3})
@@ -112,6 +114,7 @@ func TestCalibrationOnlyWhenNeeded(t *testing.T) {
 // carries what was measured, and every shard loads with the same
 // resolved deadline.
 func TestShardsLoadWithThePreparedCalibration(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := serve(t, slow(&charges{idempotent: true, n: map[string]int{}}, 5*time.Millisecond))
 	dir := t.TempDir()

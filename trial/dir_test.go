@@ -17,6 +17,7 @@ import (
 // claim and write their shards, a judge merges them; a directory that
 // holds a run refuses another, a shard runs once and is taken once.
 func TestShardedRunDir(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	target := serve(t, &charges{n: map[string]int{}})
 	dir := t.TempDir()
@@ -123,6 +124,7 @@ func TestReadRun(t *testing.T) {
 }
 
 func TestRunTargets(t *testing.T) {
+	t.Parallel()
 	const secret = "http://user:s3cret@api:8080"
 	m := &Manifest{RunID: "r", Targets: []string{"http://user:xxxxx@api:8080"}, TargetsRedacted: true,
 		TargetDigests: []string{TargetDigest("r", secret)}}
@@ -145,6 +147,7 @@ func TestRunTargets(t *testing.T) {
 
 // A judge waits from the load's planned end, not from now.
 func TestShardDeadline(t *testing.T) {
+	t.Parallel()
 	start := time.Now().Add(time.Hour)
 	m := &Manifest{Start: start}
 	sc := load(t, scenario)

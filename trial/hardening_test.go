@@ -135,6 +135,7 @@ func TestObserveAfterInterruptedLoad(t *testing.T) {
 
 // An http:// URL to a TLS server is named as such.
 func TestPlainHTTPToTLS(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
 	target := strings.Replace(srv.URL, "https://", "http://", 1)

@@ -13,6 +13,7 @@ import (
 // TestErrorsCarryHints: the errors a run's caller shows say what to do,
 // through a Hint method found on the error's chain as it is wrapped.
 func TestErrorsCarryHints(t *testing.T) {
+	t.Parallel()
 	var claim error = &ClaimError{Ran: true}
 	for _, tc := range []struct {
 		err  error

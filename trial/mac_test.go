@@ -36,6 +36,7 @@ func publish(t *testing.T, text string, shards int, key []byte) (string, string,
 // changed by a byte, a missing key, another key, a removed MAC are
 // refused, naming the file; the key is in no file.
 func TestAuthenticatedRunDir(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	key := []byte("0123456789abcdef-run-key")
 	dir, target, m := publish(t, scenario, 2, key)
@@ -181,6 +182,7 @@ func judgeDirs(t *testing.T, target string, dirs ...string) (*Judged, error) {
 // edited header (shard 0's keys twice, shard 1's never), for drawn keys
 // and keys rendered from .Seq and .User.
 func TestJudgeRefusesAnotherShardsOps(t *testing.T) {
+	t.Parallel()
 	templated := strings.NewReplacer("  key: {header: Idempotency-Key}\n", "  key: {header: Idempotency-Key, value: 'k-{{.User}}-{{.Seq}}'}\n",
 		"load:", "users: [alice, bob]\nload:").Replace(scenario)
 	for name, text := range map[string]string{"drawn keys": scenario, "templated keys": templated} {
@@ -215,6 +217,7 @@ func TestJudgeRefusesAnotherShardsOps(t *testing.T) {
 // report merge given one shard in two directories refuses, naming both;
 // one directory given twice is one copy.
 func TestCollectShardsTwice(t *testing.T) {
+	t.Parallel()
 	dir, target, _ := publish(t, scenario, 2, nil)
 	loadShards(t, dir, target, 2)
 	if _, err := judgeDirs(t, target, dir, dir); err != nil {
@@ -238,6 +241,7 @@ func TestCollectShardsTwice(t *testing.T) {
 // Prepare's directory must hold no run at all: a plain run's history or
 // report as much as a sharded run's files.
 func TestCheckFreshPlainRun(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"history.jsonl", "report.json"} {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, name), []byte("{}\n"), 0o644); err != nil {

@@ -146,6 +146,7 @@ func TestNemesisKillsAndRestartsTheLab(t *testing.T) {
 // again once its lease ends), and the crash-stuck lab, whose in-flight
 // record outlives the restart with a long lease, is caught.
 func TestNemesisCrashStuck(t *testing.T) {
+	t.Parallel()
 	testenv.SkipUnlessLong(t)
 	pg := testsvc.Postgres(t)
 	invariants := "  - {check: exactly_once, oracle: ledger}\n  - {check: same_response}\n  - {check: settles}\n"
@@ -255,6 +256,7 @@ func TestStrike(t *testing.T) {
 // A caller with a schedule of its own strikes with a Nemesis it made: its
 // zero ReadyTimeout is the default, not an instant deadline.
 func TestStrikeOwnNemesis(t *testing.T) {
+	t.Parallel()
 	w := Strike(context.Background(), faults.Nemesis{Stop: []string{"true"}, Start: []string{"true"}}, 1, NemesisOptions{Origin: time.Now()})
 	if w.Err != "" || w.Stop.Exit != 0 || w.Restart.Exit != 0 {
 		t.Errorf("Strike = %+v (%+v, %+v), want both commands run", w, w.Stop, w.Restart)
@@ -302,6 +304,7 @@ func TestStrikeFailures(t *testing.T) {
 // Ctrl-C ends the wait for readiness at once; the start command, which
 // brings the target back, still runs under the restore context.
 func TestStrikeInterrupted(t *testing.T) {
+	t.Parallel()
 	d := files(t.TempDir())
 	srv, _ := readyServer(t, d)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -321,6 +324,7 @@ func TestStrikeInterrupted(t *testing.T) {
 // The commands shown in a report, and their output, hide the secrets
 // they hold.
 func TestNemesisCommandsScrubbed(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		argv   []string
 		secret []string
@@ -368,6 +372,7 @@ func nemesisScenario(d files, extra string) string {
 // A run's nemesis strikes at its share of the ops, beside the load, and
 // its window is in the history, judged with it.
 func TestRunWithNemesis(t *testing.T) {
+	t.Parallel()
 	d := files(t.TempDir())
 	srv := serve(t, &charges{idempotent: true, n: map[string]int{}})
 	sc := load(t, nemesisScenario(d, ""))
@@ -397,6 +402,7 @@ func TestRunWithNemesis(t *testing.T) {
 // A window whose command fails leaves the load's history whole, and the
 // run inconclusive with the reason.
 func TestRunWithFailingNemesis(t *testing.T) {
+	t.Parallel()
 	d := files(t.TempDir())
 	srv := serve(t, &charges{idempotent: true, n: map[string]int{}})
 	sc := load(t, strings.Replace(nemesisScenario(d, ""), "stop: [touch,", "stop: [sh, -c, 'exit 7', ", 1))
@@ -411,6 +417,7 @@ func TestRunWithFailingNemesis(t *testing.T) {
 
 // A nemesis whose moment the load never reached is recorded as such.
 func TestNemesisNeverRan(t *testing.T) {
+	t.Parallel()
 	d := files(t.TempDir())
 	srv := serve(t, &charges{idempotent: true, n: map[string]int{}})
 	tr, _, err := newTrial(load(t, nemesisScenario(d, "")), Options{Target: srv, Seed: 1})
@@ -432,6 +439,7 @@ func TestNemesisNeverRan(t *testing.T) {
 // A shard's load never runs the user's commands: its scenario comes from
 // a manifest that nothing authenticates.
 func TestNemesisRefusedInAShard(t *testing.T) {
+	t.Parallel()
 	d := files(t.TempDir())
 	srv, sent := readyServer(t, d)
 	tr, _, err := newTrial(load(t, nemesisScenario(d, "")), Options{Target: srv, Seed: 1})
@@ -451,6 +459,7 @@ func TestNemesisRefusedInAShard(t *testing.T) {
 // A secret-looking variable a command refers to is scrubbed from what it
 // prints; another is not.
 func TestNemesisEnvSecrets(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"DEPLOY_TOKEN": "tok-abcdef", "HOME": "/home/ci"}
 	s := newStriker(NemesisOptions{})
 	envSecrets(s.secrets, func(k string) string { return env[k] }, []string{"sh", "-c", `deploy --key "${DEPLOY_TOKEN}" --home $HOME`})

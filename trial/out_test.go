@@ -11,6 +11,7 @@ import (
 )
 
 func TestDirNames(t *testing.T) {
+	t.Parallel()
 	got := DirNames([]string{"../x", "pay", "Pay", "pay", "", "a/b c", ".hidden.", strings.Repeat("n", 120)})
 	want := []string{"x", "pay", "Pay-2", "pay-3", "scenario", "a-b-c", "hidden", strings.Repeat("n", 100)}
 	if !slices.Equal(got, want) {
@@ -21,6 +22,7 @@ func TestDirNames(t *testing.T) {
 // Two scenarios of one name are two runs: the second is renamed after its
 // directory; one scenario saves to the directory itself.
 func TestRunDirs(t *testing.T) {
+	t.Parallel()
 	list := []*scenarios.Scenario{{Name: "pay"}, {Name: "pay"}, {Name: "../x"}}
 	got := RunDirs("out", list)
 	if want := []string{filepath.Join("out", "pay"), filepath.Join("out", "pay-2"), filepath.Join("out", "x")}; !slices.Equal(got, want) {
@@ -35,6 +37,7 @@ func TestRunDirs(t *testing.T) {
 }
 
 func TestCheckWritable(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "a", "b")
 	if err := CheckWritable(dir); err != nil {
 		t.Fatalf("CheckWritable(new dir) = %v", err)

@@ -11,6 +11,7 @@ import (
 // with a flat one as long as the stages; ops or a duration keep the
 // stages (the runner ends the load at the first bound reached).
 func TestOverridesStages(t *testing.T) {
+	t.Parallel()
 	staged := func() *scenarios.Scenario {
 		return &scenarios.Scenario{Load: scenarios.Load{Duration: scenarios.Duration(3 * time.Second), Stages: []scenarios.Stage{
 			{Duration: scenarios.Duration(time.Second), Rate: 10}, {Duration: scenarios.Duration(2 * time.Second), Rate: 20, Ramp: true}}}}

@@ -10,6 +10,7 @@ import (
 // A link planted below --out (out/shared/run -> out/victim) is refused;
 // --out itself may be a link the user chose.
 func TestNoSymlinkBelow(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	out := filepath.Join(root, "out")
 	victim := filepath.Join(root, "victim")

@@ -86,6 +86,7 @@ func serve(t *testing.T, h http.Handler) string {
 }
 
 func TestRunJudges(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name       string
 		idempotent bool
@@ -126,6 +127,7 @@ func TestRunJudges(t *testing.T) {
 
 // A target that rejects every request is not met: nothing was judged.
 func TestRunEveryAnswer401(t *testing.T) {
+	t.Parallel()
 	url := serve(t, &charges{status: http.StatusUnauthorized, n: map[string]int{}})
 	j, err := Run(context.Background(), load(t, scenario), Options{Target: url, Seed: 3})
 	if err != nil {
@@ -137,6 +139,7 @@ func TestRunEveryAnswer401(t *testing.T) {
 }
 
 func TestPrepareErrors(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
