@@ -209,6 +209,7 @@ func TestRedis(t *testing.T) {
 				[]string{`has 2 %s`}, nil, "-"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel() // within "errors": the next subtest starts once all are done
 				keys := tc.keys
 				if keys == nil {
 					keys = []string{"k1", "k2"}
