@@ -17,7 +17,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/checks"
 	"github.com/idemcheck/idemcheck/history"
-	"github.com/idemcheck/idemcheck/internal/testsvc"
+	"github.com/idemcheck/idemcheck/internal/testkafka"
 	"github.com/idemcheck/idemcheck/lab"
 	"github.com/idemcheck/idemcheck/queues"
 	"github.com/idemcheck/idemcheck/scenarios"
@@ -35,9 +35,9 @@ var kafkaRuns atomic.Int64
 // namespace), the cluster's URL and the lab's.
 func kafkaLab(t *testing.T, name string, bugs ...string) (*scenarios.Scenario, string, string) {
 	t.Helper()
-	url := testsvc.Kafka(t)
+	url := testkafka.Kafka(t)
 	ns := ""
-	if testsvc.RealKafka() {
+	if testkafka.RealKafka() {
 		ns = fmt.Sprintf("idemcheck_test_%d_%d", time.Now().UnixNano(), kafkaRuns.Add(1))
 	}
 	r, err := lab.Start(context.Background(), lab.Config{Bugs: bugs},
@@ -112,9 +112,9 @@ func TestKafkaConsumers(t *testing.T) {
 // never met nor failed.
 func TestKafkaWithoutConsumer(t *testing.T) {
 	t.Parallel()
-	url := testsvc.Kafka(t)
+	url := testkafka.Kafka(t)
 	ns := "idemcheck_lone"
-	if testsvc.RealKafka() {
+	if testkafka.RealKafka() {
 		ns = fmt.Sprintf("idemcheck_lone_%d", time.Now().UnixNano())
 	}
 	ctx := context.Background()
@@ -164,7 +164,7 @@ func TestKafkaRefusals(t *testing.T) {
 		t.Errorf("error = %v, want the cluster unreachable, and what to check", err)
 	}
 
-	url := testsvc.Kafka(t)
+	url := testkafka.Kafka(t)
 	sc.Operation.Publish.Topic = fmt.Sprintf("idemcheck.nobody.%d", time.Now().UnixNano())
 	u, _ := neturl.Parse(url)
 	p, err := queues.NewKafka(sc, u, func(string) string { return "" })
@@ -217,7 +217,7 @@ func stalledKafka(t *testing.T) (*kfake.Cluster, *queues.Kafka) {
 // up, and the attempt is not confirmed (the broker may have appended it),
 // never certainly not published.
 func TestKafkaSendEndsWithItsContext(t *testing.T) {
-	if testsvc.RealKafka() {
+	if testkafka.RealKafka() {
 		t.Skip("a real cluster cannot be told to stop answering") // the fake is what CI runs
 	}
 	t.Parallel()
@@ -250,7 +250,7 @@ func TestKafkaSendEndsWithItsContext(t *testing.T) {
 // TestKafkaDrainedIsBounded: a cluster that stopped answering costs one
 // drain poll a bounded wait, and an error, not the rest of the run.
 func TestKafkaDrainedIsBounded(t *testing.T) {
-	if testsvc.RealKafka() {
+	if testkafka.RealKafka() {
 		t.Skip("a real cluster cannot be told to stop answering")
 	}
 	t.Parallel()

@@ -1,4 +1,7 @@
-package testsvc
+// Package testkafka gives tests a throwaway Kafka cluster, as testsvc
+// gives them the other servers; apart from testsvc so that the test
+// binaries that start no Kafka do not link franz-go's fake cluster.
+package testkafka
 
 import (
 	"os"
