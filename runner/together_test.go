@@ -83,6 +83,7 @@ func TestTogether(t *testing.T) {
 // TestTogetherGivesUp: Release returns when its context ends though a
 // request never came, and the held ones go then.
 func TestTogetherGivesUp(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }))
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL)

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/idemcheck/idemcheck/internal/testenv"
 )
 
 // A Limit ends a request at its deadline with its cause, at every stage:
@@ -138,8 +140,8 @@ func TestLimitFallback(t *testing.T) {
 	for _, path := range []string{"/header", "/body"} {
 		// The headers of /body come at once: its limit leaves a loaded
 		// machine the time to read them, so that it cuts the body (500ms
-		// did not, once, beside a race suite).
-		limit := map[string]time.Duration{"/header": 50 * time.Millisecond, "/body": 2 * time.Second}[path]
+		// did not, once, beside a race suite: the long suite's 2 s).
+		limit := map[string]time.Duration{"/header": 50 * time.Millisecond, "/body": testenv.Pick(time.Second, 2*time.Second)}[path]
 		l := &Limit{Deadline: time.Now().Add(limit), Cause: cause}
 		req, _ := http.NewRequestWithContext(WithLimit(ctx(t), l), "POST", "http://"+addr+path, strings.NewReader("x"))
 		req.Header.Set("Expect", "100-continue") // the fallback's
