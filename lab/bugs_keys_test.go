@@ -188,6 +188,7 @@ func keyBugProbes() []bugProbe {
 // (300 ms here), after which the retry charges once; under crash-stuck it
 // is the key's retention, and the key stays stuck.
 func TestCrashStuck(t *testing.T) {
+	t.Parallel()
 	backends := []struct {
 		name string
 		b    func(t *testing.T) Backends

@@ -375,6 +375,7 @@ func TestChargeConcurrentDuplicates(t *testing.T) {
 }
 
 func TestChargeTimedOutClientStillCompletes(t *testing.T) {
+	t.Parallel()
 	t.Run("cancelled context", func(t *testing.T) {
 		tl := newTestLab(t, Config{ProcessorLatency: 20 * time.Millisecond})
 		ctx, cancel := context.WithCancel(context.Background())
