@@ -113,7 +113,6 @@ func TestSQL(t *testing.T) {
 				URL: fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres", closedPort(t)), PerKey: perKey}, hist(), map[string]int{}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				t.Parallel() // the next subtest starts once these are all done
 				obs, err := tc.oracle.Observe(testCtx(t), tc.h)
 				if err != nil {
 					t.Fatalf("Observe() error: %v", err)
@@ -146,7 +145,6 @@ func TestSQL(t *testing.T) {
 				Grouped: `SELECT id, count(*) FROM posts GROUP BY id`}, checks.Pass},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				t.Parallel() // the next subtest starts once these are all done
 				obs, err := tc.oracle.Observe(testCtx(t), tc.h)
 				if err != nil {
 					t.Fatalf("Observe() error: %v", err)
@@ -276,7 +274,6 @@ func TestSQL(t *testing.T) {
 			{"no counter query", &SQLCounter{OracleName: "ledger", URL: dsn}, []string{"oracle ledger: no query"}, nil, "", "-"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				t.Parallel() // within "errors": the next subtest starts once all are done
 				err := tc.oracle.Before(testCtx(t))
 				if err == nil {
 					_, err = tc.oracle.Observe(testCtx(t), h)
