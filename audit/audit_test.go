@@ -192,14 +192,7 @@ func TestRunErrors(t *testing.T) {
 		t.Errorf("an oracle counting amounts: %v, want ErrConfig", err)
 	}
 	// A cap too small for the calibration and a check: the check is skipped.
-	a, err = New(Config{Scenario: labScenario(t, false), Targets: []*url.URL{u}, Checks: []string{"C06"}, MaxRequests: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := a.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runAudit(t, Config{Scenario: labScenario(t, false), Targets: []*url.URL{u}, Checks: []string{"C06"}, MaxRequests: 20})
 	card := res.Scorecard
 	if c := card.Checks[5]; c.Result != checks.Skipped || !strings.Contains(c.Summary, "--max-requests 20") || card.Requests != CalibrationRequests || card.Result != checks.Inconclusive {
 		t.Errorf("C06 under a cap of 20: %s %q, %d requests, %s", c.Result, c.Summary, card.Requests, card.Result)
@@ -225,15 +218,8 @@ func TestNoHiddenResend(t *testing.T) {
 			srv := newDropThird(t)
 			u, _ := url.Parse("http://" + srv.addr)
 			sc := labScenario(t, false)
-			a, err := New(Config{Scenario: sc, Targets: []*url.URL{u}, Checks: []string{"C03"}, Transport: tc.transport(),
+			res := runAudit(t, Config{Scenario: sc, Targets: []*url.URL{u}, Checks: []string{"C03"}, Transport: tc.transport(),
 				Rand: rand.New(rand.NewPCG(3, 4))})
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := a.Run(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
 			var lost *history.Attempt
 			for i := range res.History.Attempts {
 				if at := &res.History.Attempts[i]; at.Request != nil && at.Request.Key == srv.droppedKey() {
@@ -326,4 +312,19 @@ func (s *dropThird) seen(key string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.keys[key]
+}
+
+// runAudit makes an Auditor of cfg and runs it; an error of either fails
+// the test.
+func runAudit(t *testing.T, cfg Config) *Result {
+	t.Helper()
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

@@ -259,14 +259,7 @@ func auditFake(t *testing.T, u *url.URL, ids []string, cfg Config) *checks.Score
 	}
 	cfg.ErrorBody = `{"amount":100,"currency":"usd","customer":"cus_fail"}`
 	cfg.Lease = time.Second
-	a, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := a.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runAudit(t, cfg)
 	return res.Scorecard
 }
 
@@ -338,14 +331,7 @@ func TestC15WrappedWithoutOracle(t *testing.T) {
 	f.bugs["wrapped-global"] = true
 	sc := fakeScenario(t)
 	sc.Oracles = nil
-	a, err := New(Config{Scenario: sc, Targets: []*url.URL{u}, Checks: []string{"C15"}, As: map[string]string{"Authorization": "Bearer bob"}, Rand: rand.New(rand.NewPCG(1, 1))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := a.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runAudit(t, Config{Scenario: sc, Targets: []*url.URL{u}, Checks: []string{"C15"}, As: map[string]string{"Authorization": "Bearer bob"}, Rand: rand.New(rand.NewPCG(1, 1))})
 	if c := res.Scorecard.Checks[14]; c.ID != "C15" || c.Result != checks.Fail || c.Severity != checks.Critical || c.JudgedBy != checks.ByAnswers {
 		t.Errorf("C15 on a wrapped replay without an oracle = %s %s by %s (%s), want a critical failure from the answers", c.Result, c.Severity, c.JudgedBy, c.Summary)
 	}
@@ -410,14 +396,7 @@ func TestKeyFromAnswer(t *testing.T) {
 func TestAttemptTemplates(t *testing.T) {
 	t.Parallel()
 	f, u := newFake(t)
-	a, err := New(Config{Scenario: fakeScenario(t), Targets: []*url.URL{u}, Checks: []string{"C03"}, Quiet: time.Millisecond, Rand: rand.New(rand.NewPCG(5, 6))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := a.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runAudit(t, Config{Scenario: fakeScenario(t), Targets: []*url.URL{u}, Checks: []string{"C03"}, Quiet: time.Millisecond, Rand: rand.New(rand.NewPCG(5, 6))})
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, op := range res.History.Ops {

@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"context"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -48,14 +47,7 @@ operation:
 		t.Fatal(err)
 	}
 	u, _ := url.Parse(srv.URL)
-	a, err := New(Config{Scenario: sc, Targets: []*url.URL{u}, Checks: []string{"C01"}, Quiet: time.Millisecond, Rand: rand.New(rand.NewPCG(1, 2))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := a.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runAudit(t, Config{Scenario: sc, Targets: []*url.URL{u}, Checks: []string{"C01"}, Quiet: time.Millisecond, Rand: rand.New(rand.NewPCG(1, 2))})
 	c := res.Scorecard.Checks[0]
 	if c.ID != "C01" || c.Result != checks.Pass {
 		t.Errorf("C01 %s: %s", c.Result, c.Summary)
